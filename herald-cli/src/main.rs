@@ -1,0 +1,2 @@
+//! The `herald` command line (CLI.md).
+fn main() {}

@@ -1,0 +1,4 @@
+//! HERALD verifier (see herald-core for the envelope layer).
+#![no_std]
+extern crate alloc;
+extern crate std;
