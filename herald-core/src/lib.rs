@@ -5,4 +5,28 @@
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
+pub mod attestation;
 pub mod cbor;
+pub mod envelope;
+mod key;
+mod kind;
+mod nonce;
+pub mod payload;
+mod reason;
+mod scope;
+pub mod sigil;
+mod verify;
+
+pub use envelope::{Body, EnvelopeError, EnvelopeRef, SignatureRef};
+#[cfg(feature = "alloc")]
+pub use envelope::{BuildError, Envelope, EnvelopeBuilder};
+pub use key::{KeyError, PublicKey, SignatureError, SigningKey};
+pub use kind::Kind;
+pub use nonce::Nonce;
+pub use reason::{Detail, Reason, ReasonCode, ReasonSink, Reasons, Status};
+pub use scope::{STH_TAG, Scope};
+pub use sigil::{Reserved, Sigil, SigilError, SigilForm};
+pub use verify::{CheckOptions, Checked, KeyResolver, KeySource, check, check_parent};
+
+/// Re-exported so callers can supply their own RNG (P10 nonces, key generation).
+pub use rand_core;

@@ -229,19 +229,27 @@ impl<'a> Parser<'a, '_> {
             .filter(|&end| end <= self.input.len())
             .ok_or(DecodeError::new(self.input.len(), Rule::Truncated))?;
         let input: &'a [u8] = self.input;
-        let bytes = input.get(self.pos..end).ok_or(DecodeError::new(self.pos, Rule::Truncated))?;
+        let bytes = input
+            .get(self.pos..end)
+            .ok_or(DecodeError::new(self.pos, Rule::Truncated))?;
         self.pos = end;
         Ok(bytes)
     }
 
     fn be(&mut self, n: usize) -> Result<u64, DecodeError> {
-        Ok(self.take(n)?.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
+        Ok(self
+            .take(n)?
+            .iter()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b)))
     }
 
     /// Read a head, enforcing the shortest-form rule for integer arguments.
     fn head(&mut self) -> Result<Head, DecodeError> {
         let start = self.pos;
-        let initial = *self.take(1)?.first().ok_or(self.err(start, Rule::Truncated))?;
+        let initial = *self
+            .take(1)?
+            .first()
+            .ok_or(self.err(start, Rule::Truncated))?;
         let major = initial >> 5;
         let ai = initial & 0x1f;
         if major == major::TAG {

@@ -191,11 +191,6 @@ impl<S: Sink> Encoder<S> {
         self.sink.put(head)
     }
 
-    /// Bytes that are already canonical CBOR (from the strict decoder or this encoder).
-    pub(crate) fn raw(&mut self, bytes: &[u8]) -> Result<(), S::Error> {
-        self.sink.put(bytes)
-    }
-
     /// An unsigned integer.
     pub fn unsigned(&mut self, n: u64) -> Result<(), S::Error> {
         self.head(major::UNSIGNED, n)
@@ -300,19 +295,4 @@ pub(crate) fn write_head(buf: &mut [u8; 9], major: u8, arg: u64) -> &[u8] {
         9
     };
     &buf[..len]
-}
-
-/// Length in bytes of the shortest head for `arg`.
-pub(crate) const fn head_len(arg: u64) -> usize {
-    if arg < 24 {
-        1
-    } else if arg <= 0xff {
-        2
-    } else if arg <= 0xffff {
-        3
-    } else if arg <= 0xffff_ffff {
-        5
-    } else {
-        9
-    }
 }

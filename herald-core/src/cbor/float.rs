@@ -146,8 +146,14 @@ mod tests {
         assert_eq!(classify(1.5), Ok(FloatForm::F16(0x3e00)));
         assert_eq!(classify(65504.5), Ok(FloatForm::F32(65504.5)));
         assert_eq!(classify(0.1), Ok(FloatForm::F64(0.1)));
-        assert_eq!(classify(5.960_464_477_539_063e-8), Ok(FloatForm::F16(0x0001)));
-        assert_eq!(classify(6.097_555_160_522_461e-5), Ok(FloatForm::F16(0x03ff)));
+        assert_eq!(
+            classify(5.960_464_477_539_063e-8),
+            Ok(FloatForm::F16(0x0001))
+        );
+        assert_eq!(
+            classify(6.097_555_160_522_461e-5),
+            Ok(FloatForm::F16(0x03ff))
+        );
         assert_eq!(classify(-0.0), Err(FloatError::NegativeZero));
         assert_eq!(classify(f64::NAN), Err(FloatError::NaN));
         assert_eq!(classify(f64::NEG_INFINITY), Err(FloatError::Infinite));

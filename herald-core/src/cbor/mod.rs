@@ -25,10 +25,12 @@ pub use serde::{SerdeError, from_ciborium, from_value, to_ciborium, to_value};
 pub use value::{Float, Map, Value};
 pub use value_ref::{ArrayIter, ArrayRef, Entry, MapIter, MapRef, ValueRef};
 
-pub(crate) use encode::{head_len, major, write_head};
+pub(crate) use encode::{major, write_head};
 
 /// Canonical order of two text map keys (P1): the bytewise order of their
 /// encodings, which for text is shorter first, then bytewise.
 pub fn key_cmp(a: &str, b: &str) -> core::cmp::Ordering {
-    a.len().cmp(&b.len()).then_with(|| a.as_bytes().cmp(b.as_bytes()))
+    a.len()
+        .cmp(&b.len())
+        .then_with(|| a.as_bytes().cmp(b.as_bytes()))
 }

@@ -43,7 +43,8 @@ impl core::error::Error for SerdeError {}
 
 /// Serialize `value` into a P1 [`Value`].
 pub fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> Result<Value, SerdeError> {
-    let raw = ciborium::Value::serialized(value).map_err(|e| SerdeError::Serde(alloc::format!("{e}")))?;
+    let raw =
+        ciborium::Value::serialized(value).map_err(|e| SerdeError::Serde(alloc::format!("{e}")))?;
     from_ciborium(raw)
 }
 
@@ -71,7 +72,12 @@ pub fn from_ciborium(v: ciborium::Value) -> Result<Value, SerdeError> {
         C::Bool(b) => Value::Bool(b),
         C::Null => Value::Null,
         C::Tag(t, _) => return Err(SerdeError::Tag(t)),
-        C::Array(items) => Value::Array(items.into_iter().map(from_ciborium).collect::<Result<Vec<_>, _>>()?),
+        C::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(from_ciborium)
+                .collect::<Result<Vec<_>, _>>()?,
+        ),
         C::Map(entries) => {
             let mut map = Map::new();
             for (k, v) in entries {
@@ -102,7 +108,11 @@ pub fn to_ciborium(v: &Value) -> ciborium::Value {
         Value::Bytes(b) => C::Bytes(b.clone()),
         Value::Text(s) => C::Text(s.clone()),
         Value::Array(items) => C::Array(items.iter().map(to_ciborium).collect()),
-        Value::Map(m) => C::Map(m.iter().map(|(k, v)| (C::Text(k.into()), to_ciborium(v))).collect()),
+        Value::Map(m) => C::Map(
+            m.iter()
+                .map(|(k, v)| (C::Text(k.into()), to_ciborium(v)))
+                .collect(),
+        ),
         Value::Float(x) => C::Float(x.get()),
         Value::Bool(b) => C::Bool(*b),
         Value::Null => C::Null,

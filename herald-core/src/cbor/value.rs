@@ -70,7 +70,10 @@ impl Map {
     pub fn insert(&mut self, key: impl Into<String>, value: Value) -> Option<Value> {
         let key = key.into();
         match self.position(&key) {
-            Ok(i) => self.0.get_mut(i).map(|slot| core::mem::replace(&mut slot.1, value)),
+            Ok(i) => self
+                .0
+                .get_mut(i)
+                .map(|slot| core::mem::replace(&mut slot.1, value)),
             Err(i) => {
                 self.0.insert(i, (key, value));
                 None
@@ -80,7 +83,10 @@ impl Map {
 
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<&Value> {
-        self.position(key).ok().and_then(|i| self.0.get(i)).map(|(_, v)| v)
+        self.position(key)
+            .ok()
+            .and_then(|i| self.0.get(i))
+            .map(|(_, v)| v)
     }
 
     /// Remove and return the value under `key`.
@@ -201,7 +207,10 @@ impl From<&ValueRef<'_>> for Value {
             ValueRef::Text(s) => Self::Text(s.into()),
             ValueRef::Array(a) => Self::Array(a.iter().map(|v| Self::from(&v)).collect()),
             // Already sorted and unique: keep the order without re-sorting.
-            ValueRef::Map(m) => Self::Map(Map(m.iter().map(|(k, v)| (k.into(), Self::from(&v))).collect())),
+            ValueRef::Map(m) => Self::Map(Map(m
+                .iter()
+                .map(|(k, v)| (k.into(), Self::from(&v)))
+                .collect())),
             ValueRef::Float(x) => Self::Float(Float(x)),
             ValueRef::Bool(b) => Self::Bool(b),
             ValueRef::Null => Self::Null,

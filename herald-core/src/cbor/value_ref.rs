@@ -132,7 +132,12 @@ pub struct ArrayRef<'a> {
 
 impl<'a> ArrayRef<'a> {
     pub(crate) fn new(input: &'a [u8], start: usize, end: usize, len: usize) -> Self {
-        Self { input, start, end, len }
+        Self {
+            input,
+            start,
+            end,
+            len,
+        }
     }
 
     /// Number of items.
@@ -224,7 +229,12 @@ pub struct MapRef<'a> {
 
 impl<'a> MapRef<'a> {
     pub(crate) fn new(input: &'a [u8], start: usize, end: usize, len: usize) -> Self {
-        Self { input, start, end, len }
+        Self {
+            input,
+            start,
+            end,
+            len,
+        }
     }
 
     /// Number of entries.
@@ -254,11 +264,6 @@ impl<'a> MapRef<'a> {
     /// Offsets (in the decoded input) of the first entry and of the end of the last.
     pub fn entries_span(&self) -> Range<usize> {
         self.start..self.end
-    }
-
-    /// The input the offsets refer to.
-    pub(crate) fn input(&self) -> &'a [u8] {
-        self.input
     }
 }
 
@@ -342,7 +347,9 @@ fn read_head(input: &[u8], pos: usize) -> Option<(u8, u8, u64, usize)> {
     let arg = if width == 0 {
         u64::from(ai)
     } else {
-        arg_bytes.iter().fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
+        arg_bytes
+            .iter()
+            .fold(0u64, |acc, &b| (acc << 8) | u64::from(b))
     };
     Some((major, ai, arg, pos + 1 + width))
 }

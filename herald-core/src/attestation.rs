@@ -1,0 +1,220 @@
+//! Attestations (spec §4, PROFILE.md P7, P12): each a map `{type, value}`;
+//! the standard types have checked shapes, every other type is a signed,
+//! uninterpreted blob.
+
+use crate::cbor::{ArrayRef, MapRef, ValueRef};
+use crate::reason::Detail;
+use crate::sigil::Sigil;
+
+fn bad(field: &'static str, problem: &'static str) -> Detail {
+    Detail::Field { field, problem }
+}
+
+/// One attestation: `{type: text, value: any}` (P3).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Attestation<'a> {
+    /// The type.
+    pub ty: &'a str,
+    /// The value.
+    pub value: ValueRef<'a>,
+}
+
+impl<'a> Attestation<'a> {
+    /// Parse one element of `attestations`: exactly the keys `type` and `value` (P3).
+    pub fn parse(v: ValueRef<'a>) -> Result<Self, Detail> {
+        let shape = bad(
+            "attestations",
+            "each attestation is a map {type: text, value} (P3)",
+        );
+        let map = v.as_map().ok_or(shape)?;
+        if map.len() != 2 {
+            return Err(shape);
+        }
+        Ok(Self {
+            ty: map.get("type").and_then(|t| t.as_text()).ok_or(shape)?,
+            value: map.get("value").ok_or(shape)?,
+        })
+    }
+
+    /// Check a standard type's shape (P12); other types always pass.
+    pub fn check_shape(&self) -> Result<(), Detail> {
+        let v = self.value;
+        let ok = |cond: bool, field, problem| {
+            if cond {
+                Ok(())
+            } else {
+                Err(bad(field, problem))
+            }
+        };
+        match self.ty {
+            "model" => ok(v.as_text().is_some(), "model", "must be text (P12)"),
+            "tools" => ok(
+                v.as_array()
+                    .is_some_and(|a| a.iter().all(|t| t.as_text().is_some())),
+                "tools",
+                "must be an array of text (P12)",
+            ),
+            "temperature" => ok(
+                v.as_number().is_some_and(|t| t >= 0.0),
+                "temperature",
+                "must be a number >= 0 (P12)",
+            ),
+            "confidence" => ok(
+                v.as_number().is_some_and(|c| (0.0..=1.0).contains(&c)),
+                "confidence",
+                "must be a number in [0, 1] (P12)",
+            ),
+            "citation" => ok(
+                is_citation(v),
+                "citation",
+                "must be {kind: text, ref?: bstr 32} (P12)",
+            ),
+            "log_metadata_consent" => ok(
+                matches!(v, ValueRef::Bool(_)),
+                "log_metadata_consent",
+                "must be a bool (P12)",
+            ),
+            "birth" => BirthAttestation::parse(v).map(|_| ()),
+            "molt_policy" => MoltPolicy::parse(v).map(|_| ()),
+            "duress_witness" => DuressWitness::parse(v).map(|_| ()),
+            _ => Ok(()),
+        }
+    }
+}
+
+fn is_citation(v: ValueRef<'_>) -> bool {
+    let Some(m) = v.as_map() else { return false };
+    let kind_ok = m.get("kind").is_some_and(|k| k.as_text().is_some());
+    let ref_ok = m
+        .get("ref")
+        .is_none_or(|r| r.as_bytes().is_some_and(|b| b.len() == 32));
+    let keys_ok = m.iter().all(|(k, _)| k == "kind" || k == "ref");
+    kind_ok && ref_ok && keys_ok
+}
+
+fn closed<'a>(
+    v: ValueRef<'a>,
+    allowed: &[&str],
+    field: &'static str,
+    shape: &'static str,
+) -> Result<MapRef<'a>, Detail> {
+    let m = v.as_map().ok_or(bad(field, shape))?;
+    if m.iter().any(|(k, _)| !allowed.contains(&k)) {
+        return Err(bad(field, shape));
+    }
+    Ok(m)
+}
+
+fn sigil_array(
+    v: Option<ValueRef<'_>>,
+    field: &'static str,
+    shape: &'static str,
+) -> Result<(), Detail> {
+    let a = v.and_then(|v| v.as_array()).ok_or(bad(field, shape))?;
+    for s in a.iter() {
+        let text = s.as_text().ok_or(bad(field, shape))?;
+        Sigil::parse(text).map_err(|error| Detail::Sigil { field, error })?;
+    }
+    Ok(())
+}
+
+/// A `birth` attestation `{key: bstr 32, description: text, lineage: [sigil]}` (P7).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BirthAttestation<'a> {
+    /// The birth key, whose sigil must be the envelope's `from`.
+    pub key: &'a [u8; 32],
+    /// Self-description.
+    pub description: &'a str,
+    /// Lineage parents (each a valid sigil string).
+    pub lineage: ArrayRef<'a>,
+}
+
+impl<'a> BirthAttestation<'a> {
+    /// Parse the value of a `birth` attestation.
+    pub fn parse(v: ValueRef<'a>) -> Result<Self, Detail> {
+        const SHAPE: &str = "must be {key: bstr 32, description: text, lineage: [sigil]} (P7)";
+        let m = closed(v, &["key", "description", "lineage"], "birth", SHAPE)?;
+        sigil_array(m.get("lineage"), "birth.lineage", SHAPE)?;
+        Ok(Self {
+            key: m
+                .get("key")
+                .and_then(|k| k.as_bytes())
+                .and_then(|b| b.try_into().ok())
+                .ok_or(bad("birth.key", SHAPE))?,
+            description: m
+                .get("description")
+                .and_then(|d| d.as_text())
+                .ok_or(bad("birth.description", SHAPE))?,
+            lineage: m
+                .get("lineage")
+                .and_then(|l| l.as_array())
+                .ok_or(bad("birth.lineage", SHAPE))?,
+        })
+    }
+
+    /// The lineage parents, parsed.
+    pub fn parents(&self) -> impl Iterator<Item = Sigil> + 'a {
+        self.lineage
+            .iter()
+            .filter_map(|s| s.as_text().and_then(|t| Sigil::parse(t).ok()))
+    }
+}
+
+/// A `molt_policy` attestation `{cosigners: [sigil], threshold: uint}` (P7, P8).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MoltPolicy<'a> {
+    /// Who may co-sign a molt.
+    pub cosigners: ArrayRef<'a>,
+    /// How many distinct co-signatures a molt needs.
+    pub threshold: u64,
+}
+
+impl<'a> MoltPolicy<'a> {
+    /// Parse the value of a `molt_policy` attestation.
+    pub fn parse(v: ValueRef<'a>) -> Result<Self, Detail> {
+        const SHAPE: &str = "must be {cosigners: [sigil], threshold: uint} (P7)";
+        let m = closed(v, &["cosigners", "threshold"], "molt_policy", SHAPE)?;
+        sigil_array(m.get("cosigners"), "molt_policy.cosigners", SHAPE)?;
+        Ok(Self {
+            cosigners: m
+                .get("cosigners")
+                .and_then(|c| c.as_array())
+                .ok_or(bad("molt_policy", SHAPE))?,
+            threshold: m
+                .get("threshold")
+                .and_then(|t| t.as_unsigned())
+                .ok_or(bad("molt_policy.threshold", SHAPE))?,
+        })
+    }
+
+    /// The co-signers, parsed.
+    pub fn cosigners(&self) -> impl Iterator<Item = Sigil> + 'a {
+        self.cosigners
+            .iter()
+            .filter_map(|s| s.as_text().and_then(|t| Sigil::parse(t).ok()))
+    }
+}
+
+/// A `duress_witness` attestation `{sigil: sigil}` (P7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DuressWitness {
+    /// The registered witness.
+    pub sigil: Sigil,
+}
+
+impl DuressWitness {
+    /// Parse the value of a `duress_witness` attestation.
+    pub fn parse(v: ValueRef<'_>) -> Result<Self, Detail> {
+        const SHAPE: &str = "must be {sigil: sigil} (P7)";
+        let m = closed(v, &["sigil"], "duress_witness", SHAPE)?;
+        let text = m
+            .get("sigil")
+            .and_then(|s| s.as_text())
+            .ok_or(bad("duress_witness", SHAPE))?;
+        let sigil = Sigil::parse(text).map_err(|error| Detail::Sigil {
+            field: "duress_witness.sigil",
+            error,
+        })?;
+        Ok(Self { sigil })
+    }
+}

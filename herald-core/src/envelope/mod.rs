@@ -1,0 +1,263 @@
+//! Envelopes (spec §3, PROFILE.md P3, P4): a borrowed [`EnvelopeRef`]
+//! decoded with no allocation, and with `alloc` an owned [`Envelope`] and
+//! its [`EnvelopeBuilder`].
+
+mod body;
+#[cfg(feature = "alloc")]
+mod owned;
+pub(crate) mod scan;
+mod signature;
+
+use core::fmt;
+use core::ops::Range;
+
+pub use body::Body;
+#[cfg(feature = "alloc")]
+pub use owned::{BuildError, Envelope, EnvelopeBuilder, birth_attestation};
+pub use scan::VERSION;
+pub use signature::{ED25519, SignatureRef};
+
+use crate::cbor::{ArrayRef, Limits, MapRef, ValueRef};
+use crate::kind::Kind;
+use crate::reason::{Reason, ReasonCode};
+use crate::sigil::Sigil;
+use scan::Fields;
+
+/// An envelope's bytes did not decode as a P3 envelope: the first
+/// problem found (use [`check`](crate::check) for all of them).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EnvelopeError(pub Reason);
+
+impl fmt::Display for EnvelopeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "not a HERALD envelope: {}", self.0)
+    }
+}
+
+impl core::error::Error for EnvelopeError {}
+
+/// A decoded envelope borrowing the received bytes (P3). Every field has
+/// its P3 type; nothing was allocated or re-encoded. Signatures are not yet
+/// checked: see [`check`](crate::check).
+#[derive(Clone, Debug)]
+pub struct EnvelopeRef<'a> {
+    fields: Fields<'a>,
+    id: &'a [u8; 32],
+    from: &'a str,
+    from_sigil: Sigil,
+    trace: &'a [u8; 32],
+    ts: u64,
+    nonce: &'a [u8; 16],
+    payload: ValueRef<'a>,
+    signatures: ArrayRef<'a>,
+    signatures_value: Range<usize>,
+}
+
+impl<'a> EnvelopeRef<'a> {
+    /// Strictly decode one envelope filling `bytes` (P1, P3), default limits.
+    pub fn decode(bytes: &'a [u8]) -> Result<Self, EnvelopeError> {
+        Self::decode_with(bytes, &Limits::DEFAULT)
+    }
+
+    /// Strictly decode one envelope filling `bytes` (P1, P3).
+    pub fn decode_with(bytes: &'a [u8], limits: &Limits) -> Result<Self, EnvelopeError> {
+        let mut first: Option<Reason> = None;
+        let fields = scan::scan(bytes, limits, &mut |r: Reason| {
+            if first.is_none() && !r.code.is_warning() {
+                first = Some(r);
+            }
+        });
+        if let Some(r) = first {
+            return Err(EnvelopeError(r));
+        }
+        let fields = fields.ok_or(EnvelopeError(Reason::new(
+            ReasonCode::Malformed,
+            crate::reason::Detail::Note("not an envelope"),
+        )))?;
+        Self::from_fields(fields).ok_or(EnvelopeError(Reason::new(
+            ReasonCode::Malformed,
+            crate::reason::Detail::Note("required field missing (P3)"),
+        )))
+    }
+
+    pub(crate) fn from_fields(fields: Fields<'a>) -> Option<Self> {
+        if fields.faulty {
+            return None;
+        }
+        let from = fields.from?;
+        Some(Self {
+            id: fields.id?,
+            from: from.text,
+            from_sigil: from.sigil,
+            trace: fields.trace?,
+            ts: fields.ts?,
+            nonce: fields.nonce?,
+            payload: fields.payload.clone()?.0,
+            signatures: fields.signatures?,
+            signatures_value: fields.spans.signatures_value.clone()?,
+            fields,
+        })
+    }
+
+    pub(crate) fn fields(&self) -> &Fields<'a> {
+        &self.fields
+    }
+
+    /// The bytes this envelope was decoded from.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.fields.bytes
+    }
+
+    /// The top-level map.
+    pub fn map(&self) -> MapRef<'a> {
+        self.fields.map
+    }
+
+    /// `id` as carried on the wire (check it with [`Self::computed_id`]).
+    pub fn id(&self) -> &'a [u8; 32] {
+        self.id
+    }
+
+    /// `from`, as received.
+    pub fn from(&self) -> &'a str {
+        self.from
+    }
+
+    /// `from`, parsed.
+    pub fn from_sigil(&self) -> Sigil {
+        self.from_sigil
+    }
+
+    /// `to`, as received and parsed.
+    pub fn to(&self) -> Option<(&'a str, Sigil)> {
+        self.fields.to.map(|t| (t.text, t.sigil))
+    }
+
+    /// `parent`; `None` for a genesis (`parent: null`).
+    pub fn parent(&self) -> Option<&'a [u8; 32]> {
+        self.fields.parent.flatten()
+    }
+
+    /// Whether this is a genesis (`parent: null`, P4).
+    pub fn is_genesis(&self) -> bool {
+        self.parent().is_none()
+    }
+
+    /// `trace`.
+    pub fn trace(&self) -> &'a [u8; 32] {
+        self.trace
+    }
+
+    /// `ts`, Unix seconds.
+    pub fn ts(&self) -> u64 {
+        self.ts
+    }
+
+    /// `nonce`.
+    pub fn nonce(&self) -> &'a [u8; 16] {
+        self.nonce
+    }
+
+    /// `expires`, Unix seconds.
+    pub fn expires(&self) -> Option<u64> {
+        self.fields.expires
+    }
+
+    /// `kind` (absent means [`Kind::Message`]).
+    pub fn kind(&self) -> Kind {
+        self.fields.kind.unwrap_or_default()
+    }
+
+    /// `lineage_proof`.
+    pub fn lineage_proof(&self) -> Option<&'a [u8; 32]> {
+        self.fields.lineage_proof
+    }
+
+    /// `attestations`.
+    pub fn attestations(&self) -> Option<ArrayRef<'a>> {
+        self.fields.attestations
+    }
+
+    /// The value of the first attestation of type `ty`.
+    pub fn attestation(&self, ty: &str) -> Option<ValueRef<'a>> {
+        self.attestations()?.iter().find_map(|a| {
+            let m = a.as_map()?;
+            (m.get("type")?.as_text()? == ty)
+                .then(|| m.get("value"))
+                .flatten()
+        })
+    }
+
+    /// `payload`.
+    pub fn payload(&self) -> ValueRef<'a> {
+        self.payload
+    }
+
+    /// The payload's canonical bytes.
+    pub fn payload_bytes(&self) -> &'a [u8] {
+        self.fields
+            .payload
+            .as_ref()
+            .and_then(|(_, span)| self.fields.bytes.get(span.clone()))
+            .unwrap_or_default()
+    }
+
+    /// Number of top-level keys outside P3 (each reported as `unknown_field`).
+    pub fn unknown_fields(&self) -> usize {
+        self.fields.unknown_fields
+    }
+
+    /// Number of signature maps.
+    pub fn signature_count(&self) -> usize {
+        self.signatures.len()
+    }
+
+    /// Signature maps in order, each parsed (an error for a malformed one).
+    pub fn signatures(
+        &self,
+    ) -> impl Iterator<Item = Result<SignatureRef<'a>, crate::reason::Detail>> + 'a {
+        self.signatures.iter().map(SignatureRef::parse)
+    }
+
+    /// `body(E, k)` (P4), or `None` when there are fewer than `k` signatures.
+    pub fn body(&self, k: usize) -> Option<Body<'a>> {
+        body_of(&self.fields, k)
+    }
+
+    /// `sha256(body(E, 0))`: the id this envelope should carry (P4).
+    pub fn computed_id(&self) -> [u8; 32] {
+        self.body(0).map(|b| b.sha256()).unwrap_or_default()
+    }
+
+    /// Span of the `signatures` value in the wire bytes.
+    pub(crate) fn signatures_value(&self) -> Range<usize> {
+        self.signatures_value.clone()
+    }
+}
+
+/// `body(E, k)` from a scan's fields, when the `signatures` array is there.
+pub(crate) fn body_of<'a>(fields: &Fields<'a>, k: usize) -> Option<Body<'a>> {
+    let signatures = fields.signatures?;
+    let value = fields.spans.signatures_value.clone()?;
+    let items = signatures.items_span();
+    let mut it = signatures.iter();
+    let mut end = items.start;
+    for _ in 0..k {
+        end = it.next_spanned()?.0.end;
+    }
+    let genesis = matches!(fields.parent, Some(None));
+    let trace = if genesis {
+        fields.spans.trace.clone()
+    } else {
+        None
+    };
+    Some(Body::new(
+        fields.bytes,
+        fields.spans.entries.clone(),
+        fields.map.len(),
+        [fields.spans.id.clone(), trace],
+        value,
+        items.start..end,
+        k,
+    ))
+}

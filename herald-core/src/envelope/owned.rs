@@ -1,0 +1,470 @@
+//! Owned envelopes and the builder (feature `alloc`; spec §3, PROFILE.md
+//! P3–P7). Building goes through the P1 encoder; co-signing splices one
+//! signature map into the received bytes without re-encoding the rest.
+
+use alloc::{string::String, vec, vec::Vec};
+use core::fmt;
+
+use rand_core::{CryptoRng, RngCore};
+use sha2::{Digest, Sha256};
+
+use super::{ED25519, EnvelopeError, EnvelopeRef, VERSION};
+use crate::cbor::{Limits, Map, SerdeError, Value, major, to_value, write_head};
+use crate::key::SigningKey;
+use crate::kind::Kind;
+use crate::nonce::Nonce;
+use crate::reason::Reason;
+use crate::scope::Scope;
+use crate::sigil::{Sigil, SigilForm};
+use crate::verify::{CheckOptions, Checked, KeyResolver, check};
+
+/// The top-level keys P3 defines; anything else is an extra (unknown) field.
+const P3_KEYS: [&str; 14] = [
+    "v",
+    "id",
+    "from",
+    "to",
+    "parent",
+    "trace",
+    "ts",
+    "nonce",
+    "expires",
+    "kind",
+    "lineage_proof",
+    "attestations",
+    "payload",
+    "signatures",
+];
+
+/// Building or co-signing an envelope failed.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum BuildError {
+    /// The OS random source failed while drawing a nonce.
+    Random,
+    /// The envelope would exceed the size limit (P1: 1 MiB by default).
+    TooLarge {
+        /// Its size.
+        size: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// An extra field may not use a P3 key.
+    ReservedKey(String),
+    /// Only signature 0 has scope origin; co-sign in another scope (P5).
+    OriginScope,
+    /// A payload or attestation value that P1 cannot hold.
+    Serde(SerdeError),
+    /// The result does not decode (a bug, or limits smaller than the envelope).
+    Invalid(EnvelopeError),
+}
+
+impl fmt::Display for BuildError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Random => f.write_str("the OS random source failed"),
+            Self::TooLarge { size, limit } => {
+                write!(
+                    f,
+                    "envelope of {size} bytes exceeds the {limit}-byte limit (P1)"
+                )
+            }
+            Self::ReservedKey(k) => write!(f, "{k:?} is a P3 field, not an extra one"),
+            Self::OriginScope => f.write_str("scope origin is only for signature 0 (P5)"),
+            Self::Serde(e) => e.fmt(f),
+            Self::Invalid(e) => e.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for BuildError {}
+
+impl From<SerdeError> for BuildError {
+    fn from(e: SerdeError) -> Self {
+        Self::Serde(e)
+    }
+}
+
+/// An owned envelope: canonical bytes that decode as P3 (the bytes are the
+/// envelope; every accessor reads them through [`Envelope::view`]).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Envelope {
+    bytes: Vec<u8>,
+    limits: Limits,
+}
+
+impl Envelope {
+    /// Take ownership of received bytes, decoding them strictly (P1, P3).
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Self, EnvelopeError> {
+        Self::from_bytes_with(bytes, Limits::DEFAULT)
+    }
+
+    /// As [`Envelope::from_bytes`], with other decoder limits.
+    pub fn from_bytes_with(bytes: Vec<u8>, limits: Limits) -> Result<Self, EnvelopeError> {
+        EnvelopeRef::decode_with(&bytes, &limits)?;
+        Ok(Self { bytes, limits })
+    }
+
+    /// The borrowed view.
+    pub fn view(&self) -> EnvelopeRef<'_> {
+        match EnvelopeRef::decode_with(&self.bytes, &self.limits) {
+            Ok(view) => view,
+            // The bytes were decoded with these limits on construction and
+            // are immutable since.
+            #[allow(clippy::panic)]
+            Err(e) => panic!("Envelope invariant broken: {e}"),
+        }
+    }
+
+    /// The wire bytes.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The wire bytes, owned.
+    pub fn into_bytes(self) -> Vec<u8> {
+        self.bytes
+    }
+
+    /// The id carried.
+    pub fn id(&self) -> [u8; 32] {
+        *self.view().id()
+    }
+
+    /// Check the envelope (see [`check`](crate::check)), collecting every reason.
+    pub fn check(
+        &self,
+        keys: &dyn KeyResolver,
+        opts: &CheckOptions<'_>,
+    ) -> (Checked<'_>, Vec<Reason>) {
+        let mut reasons = Vec::new();
+        let checked = check(&self.bytes, keys, opts, &mut reasons);
+        (checked, reasons)
+    }
+
+    /// Append a signature by `key` in `scope` over `tag(scope) || body(E, k)`
+    /// (P5, P6), `by` in the default sigil form, with an optional claimed `ts`.
+    pub fn cosign(
+        &self,
+        key: &SigningKey,
+        scope: Scope,
+        ts: Option<u64>,
+    ) -> Result<Self, BuildError> {
+        self.cosign_as(key, key.sigil(SigilForm::Default), scope, ts)
+    }
+
+    /// As [`Envelope::cosign`], naming the signer by `by` (a sigil of `key`).
+    pub fn cosign_as(
+        &self,
+        key: &SigningKey,
+        by: Sigil,
+        scope: Scope,
+        ts: Option<u64>,
+    ) -> Result<Self, BuildError> {
+        let tag = scope.tag().ok_or(BuildError::OriginScope)?;
+        let view = self.view();
+        let k = view.signature_count();
+        let body = view.body(k).ok_or(BuildError::OriginScope)?;
+        let sig = key.sign_parts(|feed| {
+            feed(tag);
+            body.feed(feed);
+        });
+        let map = signature_map(by, scope.name(), &sig, ts);
+        let span = view.signatures_value();
+        let items = view
+            .fields()
+            .signatures
+            .map(|a| a.items_span())
+            .unwrap_or(span.end..span.end);
+        let mut head = [0u8; 9];
+        let head = write_head(&mut head, major::ARRAY, k as u64 + 1);
+        let mut bytes = Vec::with_capacity(self.bytes.len() + 128);
+        bytes.extend_from_slice(self.bytes.get(..span.start).unwrap_or_default());
+        bytes.extend_from_slice(head);
+        bytes.extend_from_slice(self.bytes.get(items).unwrap_or_default());
+        bytes.extend_from_slice(&map.to_vec());
+        bytes.extend_from_slice(self.bytes.get(span.end..).unwrap_or_default());
+        finish(bytes, self.limits)
+    }
+}
+
+impl fmt::Debug for Envelope {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let view = self.view();
+        f.debug_struct("Envelope")
+            .field("id", &crate::cbor::ValueRef::Bytes(view.id()))
+            .field("from", &view.from())
+            .field("kind", &view.kind())
+            .field("signatures", &view.signature_count())
+            .finish_non_exhaustive()
+    }
+}
+
+fn finish(bytes: Vec<u8>, limits: Limits) -> Result<Envelope, BuildError> {
+    if bytes.len() > limits.max_size {
+        return Err(BuildError::TooLarge {
+            size: bytes.len(),
+            limit: limits.max_size,
+        });
+    }
+    Envelope::from_bytes_with(bytes, limits).map_err(BuildError::Invalid)
+}
+
+fn signature_map(by: Sigil, scope: &str, sig: &[u8; 64], ts: Option<u64>) -> Value {
+    let mut m = Map::new();
+    m.insert("alg", Value::text(ED25519));
+    m.insert("by", Value::Text(alloc::format!("{by}")));
+    m.insert("scope", Value::text(scope));
+    m.insert("sig", Value::Bytes(sig.to_vec()));
+    if let Some(ts) = ts {
+        m.insert("ts", Value::Unsigned(ts));
+    }
+    Value::Map(m)
+}
+
+/// Builds and signs an envelope (spec §3.1, P3): a genesis or a reply.
+#[derive(Clone, Debug)]
+pub struct EnvelopeBuilder {
+    parent: Option<([u8; 32], [u8; 32])>,
+    to: Option<Sigil>,
+    ts: u64,
+    nonce: Option<Nonce>,
+    expires: Option<u64>,
+    kind: Kind,
+    lineage_proof: Option<[u8; 32]>,
+    attestations: Vec<Value>,
+    payload: Value,
+    extra: Map,
+    from_form: SigilForm,
+    limits: Limits,
+}
+
+impl EnvelopeBuilder {
+    /// A genesis (`parent: null`, `trace: id`, P4) at `ts`, with a `null` payload.
+    pub fn genesis(ts: u64) -> Self {
+        Self {
+            parent: None,
+            to: None,
+            ts,
+            nonce: None,
+            expires: None,
+            kind: Kind::Message,
+            lineage_proof: None,
+            attestations: Vec::new(),
+            payload: Value::Null,
+            extra: Map::new(),
+            from_form: SigilForm::Default,
+            limits: Limits::DEFAULT,
+        }
+    }
+
+    /// A reply to `parent`: same trace (spec §3.3a), `parent` = its id.
+    pub fn reply(parent: &EnvelopeRef<'_>, ts: u64) -> Self {
+        Self {
+            parent: Some((*parent.id(), *parent.trace())),
+            ..Self::genesis(ts)
+        }
+    }
+
+    /// A reply given the parent's id and trace.
+    pub fn reply_to(parent_id: [u8; 32], trace: [u8; 32], ts: u64) -> Self {
+        Self {
+            parent: Some((parent_id, trace)),
+            ..Self::genesis(ts)
+        }
+    }
+
+    /// `to`.
+    pub fn to(mut self, to: Sigil) -> Self {
+        self.to = Some(to);
+        self
+    }
+
+    /// `kind`.
+    pub fn kind(mut self, kind: Kind) -> Self {
+        self.kind = kind;
+        self
+    }
+
+    /// `expires`, Unix seconds (≥ `ts`).
+    pub fn expires(mut self, expires: u64) -> Self {
+        self.expires = Some(expires);
+        self
+    }
+
+    /// The nonce (otherwise drawn when signing).
+    pub fn nonce(mut self, nonce: Nonce) -> Self {
+        self.nonce = Some(nonce);
+        self
+    }
+
+    /// `lineage_proof`.
+    pub fn lineage_proof(mut self, id: [u8; 32]) -> Self {
+        self.lineage_proof = Some(id);
+        self
+    }
+
+    /// The payload.
+    pub fn payload(mut self, payload: Value) -> Self {
+        self.payload = payload;
+        self
+    }
+
+    /// The payload from any serde type, canonicalised through P1.
+    pub fn payload_serde<T: serde::Serialize + ?Sized>(
+        self,
+        payload: &T,
+    ) -> Result<Self, BuildError> {
+        Ok(self.payload(to_value(payload)?))
+    }
+
+    /// Append an attestation `{type, value}`.
+    pub fn attest(mut self, ty: &str, value: Value) -> Self {
+        let mut m = Map::new();
+        m.insert("type", Value::text(ty));
+        m.insert("value", value);
+        self.attestations.push(Value::Map(m));
+        self
+    }
+
+    /// Append an attestation whose value is any serde type.
+    pub fn attest_serde<T: serde::Serialize + ?Sized>(
+        self,
+        ty: &str,
+        value: &T,
+    ) -> Result<Self, BuildError> {
+        Ok(self.attest(ty, to_value(value)?))
+    }
+
+    /// A top-level field outside P3 (reported by verifiers as `unknown_field`).
+    pub fn extra_field(mut self, key: &str, value: Value) -> Result<Self, BuildError> {
+        if P3_KEYS.contains(&key) {
+            return Err(BuildError::ReservedKey(key.into()));
+        }
+        self.extra.insert(key, value);
+        Ok(self)
+    }
+
+    /// Name `from` (and the origin's `by`) in this sigil form.
+    pub fn from_form(mut self, form: SigilForm) -> Self {
+        self.from_form = form;
+        self
+    }
+
+    /// Decoder limits the result must fit (P1 defaults otherwise).
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// Sign with `key` as `from`, drawing the nonce (if none was set) from
+    /// the operating system's CSPRNG.
+    #[cfg(feature = "getrandom")]
+    pub fn sign(mut self, key: &SigningKey) -> Result<Envelope, BuildError> {
+        if self.nonce.is_none() {
+            self.nonce = Some(Nonce::generate().map_err(|_| BuildError::Random)?);
+        }
+        self.sign_with_rng(key, &mut NoRng)
+    }
+
+    /// Sign with `key` as `from`, drawing the nonce (if none was set) from `rng`.
+    pub fn sign_with_rng<R: CryptoRng + RngCore>(
+        self,
+        key: &SigningKey,
+        rng: &mut R,
+    ) -> Result<Envelope, BuildError> {
+        let nonce = self.nonce.unwrap_or_else(|| Nonce::from_rng(rng));
+        let from = key.sigil(self.from_form);
+        let mut map = self.fields(from, nonce);
+        let body0 = Value::Map(map.clone()).to_vec();
+        let id: [u8; 32] = Sha256::digest(&body0).into();
+        let tag = self.kind.origin_tag();
+        let sig = key.sign_parts(|feed| {
+            feed(tag);
+            feed(&body0);
+        });
+        map.insert("id", Value::Bytes(id.to_vec()));
+        if self.parent.is_none() {
+            map.insert("trace", Value::Bytes(id.to_vec()));
+        }
+        map.insert(
+            "signatures",
+            Value::Array(vec![signature_map(from, Scope::Origin.name(), &sig, None)]),
+        );
+        finish(Value::Map(map).to_vec(), self.limits)
+    }
+
+    /// The map of `body(E, 0)`: everything but `id` (and a genesis's `trace`).
+    fn fields(&self, from: Sigil, nonce: Nonce) -> Map {
+        let mut m = self.extra.clone();
+        m.insert("v", Value::text(VERSION));
+        m.insert("from", Value::Text(alloc::format!("{from}")));
+        if let Some(to) = self.to {
+            m.insert("to", Value::Text(alloc::format!("{to}")));
+        }
+        match self.parent {
+            None => {
+                m.insert("parent", Value::Null);
+            }
+            Some((parent, trace)) => {
+                m.insert("parent", Value::Bytes(parent.to_vec()));
+                m.insert("trace", Value::Bytes(trace.to_vec()));
+            }
+        }
+        m.insert("ts", Value::Unsigned(self.ts));
+        m.insert("nonce", Value::Bytes(nonce.0.to_vec()));
+        if let Some(x) = self.expires {
+            m.insert("expires", Value::Unsigned(x));
+        }
+        if self.kind != Kind::Message {
+            m.insert("kind", Value::text(self.kind.name()));
+        }
+        if let Some(p) = self.lineage_proof {
+            m.insert("lineage_proof", Value::Bytes(p.to_vec()));
+        }
+        if !self.attestations.is_empty() {
+            m.insert("attestations", Value::Array(self.attestations.clone()));
+        }
+        m.insert("payload", self.payload.clone());
+        m.insert("signatures", Value::Array(Vec::new()));
+        m
+    }
+}
+
+/// An RNG that is never asked for bytes (the nonce was drawn already).
+struct NoRng;
+
+impl RngCore for NoRng {
+    fn next_u32(&mut self) -> u32 {
+        0
+    }
+    fn next_u64(&mut self) -> u64 {
+        0
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        dest.fill(0);
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), rand_core::Error> {
+        dest.fill(0);
+        Ok(())
+    }
+}
+
+impl CryptoRng for NoRng {}
+
+/// The value of a `birth` attestation for `key` (P7).
+pub fn birth_attestation(key: &crate::PublicKey, description: &str, lineage: &[Sigil]) -> Value {
+    let mut m = Map::new();
+    m.insert("key", Value::Bytes(key.as_bytes().to_vec()));
+    m.insert("description", Value::text(description));
+    m.insert(
+        "lineage",
+        Value::Array(
+            lineage
+                .iter()
+                .map(|s| Value::Text(alloc::format!("{s}")))
+                .collect(),
+        ),
+    );
+    Value::Map(m)
+}

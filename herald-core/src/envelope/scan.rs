@@ -1,0 +1,249 @@
+//! One pass over an envelope's top-level map (PROFILE.md P3): every field
+//! typed, every problem reported, nothing allocated.
+
+use core::ops::Range;
+
+use crate::cbor::{self, ArrayRef, Limits, MapRef, ValueRef};
+use crate::kind::Kind;
+use crate::reason::{Detail, Reason, ReasonCode};
+use crate::sigil::Sigil;
+
+/// The protocol version this implementation speaks (P3).
+pub const VERSION: &str = "herald/0.2";
+
+/// A typed field with the sigil parsed from it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct SigilField<'a> {
+    pub(crate) text: &'a str,
+    pub(crate) sigil: Sigil,
+}
+
+/// What one scan found; `None` where a field is absent or ill-typed.
+#[derive(Clone, Debug)]
+pub(crate) struct Fields<'a> {
+    pub(crate) bytes: &'a [u8],
+    pub(crate) map: MapRef<'a>,
+    pub(crate) v: Option<&'a str>,
+    pub(crate) id: Option<&'a [u8; 32]>,
+    pub(crate) from: Option<SigilField<'a>>,
+    pub(crate) to: Option<SigilField<'a>>,
+    /// `Some(None)` is `parent: null`.
+    pub(crate) parent: Option<Option<&'a [u8; 32]>>,
+    pub(crate) trace: Option<&'a [u8; 32]>,
+    pub(crate) ts: Option<u64>,
+    pub(crate) nonce: Option<&'a [u8; 16]>,
+    pub(crate) expires: Option<u64>,
+    pub(crate) kind: Option<Kind>,
+    pub(crate) lineage_proof: Option<&'a [u8; 32]>,
+    pub(crate) attestations: Option<ArrayRef<'a>>,
+    pub(crate) payload: Option<(ValueRef<'a>, Range<usize>)>,
+    pub(crate) signatures: Option<ArrayRef<'a>>,
+    pub(crate) spans: Spans,
+    pub(crate) unknown_fields: usize,
+    /// Whether anything other than a warning was reported.
+    pub(crate) faulty: bool,
+}
+
+/// Offsets of the parts of the wire form that `body(E, k)` leaves out or
+/// replaces (P4).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Spans {
+    pub(crate) entries: Range<usize>,
+    pub(crate) id: Option<Range<usize>>,
+    pub(crate) trace: Option<Range<usize>>,
+    pub(crate) signatures_value: Option<Range<usize>>,
+}
+
+fn field(name: &'static str, problem: &'static str) -> Reason {
+    Reason::new(
+        ReasonCode::Malformed,
+        Detail::Field {
+            field: name,
+            problem,
+        },
+    )
+}
+
+fn fixed<'a, const N: usize>(v: ValueRef<'a>) -> Option<&'a [u8; N]> {
+    v.as_bytes().and_then(|b| b.try_into().ok())
+}
+
+/// Scan `bytes` as an envelope, reporting every P1/P3 problem to `out`.
+/// Returns `None` when the bytes are not a canonical CBOR map at all.
+pub(crate) fn scan<'a>(
+    bytes: &'a [u8],
+    limits: &Limits,
+    out: &mut dyn FnMut(Reason),
+) -> Option<Fields<'a>> {
+    let map = match cbor::decode_with(bytes, limits) {
+        Ok(ValueRef::Map(map)) => map,
+        Ok(_) => {
+            out(field("envelope", "not a map"));
+            return None;
+        }
+        Err(e) => {
+            out(Reason::new(ReasonCode::Malformed, Detail::Decode(e)));
+            return None;
+        }
+    };
+    let mut f = Fields {
+        bytes,
+        map,
+        v: None,
+        id: None,
+        from: None,
+        to: None,
+        parent: None,
+        trace: None,
+        ts: None,
+        nonce: None,
+        expires: None,
+        kind: None,
+        lineage_proof: None,
+        attestations: None,
+        payload: None,
+        signatures: None,
+        spans: Spans {
+            entries: map.entries_span(),
+            ..Spans::default()
+        },
+        unknown_fields: 0,
+        faulty: false,
+    };
+    let mut o = Out { out, faulty: false };
+    let mut entries = map.iter();
+    while let Some(e) = entries.next_entry() {
+        let v = e.value;
+        match e.key {
+            "v" => match v.as_text() {
+                Some(s) => f.v = Some(s),
+                None => o.bad("v", "must be text"),
+            },
+            "id" => match fixed::<32>(v) {
+                Some(id) => {
+                    f.id = Some(id);
+                    f.spans.id = Some(e.span.clone());
+                }
+                None => o.bad("id", "must be a 32-byte byte string"),
+            },
+            "from" | "to" => {
+                let name = if e.key == "from" { "from" } else { "to" };
+                match v.as_text() {
+                    None => o.bad(name, "must be a sigil string"),
+                    Some(text) => match Sigil::parse(text) {
+                        Ok(sigil) => {
+                            let sf = Some(SigilField { text, sigil });
+                            if name == "from" {
+                                f.from = sf
+                            } else {
+                                f.to = sf
+                            }
+                        }
+                        Err(error) => o.push(Reason::new(
+                            ReasonCode::Malformed,
+                            Detail::Sigil { field: name, error },
+                        )),
+                    },
+                }
+            }
+            "parent" => match v {
+                ValueRef::Null => f.parent = Some(None),
+                _ => match fixed::<32>(v) {
+                    Some(p) => f.parent = Some(Some(p)),
+                    None => o.bad("parent", "must be a 32-byte byte string or null"),
+                },
+            },
+            "trace" => match fixed::<32>(v) {
+                Some(t) => {
+                    f.trace = Some(t);
+                    f.spans.trace = Some(e.span.clone());
+                }
+                None => o.bad("trace", "must be a 32-byte byte string"),
+            },
+            "ts" => match v.as_unsigned() {
+                Some(ts) => f.ts = Some(ts),
+                None => o.bad("ts", "must be an unsigned integer"),
+            },
+            "nonce" => match fixed::<16>(v) {
+                Some(n) => f.nonce = Some(n),
+                None => o.bad("nonce", "must be a 16-byte byte string"),
+            },
+            "expires" => match v.as_unsigned() {
+                Some(x) => f.expires = Some(x),
+                None => o.bad("expires", "must be an unsigned integer"),
+            },
+            "kind" => match v.as_text().map(Kind::from_name) {
+                Some(Some(k)) => f.kind = Some(k),
+                Some(None) => o.bad("kind", "unknown kind (P7)"),
+                None => o.bad("kind", "must be text"),
+            },
+            "lineage_proof" => match fixed::<32>(v) {
+                Some(p) => f.lineage_proof = Some(p),
+                None => o.bad("lineage_proof", "must be a 32-byte byte string"),
+            },
+            "attestations" => match v.as_array() {
+                Some(a) => f.attestations = Some(a),
+                None => o.bad("attestations", "must be an array"),
+            },
+            "payload" => f.payload = Some((v, e.value_span.clone())),
+            "signatures" => match v.as_array() {
+                Some(a) => {
+                    f.signatures = Some(a);
+                    f.spans.signatures_value = Some(e.value_span.clone());
+                }
+                None => o.bad("signatures", "must be an array"),
+            },
+            _ => {
+                f.unknown_fields += 1;
+                o.push(Reason::new(ReasonCode::UnknownField, Detail::UnknownKey));
+            }
+        }
+    }
+    let present = |name: &str| map.iter().any(|(k, _)| k == name);
+    for name in [
+        "v",
+        "id",
+        "from",
+        "parent",
+        "trace",
+        "ts",
+        "nonce",
+        "payload",
+        "signatures",
+    ] {
+        if !present(name) {
+            o.bad(name, "required field missing (P3)");
+        }
+    }
+    if let Some(v) = f.v {
+        if v != VERSION {
+            o.push(Reason::new(
+                ReasonCode::UnsupportedVersion,
+                Detail::Note("only herald/0.2 is supported"),
+            ));
+        }
+    }
+    if let (Some(ts), Some(expires)) = (f.ts, f.expires) {
+        if expires < ts {
+            o.bad("expires", "earlier than ts (P3)");
+        }
+    }
+    f.faulty = o.faulty;
+    Some(f)
+}
+
+struct Out<'o> {
+    out: &'o mut dyn FnMut(Reason),
+    faulty: bool,
+}
+
+impl Out<'_> {
+    fn push(&mut self, r: Reason) {
+        self.faulty |= !r.code.is_warning();
+        (self.out)(r);
+    }
+
+    fn bad(&mut self, name: &'static str, problem: &'static str) {
+        self.push(field(name, problem));
+    }
+}
