@@ -2,3 +2,4 @@
 #![no_std]
 extern crate alloc;
 extern crate std;
+pub mod merkle;
