@@ -1,5 +1,16 @@
-//! HERALD verifier (see herald-core for the envelope layer).
+//! HERALD verifier: trace walks, keyrings, the replay cache, identity
+//! lifecycle and the audit log, over [`herald_core`]'s envelopes.
 #![no_std]
+
 extern crate alloc;
 extern crate std;
+
+pub mod keyring;
 pub mod merkle;
+pub mod report;
+pub mod sequence;
+pub mod trace;
+
+pub use keyring::{Keyring, KeyringError, Provenance};
+pub use report::{EnvelopeReport, Report, ReportReason, Summary, TraceReport};
+pub use trace::{AuditOptions, Input, audit};

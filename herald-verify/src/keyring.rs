@@ -1,0 +1,252 @@
+//! Keyrings: the pinned-cache channel of spec §2.1, in the text format of
+//! CLI.md (`<sigil> ed25519 <64 lowercase hex>` per line).
+
+use alloc::{collections::BTreeMap, string::String, vec::Vec};
+use core::fmt;
+use std::path::{Path, PathBuf};
+
+use herald_core::{KeyError, KeyResolver, PublicKey, Sigil, SigilError, SigilForm};
+
+/// Where a key in a [`Keyring`] came from (reported per envelope, P7).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Provenance {
+    /// A keyring file or directory (a pinned, trusted channel).
+    Pinned,
+    /// Learned from a birth envelope whose key hashes to its sigil (P7).
+    Birth,
+}
+
+/// A keyring line or file could not be used. Commands exit 2 on this (CLI.md).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum KeyringError {
+    /// The file or directory could not be read.
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        error: std::io::Error,
+    },
+    /// A line is not `<sigil> ed25519 <64 lowercase hex chars>`.
+    Syntax {
+        /// Where.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+        /// What is wrong.
+        problem: &'static str,
+    },
+    /// The sigil does not parse (P2).
+    Sigil {
+        /// Where.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+        /// Why.
+        error: SigilError,
+    },
+    /// The key is not usable (not a point, or of small order; P5).
+    Key {
+        /// Where.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+        /// Why.
+        error: KeyError,
+    },
+    /// The sigil is not the key's (P2).
+    SigilMismatch {
+        /// Where.
+        origin: String,
+        /// 1-based line number.
+        line: usize,
+    },
+}
+
+impl fmt::Display for KeyringError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Syntax {
+                origin,
+                line,
+                problem,
+            } => write!(f, "{origin}:{line}: {problem}"),
+            Self::Sigil {
+                origin,
+                line,
+                error,
+            } => write!(f, "{origin}:{line}: {error}"),
+            Self::Key {
+                origin,
+                line,
+                error,
+            } => write!(f, "{origin}:{line}: {error}"),
+            Self::SigilMismatch { origin, line } => {
+                write!(f, "{origin}:{line}: the sigil is not this key's (P2)")
+            }
+        }
+    }
+}
+
+impl std::error::Error for KeyringError {}
+
+/// A set of public keys resolving every sigil form of each key (P13).
+#[derive(Clone, Debug, Default)]
+pub struct Keyring {
+    /// Keyed by the 10-byte hash prefix every sigil form shares.
+    keys: BTreeMap<[u8; 10], Vec<(PublicKey, Provenance)>>,
+}
+
+impl Keyring {
+    /// An empty keyring.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add a key.
+    pub fn insert(&mut self, key: PublicKey, provenance: Provenance) {
+        let short = key.sigil(SigilForm::Short);
+        let mut prefix = [0u8; 10];
+        prefix.copy_from_slice(short.hash_prefix());
+        let slot = self.keys.entry(prefix).or_default();
+        match slot.iter_mut().find(|(k, _)| *k == key) {
+            // A pinned key stays pinned even if a birth also teaches it.
+            Some((_, p)) if *p == Provenance::Birth => *p = provenance,
+            Some(_) => {}
+            None => slot.push((key, provenance)),
+        }
+    }
+
+    /// Number of keys.
+    pub fn len(&self) -> usize {
+        self.keys.values().map(Vec::len).sum()
+    }
+
+    /// Whether there are no keys.
+    pub fn is_empty(&self) -> bool {
+        self.keys.is_empty()
+    }
+
+    /// The key `sigil` names, and where it came from.
+    pub fn lookup(&self, sigil: &Sigil) -> Option<(PublicKey, Provenance)> {
+        let prefix: [u8; 10] = sigil.hash_prefix().get(..10)?.try_into().ok()?;
+        self.keys
+            .get(&prefix)?
+            .iter()
+            .find(|(k, _)| sigil.names_key(k.as_bytes()))
+            .copied()
+    }
+
+    /// Parse keyring text (CLI.md); `origin` names it in errors.
+    pub fn parse(&mut self, text: &str, origin: &str) -> Result<usize, KeyringError> {
+        let mut added = 0;
+        for (i, raw) in text.lines().enumerate() {
+            let line = i + 1;
+            let trimmed = raw.trim();
+            if trimmed.is_empty() || trimmed.starts_with('#') {
+                continue;
+            }
+            let syntax = |problem| KeyringError::Syntax {
+                origin: origin.into(),
+                line,
+                problem,
+            };
+            let mut parts = trimmed.split_ascii_whitespace();
+            let (Some(sigil), Some(alg), Some(hex), None) =
+                (parts.next(), parts.next(), parts.next(), parts.next())
+            else {
+                return Err(syntax("expected `<sigil> ed25519 <64 hex chars>`"));
+            };
+            if alg != "ed25519" {
+                return Err(syntax("only ed25519 keys are supported"));
+            }
+            let sigil = Sigil::parse(sigil).map_err(|error| KeyringError::Sigil {
+                origin: origin.into(),
+                line,
+                error,
+            })?;
+            let bytes =
+                decode_hex32(hex).ok_or(syntax("the key must be 64 lowercase hex characters"))?;
+            let key = PublicKey::from_bytes(&bytes).map_err(|error| KeyringError::Key {
+                origin: origin.into(),
+                line,
+                error,
+            })?;
+            if sigil.is_reserved() || !sigil.names_key(key.as_bytes()) {
+                return Err(KeyringError::SigilMismatch {
+                    origin: origin.into(),
+                    line,
+                });
+            }
+            self.insert(key, Provenance::Pinned);
+            added += 1;
+        }
+        Ok(added)
+    }
+
+    /// Load a keyring file, or every `*.pub` file of a directory (CLI.md).
+    pub fn load(&mut self, path: &Path) -> Result<usize, KeyringError> {
+        let io = |error| KeyringError::Io {
+            path: path.to_path_buf(),
+            error,
+        };
+        if path.is_dir() {
+            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
+                .map_err(io)?
+                .filter_map(|e| e.ok().map(|e| e.path()))
+                .filter(|p| p.extension().is_some_and(|x| x == "pub") && p.is_file())
+                .collect();
+            files.sort();
+            let mut added = 0;
+            for file in files {
+                added += self.load_file(&file)?;
+            }
+            Ok(added)
+        } else {
+            self.load_file(path)
+        }
+    }
+
+    fn load_file(&mut self, path: &Path) -> Result<usize, KeyringError> {
+        let text = std::fs::read_to_string(path).map_err(|error| KeyringError::Io {
+            path: path.to_path_buf(),
+            error,
+        })?;
+        self.parse(&text, &path.display().to_string())
+    }
+}
+
+impl KeyResolver for Keyring {
+    fn resolve(&self, sigil: &Sigil) -> Option<PublicKey> {
+        self.lookup(sigil).map(|(k, _)| k)
+    }
+}
+
+/// The keyring line for `key` (CLI.md): `<sigil> ed25519 <hex>`.
+pub fn key_line(key: &PublicKey) -> String {
+    let mut line = std::format!("{} ed25519 ", key.sigil(SigilForm::Default));
+    for b in key.as_bytes() {
+        line.push_str(&std::format!("{b:02x}"));
+    }
+    line
+}
+
+fn decode_hex32(s: &str) -> Option<[u8; 32]> {
+    let bytes = s.as_bytes();
+    if bytes.len() != 64 {
+        return None;
+    }
+    let nibble = |c: u8| match c {
+        b'0'..=b'9' => Some(c - b'0'),
+        b'a'..=b'f' => Some(c - b'a' + 10),
+        _ => None,
+    };
+    let mut out = [0u8; 32];
+    for (o, pair) in out.iter_mut().zip(bytes.chunks_exact(2)) {
+        *o = (nibble(*pair.first()?)? << 4) | nibble(*pair.get(1)?)?;
+    }
+    Some(out)
+}
+
+use alloc::string::ToString;

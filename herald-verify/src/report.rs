@@ -1,0 +1,170 @@
+//! Verification reports (PROFILE.md P11, P13; the JSON shape of CLI.md
+//! `herald verify --json`).
+
+use alloc::{string::String, vec::Vec};
+
+use herald_core::{ReasonCode, Status};
+use serde::Serialize;
+
+/// One reason in a report: a P11 code, the signature index when it is about
+/// one signature, and a human-readable detail.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct ReportReason {
+    /// The stable code.
+    #[serde(serialize_with = "code_name")]
+    pub code: ReasonCode,
+    /// The signature index, when about one signature.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<u32>,
+    /// Detail text (may be empty).
+    pub detail: String,
+}
+
+fn code_name<S: serde::Serializer>(code: &ReasonCode, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(code.name())
+}
+
+fn status_name<S: serde::Serializer>(status: &Status, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(status.name())
+}
+
+impl ReportReason {
+    /// The status this reason imposes (P13).
+    pub fn status(&self) -> Status {
+        herald_core::Reason {
+            code: self.code,
+            index: self.index,
+            detail: herald_core::Detail::None,
+        }
+        .status()
+    }
+}
+
+impl From<&herald_core::Reason> for ReportReason {
+    fn from(r: &herald_core::Reason) -> Self {
+        Self {
+            code: r.code,
+            index: r.index,
+            detail: std::format!("{}", r.detail),
+        }
+    }
+}
+
+/// One envelope's verdict (P11).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct EnvelopeReport {
+    /// The id carried, lowercase hex; `None` when the input did not parse.
+    pub id: Option<String>,
+    /// The `from` sigil, when it parsed.
+    pub from: Option<String>,
+    /// The verdict.
+    #[serde(serialize_with = "status_name")]
+    pub status: Status,
+    /// Every reason (P11).
+    pub reasons: Vec<ReportReason>,
+    /// Where the origin key came from (P7).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub key_source: Option<&'static str>,
+    /// The input it came from and the byte offset there (not part of the JSON contract).
+    #[serde(skip)]
+    pub source: Source,
+    /// The `trace` field, hex (not part of the JSON contract).
+    #[serde(skip)]
+    pub trace: Option<String>,
+    /// The `parent` field, hex (not part of the JSON contract).
+    #[serde(skip)]
+    pub parent: Option<String>,
+}
+
+impl EnvelopeReport {
+    /// Add a reason, updating the status by P13.
+    pub fn push(&mut self, reason: ReportReason) {
+        self.status = self.status.max(reason.status());
+        self.reasons.push(reason);
+    }
+
+    /// Whether a reason with this code is present.
+    pub fn has(&self, code: ReasonCode) -> bool {
+        self.reasons.iter().any(|r| r.code == code)
+    }
+}
+
+/// Where an envelope was read from.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Source {
+    /// Input name (a path, or `-` for standard input).
+    pub input: String,
+    /// Byte offset in that input.
+    pub offset: usize,
+}
+
+/// One trace: the envelopes whose `trace` field names it (CLI.md).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct TraceReport {
+    /// The trace id, hex.
+    pub trace: String,
+    /// The genesis (`parent: null`, id == trace), hex, if in the set.
+    pub genesis: Option<String>,
+    /// Envelopes of the trace that no other envelope of the set names as parent.
+    pub leaves: Vec<String>,
+    /// Count of valid envelopes.
+    pub valid: usize,
+    /// Count of partial envelopes.
+    pub partial: usize,
+    /// Count of invalid envelopes.
+    pub invalid: usize,
+}
+
+/// Counts per status.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Summary {
+    /// Valid envelopes.
+    pub valid: usize,
+    /// Partial envelopes.
+    pub partial: usize,
+    /// Invalid envelopes (and unparseable input).
+    pub invalid: usize,
+}
+
+impl Summary {
+    /// Count one status.
+    pub fn add(&mut self, status: Status) {
+        match status {
+            Status::Valid => self.valid += 1,
+            Status::Partial => self.partial += 1,
+            Status::Invalid => self.invalid += 1,
+        }
+    }
+}
+
+/// A whole verification: every envelope in input order, every trace, a summary.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Report {
+    /// Per envelope, in input order.
+    pub envelopes: Vec<EnvelopeReport>,
+    /// Per trace, in order of first appearance.
+    pub traces: Vec<TraceReport>,
+    /// Counts.
+    pub summary: Summary,
+}
+
+impl Report {
+    /// Whether every envelope is valid (exit code 0, CLI.md).
+    pub fn all_valid(&self) -> bool {
+        !self.envelopes.is_empty() && self.envelopes.iter().all(|e| e.status == Status::Valid)
+    }
+
+    /// The CLI.md JSON form.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
+}
+
+/// Lowercase hex.
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        s.push_str(&std::format!("{b:02x}"));
+    }
+    s
+}

@@ -1,0 +1,190 @@
+//! Splitting input into envelopes: a file holds one envelope or a CBOR
+//! sequence of them (RFC 8742, CLI.md).
+//!
+//! Splitting only needs each item to be *well-formed* CBOR (RFC 8949 §5.3.1),
+//! not canonical: a non-canonical envelope is still cut out and then
+//! reported `malformed` by the strict check, so one bad envelope does not
+//! hide the ones after it. Input that is not well-formed cannot be split
+//! further and ends the file with one `malformed` entry.
+
+use alloc::vec::Vec;
+use core::fmt;
+
+/// Why the rest of an input cannot be split into items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum SplitError {
+    /// The input is empty: verifying nothing must not look like success.
+    Empty,
+    /// The input ends inside an item.
+    Truncated,
+    /// A byte that cannot start a CBOR item here (reserved or stray break).
+    NotWellFormed,
+    /// Nesting deeper than the splitter follows.
+    TooDeep,
+    /// An item larger than the size limit.
+    TooLarge,
+}
+
+impl fmt::Display for SplitError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Empty => "empty input: no envelope to verify",
+            Self::Truncated => "input ends inside a CBOR item (truncated)",
+            Self::NotWellFormed => "not well-formed CBOR",
+            Self::TooDeep => "CBOR nested too deeply",
+            Self::TooLarge => "CBOR item larger than the envelope size limit",
+        })
+    }
+}
+
+impl std::error::Error for SplitError {}
+
+/// One piece of an input.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Piece<'a> {
+    /// A well-formed CBOR item at this offset (to be checked as an envelope).
+    Item {
+        /// Offset in the input.
+        offset: usize,
+        /// Its bytes.
+        bytes: &'a [u8],
+    },
+    /// The input cannot be split from this offset on.
+    Unsplittable {
+        /// Offset in the input.
+        offset: usize,
+        /// Why.
+        error: SplitError,
+    },
+}
+
+/// Split `input` into well-formed items; at most one trailing
+/// [`Piece::Unsplittable`], and one for an empty input.
+pub fn split(input: &[u8], max_item: usize, max_depth: usize) -> Vec<Piece<'_>> {
+    let mut pieces = Vec::new();
+    if input.is_empty() {
+        pieces.push(Piece::Unsplittable {
+            offset: 0,
+            error: SplitError::Empty,
+        });
+        return pieces;
+    }
+    let mut pos = 0;
+    while pos < input.len() {
+        match item_end(input, pos, max_depth) {
+            Ok(end) if end - pos > max_item => {
+                pieces.push(Piece::Unsplittable {
+                    offset: pos,
+                    error: SplitError::TooLarge,
+                });
+                break;
+            }
+            Ok(end) => {
+                pieces.push(Piece::Item {
+                    offset: pos,
+                    bytes: input.get(pos..end).unwrap_or_default(),
+                });
+                pos = end;
+            }
+            Err(error) => {
+                pieces.push(Piece::Unsplittable { offset: pos, error });
+                break;
+            }
+        }
+    }
+    pieces
+}
+
+/// End offset of the well-formed item starting at `pos`. Iterative: a
+/// stack of open containers bounded by `max_depth`, so hostile nesting
+/// costs memory proportional to the limit, never the input.
+fn item_end(input: &[u8], mut pos: usize, max_depth: usize) -> Result<usize, SplitError> {
+    // Items still expected in each open container; `None` = indefinite (until break).
+    let mut open: Vec<Option<u64>> = Vec::new();
+    loop {
+        let initial = *input.get(pos).ok_or(SplitError::Truncated)?;
+        let (major, ai) = (initial >> 5, initial & 0x1f);
+        pos += 1;
+        if initial == 0xff {
+            // A break closes the innermost indefinite container.
+            match open.pop() {
+                Some(None) => {
+                    if finish(&mut open) {
+                        return Ok(pos);
+                    }
+                    continue;
+                }
+                _ => return Err(SplitError::NotWellFormed),
+            }
+        }
+        let arg = match ai {
+            0..=23 => u64::from(ai),
+            24..=27 => {
+                let n = 1usize << (ai - 24);
+                let bytes = input.get(pos..pos + n).ok_or(SplitError::Truncated)?;
+                pos += n;
+                bytes.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b))
+            }
+            31 if matches!(major, 2..=5) => {
+                if open.len() >= max_depth {
+                    return Err(SplitError::TooDeep);
+                }
+                open.push(None);
+                continue;
+            }
+            _ => return Err(SplitError::NotWellFormed),
+        };
+        match major {
+            2 | 3 => {
+                let len = usize::try_from(arg).map_err(|_| SplitError::Truncated)?;
+                pos = pos
+                    .checked_add(len)
+                    .filter(|&end| end <= input.len())
+                    .ok_or(SplitError::Truncated)?;
+            }
+            4 | 5 => {
+                let count = if major == 5 {
+                    arg.checked_mul(2)
+                } else {
+                    Some(arg)
+                };
+                let count = count.ok_or(SplitError::Truncated)?;
+                if count > (input.len() - pos) as u64 {
+                    return Err(SplitError::Truncated);
+                }
+                if count > 0 {
+                    if open.len() >= max_depth {
+                        return Err(SplitError::TooDeep);
+                    }
+                    open.push(Some(count));
+                    continue;
+                }
+            }
+            // A tag's content follows as the next item.
+            6 => continue,
+            _ => {}
+        }
+        if finish(&mut open) {
+            return Ok(pos);
+        }
+    }
+}
+
+/// One item completed: count it against the open containers, closing those
+/// that are full. Returns whether the top-level item is complete.
+fn finish(open: &mut Vec<Option<u64>>) -> bool {
+    loop {
+        match open.last_mut() {
+            None => return true,
+            Some(None) => return false,
+            Some(Some(left)) => {
+                *left -= 1;
+                if *left > 0 {
+                    return false;
+                }
+                open.pop();
+            }
+        }
+    }
+}

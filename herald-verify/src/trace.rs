@@ -1,0 +1,316 @@
+//! Walking a set of envelopes as traces (spec §3.3, §3.3a, §6; PROFILE.md
+//! P10 trace-audit mode, P11, P13).
+//!
+//! Nothing here recurses or follows parent links in a loop: parents are
+//! hash-map lookups, so a forged cycle of parent ids or a 100 000-deep chain
+//! costs the same as any other set of that size.
+
+use alloc::{collections::BTreeMap, string::String, vec::Vec};
+use std::collections::{HashMap, HashSet};
+
+use herald_core::cbor::Limits;
+use herald_core::{
+    CheckOptions, EnvelopeRef, KeySource, ReasonCode, Scope, SigilForm, Status, check, check_parent,
+};
+
+use crate::keyring::{Keyring, Provenance};
+use crate::report::{EnvelopeReport, Report, ReportReason, Source, Summary, TraceReport, hex};
+use crate::sequence::{Piece, split};
+
+/// Options of a trace audit.
+#[derive(Clone, Debug)]
+pub struct AuditOptions {
+    /// The time `expires` and `ts` are checked against (P10); `None` skips the time checks.
+    pub now: Option<u64>,
+    /// Clock skew tolerated, seconds (P10: 300).
+    pub skew: u64,
+    /// Scopes the policy requires (spec §3.4).
+    pub required_scopes: Vec<Scope>,
+    /// Decoder limits per envelope (P1).
+    pub limits: Limits,
+    /// Most envelopes in one audit; the rest are reported as one `malformed` entry.
+    pub max_envelopes: usize,
+    /// Learn keys from births whose key hashes to their sigil (P7).
+    pub learn_birth_keys: bool,
+}
+
+impl Default for AuditOptions {
+    fn default() -> Self {
+        Self {
+            now: None,
+            skew: 300,
+            required_scopes: Vec::new(),
+            limits: Limits::DEFAULT,
+            max_envelopes: 10_000_000,
+            learn_birth_keys: true,
+        }
+    }
+}
+
+/// One input: a name for reports and its bytes.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// A path, or `-` for standard input.
+    pub name: String,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+struct Entry<'a> {
+    bytes: &'a [u8],
+    source: Source,
+}
+
+fn reason(code: ReasonCode, detail: impl Into<String>) -> ReportReason {
+    ReportReason {
+        code,
+        index: None,
+        detail: detail.into(),
+    }
+}
+
+fn unparsed(source: Source, detail: String) -> EnvelopeReport {
+    let mut r = EnvelopeReport {
+        id: None,
+        from: None,
+        status: Status::Valid,
+        reasons: Vec::new(),
+        key_source: None,
+        source,
+        trace: None,
+        parent: None,
+    };
+    r.push(reason(ReasonCode::Malformed, detail));
+    r
+}
+
+/// Verify every envelope of `inputs` as one set (CLI.md: all files form one
+/// set for parents and replays) against `keyring`.
+pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
+    // 1. Split every input into items, in argument order then file order.
+    let mut entries = Vec::new();
+    let mut unsplittable: Vec<(usize, EnvelopeReport)> = Vec::new();
+    for input in inputs {
+        for piece in split(&input.bytes, opts.limits.max_size, 512) {
+            let position = entries.len() + unsplittable.len();
+            match piece {
+                Piece::Item { offset, bytes } if entries.len() < opts.max_envelopes => entries
+                    .push(Entry {
+                        bytes,
+                        source: Source {
+                            input: input.name.clone(),
+                            offset,
+                        },
+                    }),
+                Piece::Item { offset, .. } => {
+                    let source = Source {
+                        input: input.name.clone(),
+                        offset,
+                    };
+                    let detail =
+                        std::format!("more than {} envelopes in one audit", opts.max_envelopes);
+                    unsplittable.push((position, unparsed(source, detail)));
+                    break;
+                }
+                Piece::Unsplittable { offset, error } => {
+                    let source = Source {
+                        input: input.name.clone(),
+                        offset,
+                    };
+                    let detail = std::format!("{}: byte {offset}: {error}", input.name);
+                    unsplittable.push((position, unparsed(source, detail)));
+                }
+            }
+        }
+    }
+
+    // 2. Keys: the pinned keyring, plus keys learned from self-certifying births (P7).
+    let mut keys = keyring.clone();
+    let check_opts = CheckOptions {
+        now: opts.now,
+        skew: opts.skew,
+        limits: opts.limits,
+        required_scopes: &opts.required_scopes,
+        learn_birth_keys: opts.learn_birth_keys,
+    };
+    if opts.learn_birth_keys {
+        for e in &entries {
+            let mut reasons = Vec::new();
+            let checked = check(e.bytes, &(), &check_opts, &mut reasons);
+            let origin_ok = !reasons
+                .iter()
+                .any(|r| r.index == Some(0) || r.code == ReasonCode::IdMismatch);
+            if let (Some(KeySource::Birth), true, Some(env)) =
+                (checked.key_source, origin_ok, &checked.envelope)
+            {
+                if let Some(b) = env
+                    .attestation("birth")
+                    .and_then(|v| herald_core::attestation::BirthAttestation::parse(v).ok())
+                {
+                    if let Ok(key) = herald_core::PublicKey::from_bytes(b.key) {
+                        keys.insert(key, Provenance::Birth);
+                    }
+                }
+            }
+        }
+    }
+
+    // 3. Each envelope alone (P11 local reasons).
+    let mut reports: Vec<EnvelopeReport> = Vec::with_capacity(entries.len());
+    let mut views: Vec<Option<EnvelopeRef<'_>>> = Vec::with_capacity(entries.len());
+    for e in &entries {
+        let mut reasons = Vec::new();
+        let checked = check(e.bytes, &keys, &check_opts, &mut reasons);
+        let env = checked.envelope.clone();
+        let key_source = match checked.key_source {
+            Some(KeySource::Birth) => Some("birth"),
+            Some(KeySource::Keyring) => env
+                .as_ref()
+                .and_then(|v| keys.lookup(&v.from_sigil()))
+                .map(|(_, p)| match p {
+                    Provenance::Pinned => "keyring",
+                    Provenance::Birth => "birth",
+                }),
+            None => None,
+        };
+        let mut report = EnvelopeReport {
+            id: env.as_ref().map(|v| hex(v.id())),
+            from: env.as_ref().map(|v| String::from(v.from())),
+            status: Status::Valid,
+            reasons: Vec::new(),
+            key_source,
+            source: e.source.clone(),
+            trace: env.as_ref().map(|v| hex(v.trace())),
+            parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
+        };
+        if report.id.is_none() {
+            // Fields that did parse are still worth naming.
+            report.id = id_field(e.bytes);
+        }
+        for r in &reasons {
+            report.push(r.into());
+        }
+        reports.push(report);
+        views.push(env);
+    }
+
+    // 4. Parents and the trace-parent binding (spec §3.3a).
+    let mut by_id: HashMap<[u8; 32], usize> = HashMap::new();
+    for (i, v) in views.iter().enumerate() {
+        if let Some(v) = v {
+            by_id.entry(*v.id()).or_insert(i);
+        }
+    }
+    let mut has_child: HashSet<usize> = HashSet::new();
+    for (i, v) in views.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let Some(parent_id) = v.parent() else {
+            continue;
+        };
+        match by_id.get(parent_id) {
+            None => reports[i].push(reason(
+                ReasonCode::MissingParent,
+                std::format!("parent {} is not in the set", hex(parent_id)),
+            )),
+            Some(&p) => {
+                if p != i {
+                    has_child.insert(p);
+                }
+                if let Some(parent) = &views[p] {
+                    if let Err(r) = check_parent(v, parent) {
+                        reports[i].push((&r).into());
+                    }
+                }
+            }
+        }
+    }
+
+    // 5. Replays inside the set (P10 trace audit): first (from key, nonce) is clean.
+    let mut seen: HashMap<([u8; 32], [u8; 16]), usize> = HashMap::new();
+    for (i, v) in views.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let signer = keys
+            .lookup(&v.from_sigil())
+            .map(|(k, _)| *k.as_bytes())
+            .unwrap_or_else(|| sigil_identity(v));
+        if let Some(&first) = seen.get(&(signer, *v.nonce())) {
+            let detail = std::format!(
+                "nonce already used by {} (entry {})",
+                reports[first].id.as_deref().unwrap_or("?"),
+                first
+            );
+            reports[i].push(reason(ReasonCode::ReplayedNonce, detail));
+        } else {
+            seen.insert((signer, *v.nonce()), i);
+        }
+    }
+
+    // 6. Traces, in order of first appearance.
+    let mut order: Vec<[u8; 32]> = Vec::new();
+    let mut traces: BTreeMap<[u8; 32], TraceReport> = BTreeMap::new();
+    for (i, v) in views.iter().enumerate() {
+        let Some(v) = v else { continue };
+        let t = traces.entry(*v.trace()).or_insert_with(|| {
+            order.push(*v.trace());
+            TraceReport {
+                trace: hex(v.trace()),
+                genesis: None,
+                leaves: Vec::new(),
+                valid: 0,
+                partial: 0,
+                invalid: 0,
+            }
+        });
+        if v.is_genesis() && v.id() == v.trace() && t.genesis.is_none() {
+            t.genesis = Some(hex(v.id()));
+        }
+        if !has_child.contains(&i) {
+            t.leaves.push(hex(v.id()));
+        }
+        match reports[i].status {
+            Status::Valid => t.valid += 1,
+            Status::Partial => t.partial += 1,
+            Status::Invalid => t.invalid += 1,
+        }
+    }
+
+    // 7. Merge unparseable pieces back in input order.
+    let mut envelopes = Vec::with_capacity(reports.len() + unsplittable.len());
+    let mut reports = reports.into_iter();
+    for (position, r) in unsplittable {
+        while envelopes.len() < position {
+            match reports.next() {
+                Some(next) => envelopes.push(next),
+                None => break,
+            }
+        }
+        envelopes.push(r);
+    }
+    envelopes.extend(reports);
+    let mut summary = Summary::default();
+    for e in &envelopes {
+        summary.add(e.status);
+    }
+    Report {
+        envelopes,
+        traces: order.iter().filter_map(|t| traces.remove(t)).collect(),
+        summary,
+    }
+}
+
+/// A stand-in for the signer's key when it is unknown: the sigil's hash
+/// prefix in its shortest form, which every form of one key shares.
+fn sigil_identity(v: &EnvelopeRef<'_>) -> [u8; 32] {
+    let mut id = [0u8; 32];
+    if let Some(short) = v.from_sigil().to_form(SigilForm::Short) {
+        id[..10].copy_from_slice(short.hash_prefix());
+    }
+    id
+}
+
+/// The `id` field of an envelope that did not fully decode, if it has one.
+fn id_field(bytes: &[u8]) -> Option<String> {
+    let map = herald_core::cbor::decode(bytes).ok()?.as_map()?;
+    let id = map.get("id")?.as_bytes()?;
+    (id.len() == 32).then(|| hex(id))
+}
