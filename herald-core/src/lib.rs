@@ -1,5 +1,6 @@
 #![doc = include_str!("../../README.md")]
 #![no_std]
+#![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_auto_cfg))]
 
 #[cfg(feature = "alloc")]

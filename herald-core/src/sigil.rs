@@ -349,7 +349,7 @@ mod tests {
         // The spec's illustrative sigil has a '9', outside base32 (P2).
         assert_eq!(
             Sigil::parse("sigil:m7zr4hb2qa6kpl9xn3qg4w"),
-            Err(SigilError::Character { offset: 17 })
+            Err(SigilError::Character { offset: 20 })
         );
         assert_eq!(Sigil::parse("sig:abc"), Err(SigilError::Prefix));
         assert!(Sigil::parse("sigil:none").is_ok_and(|s| s.is_reserved()));

@@ -1,16 +1,21 @@
 //! HERALD verifier: trace walks, keyrings, the replay cache, identity
 //! lifecycle and the audit log, over [`herald_core`]'s envelopes.
 #![no_std]
+#![forbid(unsafe_code)]
 
 extern crate alloc;
 extern crate std;
 
 pub mod keyring;
+pub mod live;
 pub mod merkle;
 pub mod report;
 pub mod sequence;
+pub mod store;
 pub mod trace;
 
 pub use keyring::{Keyring, KeyringError, Provenance};
+pub use live::{Clock, Receiver, SystemClock};
 pub use report::{EnvelopeReport, Report, ReportReason, Summary, TraceReport};
+pub use store::{Claim, Store, StoreError};
 pub use trace::{AuditOptions, Input, audit};

@@ -7,6 +7,8 @@
 //! - With `alloc`, [`Value`] is an owned value that always encodes, and
 //!   [`to_value`] / [`from_value`] carry serde types through ciborium into P1.
 
+#[cfg(feature = "alloc")]
+mod de;
 mod decode;
 mod encode;
 mod float;

@@ -49,10 +49,11 @@ pub fn to_value<T: serde::Serialize + ?Sized>(value: &T) -> Result<Value, SerdeE
 }
 
 /// Deserialize a `T` from a P1 [`Value`].
+///
+/// Integers are accepted where the type wants a float, since P1 writes an
+/// integral float as an integer.
 pub fn from_value<T: serde::de::DeserializeOwned>(value: &Value) -> Result<T, SerdeError> {
-    to_ciborium(value)
-        .deserialized()
-        .map_err(|e| SerdeError::Serde(alloc::format!("{e}")))
+    T::deserialize(super::de::ValueDeserializer(value)).map_err(|e| SerdeError::Serde(e.0))
 }
 
 /// Convert a `ciborium::Value` into P1, rejecting what the profile cannot hold.

@@ -119,13 +119,14 @@ pub(crate) fn scan<'a>(
                 Some(s) => f.v = Some(s),
                 None => o.bad("v", "must be text"),
             },
-            "id" => match fixed::<32>(v) {
-                Some(id) => {
-                    f.id = Some(id);
-                    f.spans.id = Some(e.span.clone());
+            "id" => {
+                // body(E, k) leaves `id` out whatever it holds (P4).
+                f.spans.id = Some(e.span.clone());
+                match fixed::<32>(v) {
+                    Some(id) => f.id = Some(id),
+                    None => o.bad("id", "must be a 32-byte byte string"),
                 }
-                None => o.bad("id", "must be a 32-byte byte string"),
-            },
+            }
             "from" | "to" => {
                 let name = if e.key == "from" { "from" } else { "to" };
                 match v.as_text() {
@@ -153,13 +154,14 @@ pub(crate) fn scan<'a>(
                     None => o.bad("parent", "must be a 32-byte byte string or null"),
                 },
             },
-            "trace" => match fixed::<32>(v) {
-                Some(t) => {
-                    f.trace = Some(t);
-                    f.spans.trace = Some(e.span.clone());
+            "trace" => {
+                // A genesis body leaves `trace` out whatever it holds (P4).
+                f.spans.trace = Some(e.span.clone());
+                match fixed::<32>(v) {
+                    Some(t) => f.trace = Some(t),
+                    None => o.bad("trace", "must be a 32-byte byte string"),
                 }
-                None => o.bad("trace", "must be a 32-byte byte string"),
-            },
+            }
             "ts" => match v.as_unsigned() {
                 Some(ts) => f.ts = Some(ts),
                 None => o.bad("ts", "must be an unsigned integer"),
@@ -182,7 +184,14 @@ pub(crate) fn scan<'a>(
                 None => o.bad("lineage_proof", "must be a 32-byte byte string"),
             },
             "attestations" => match v.as_array() {
-                Some(a) => f.attestations = Some(a),
+                Some(a) => {
+                    f.attestations = Some(a);
+                    for item in a.iter() {
+                        if let Err(d) = crate::attestation::Attestation::parse(item) {
+                            o.push(Reason::new(ReasonCode::Malformed, d));
+                        }
+                    }
+                }
                 None => o.bad("attestations", "must be an array"),
             },
             "payload" => f.payload = Some((v, e.value_span.clone())),

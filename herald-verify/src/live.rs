@@ -1,0 +1,270 @@
+//! Live reception (PROFILE.md P10, P11, P13): one envelope at a time,
+//! against the clock and the persistent replay cache of [`crate::store`].
+//!
+//! [`Receiver::receive`] runs [`herald_core::check`] with `now` from its
+//! clock (so `expired` and `future_ts` are decided there), then the P10
+//! live rules:
+//!
+//! - `stale`: no `expires`, and `ts < now − 30 days` (the cache can no
+//!   longer vouch for it);
+//! - `replayed_nonce`: the `(from key, nonce)` pair is cached.
+//!
+//! Which envelopes take a cache slot: only an envelope that is accepted,
+//! status `valid` or `partial` after every other rule — so its origin
+//! signature verified (P13: anything breaking the origin is `invalid`) and
+//! it is neither `expired`, `future_ts` nor `stale`. A forged or tampered
+//! envelope thus never uses up the real signer's nonce, and an envelope
+//! refused for its time can be re-sent. An `invalid` envelope whose pair is
+//! already cached still reports `replayed_nonce` (P11: every applicable
+//! reason), found by a read that changes nothing.
+//!
+//! Retention: a claimed pair is kept until
+//! `max(expires + skew, now + 30 days, ts + 30 days)`. P10 states the first
+//! two terms; the third covers an envelope whose `ts` is ahead of this
+//! clock (by up to `skew`), which would otherwise be forgotten a few seconds
+//! before it becomes `stale`. Past that time, a replay of the same bytes is
+//! `expired` or `stale` on its own, so [`Store::purge`] may drop the entry.
+
+use alloc::{boxed::Box, string::String, vec::Vec};
+use core::fmt;
+
+use herald_core::cbor::Limits;
+use herald_core::{CheckOptions, EnvelopeRef, KeySource, Kind, ReasonCode, Scope, Status, check};
+
+use crate::keyring::{Keyring, Provenance};
+use crate::report::{EnvelopeReport, ReportReason, Source, hex};
+use crate::store::{Claim, Store, StoreError};
+
+/// How long the cache vouches for an envelope without `expires`, and the
+/// least time a pair is kept: 30 days, in seconds (P10).
+pub const CACHE_WINDOW: u64 = 30 * 86_400;
+
+/// The default clock skew tolerated, seconds (P10).
+pub const DEFAULT_SKEW: u64 = 300;
+
+/// The time source of a [`Receiver`]: Unix seconds.
+pub trait Clock: Send + Sync {
+    /// The current time, Unix seconds.
+    fn now(&self) -> u64;
+}
+
+/// The system clock (a time before 1970 reads as 0).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+}
+
+impl<F: Fn() -> u64 + Send + Sync> Clock for F {
+    fn now(&self) -> u64 {
+        self()
+    }
+}
+
+/// A P10 live receiver: a keyring, a clock, a policy and the persistent
+/// replay cache. `Send + Sync`: [`Receiver::receive`] takes `&self`, and two
+/// threads receiving the same pair never both accept it (see [`Store`]).
+pub struct Receiver {
+    store: Store,
+    keyring: Keyring,
+    skew: u64,
+    required_scopes: Vec<Scope>,
+    learn_birth_keys: bool,
+    limits: Limits,
+    clock: Box<dyn Clock>,
+}
+
+impl fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("store", &self.store)
+            .field("keys", &self.keyring.len())
+            .field("skew", &self.skew)
+            .field("required_scopes", &self.required_scopes)
+            .field("learn_birth_keys", &self.learn_birth_keys)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Receiver {
+    /// A receiver with P10 defaults: skew 300 s, the system clock, no
+    /// required scopes, P1 limits, and a birth's self-certified key accepted
+    /// for the birth itself (P7).
+    pub fn new(store: Store, keyring: Keyring) -> Self {
+        Self {
+            store,
+            keyring,
+            skew: DEFAULT_SKEW,
+            required_scopes: Vec::new(),
+            learn_birth_keys: true,
+            limits: Limits::DEFAULT,
+            clock: Box::new(SystemClock),
+        }
+    }
+
+    /// The clock skew tolerated, seconds (P10).
+    pub fn with_skew(mut self, skew: u64) -> Self {
+        self.skew = skew;
+        self
+    }
+
+    /// Scopes the policy requires a valid signature in (spec §3.4).
+    pub fn with_required_scopes(mut self, scopes: Vec<Scope>) -> Self {
+        self.required_scopes = scopes;
+        self
+    }
+
+    /// The time source (tests fix it).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// Whether a birth's self-certified key may verify that birth (P7).
+    pub fn with_learn_birth_keys(mut self, learn: bool) -> Self {
+        self.learn_birth_keys = learn;
+        self
+    }
+
+    /// Decoder limits per envelope (P1).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The replay cache.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The keyring.
+    pub fn keyring(&self) -> &Keyring {
+        &self.keyring
+    }
+
+    /// Give back the replay cache (to close it: drop it).
+    pub fn into_store(self) -> Store {
+        self.store
+    }
+
+    /// Receive one envelope now (by the receiver's clock): see
+    /// [`Receiver::receive_at`].
+    pub fn receive(&self, bytes: &[u8]) -> Result<EnvelopeReport, StoreError> {
+        self.receive_at(bytes, self.clock.now())
+    }
+
+    /// Receive one envelope at time `now` (P10 live reception): every P11
+    /// reason, with `stale` and `replayed_nonce` added here. An accepted
+    /// envelope (`valid` or `partial`) has claimed its `(from key, nonce)`
+    /// pair durably before this returns; on an error nothing may be assumed
+    /// about the claim, and the envelope must be treated as not accepted.
+    pub fn receive_at(&self, bytes: &[u8], now: u64) -> Result<EnvelopeReport, StoreError> {
+        let opts = CheckOptions {
+            now: Some(now),
+            skew: self.skew,
+            limits: self.limits,
+            required_scopes: &self.required_scopes,
+            learn_birth_keys: self.learn_birth_keys,
+        };
+        let mut reasons = Vec::new();
+        let checked = check(bytes, &self.keyring, &opts, &mut reasons);
+        let env = checked.envelope;
+        let key_source = match checked.key_source {
+            Some(KeySource::Birth) => Some("birth"),
+            Some(KeySource::Keyring) => env
+                .as_ref()
+                .and_then(|v| self.keyring.lookup(&v.from_sigil()))
+                .map(|(_, p)| match p {
+                    Provenance::Pinned => "keyring",
+                    Provenance::Birth => "birth",
+                }),
+            None => None,
+        };
+        let mut report = EnvelopeReport {
+            id: env.as_ref().map(|v| hex(v.id())),
+            from: env.as_ref().map(|v| String::from(v.from())),
+            status: Status::Valid,
+            reasons: Vec::new(),
+            key_source,
+            source: Source::default(),
+            trace: env.as_ref().map(|v| hex(v.trace())),
+            parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
+        };
+        for r in &reasons {
+            report.push(r.into());
+        }
+        let Some(env) = env else {
+            return Ok(report);
+        };
+
+        // P10: without `expires`, the cache vouches for 30 days of `ts`.
+        if env.expires().is_none() && env.ts() < now.saturating_sub(CACHE_WINDOW) {
+            report.push(reason(
+                ReasonCode::Stale,
+                "no expires, and ts is more than 30 days old (P10)",
+            ));
+        }
+
+        // P10: the replay cache, keyed by the key `from` names.
+        let Some(signer) = self.signer_key(&env) else {
+            // No key for `from`: the origin is `unknown_signer`, so invalid,
+            // and no cache entry can name this signer.
+            return Ok(report);
+        };
+        let replayed = if report.status == Status::Invalid {
+            self.store.contains(&signer, env.nonce(), now)?
+        } else {
+            let retain_until = self.retain_until(&env, now);
+            self.store.claim(&signer, env.nonce(), retain_until, now)? == Claim::Replayed
+        };
+        if replayed {
+            report.push(reason(
+                ReasonCode::ReplayedNonce,
+                "this (from key, nonce) pair was received before (P10)",
+            ));
+        }
+        Ok(report)
+    }
+
+    /// Until when a claimed pair is kept (module docs).
+    fn retain_until(&self, env: &EnvelopeRef<'_>, now: u64) -> u64 {
+        let by_expiry = env.expires().map_or(0, |x| x.saturating_add(self.skew));
+        by_expiry
+            .max(now.saturating_add(CACHE_WINDOW))
+            .max(env.ts().saturating_add(CACHE_WINDOW))
+    }
+
+    /// The public key `from` names: the keyring's, else (as [`check`] does)
+    /// a birth's self-certified key.
+    fn signer_key(&self, env: &EnvelopeRef<'_>) -> Option<[u8; 32]> {
+        let sigil = env.from_sigil();
+        if let Some((key, _)) = self.keyring.lookup(&sigil) {
+            return Some(*key.as_bytes());
+        }
+        if !self.learn_birth_keys || env.kind() != Kind::Birth {
+            return None;
+        }
+        let birth =
+            herald_core::attestation::BirthAttestation::parse(env.attestation("birth")?).ok()?;
+        sigil.names_key(birth.key).then_some(*birth.key)
+    }
+}
+
+fn reason(code: ReasonCode, detail: &str) -> ReportReason {
+    ReportReason {
+        code,
+        index: None,
+        detail: detail.into(),
+    }
+}
+
+// A `Receiver` is shared between receiving threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Receiver>();
+};
