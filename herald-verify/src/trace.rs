@@ -142,15 +142,12 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
                 .any(|r| r.index == Some(0) || r.code == ReasonCode::IdMismatch);
             if let (Some(KeySource::Birth), true, Some(env)) =
                 (checked.key_source, origin_ok, &checked.envelope)
-            {
-                if let Some(b) = env
+                && let Some(b) = env
                     .attestation("birth")
                     .and_then(|v| herald_core::attestation::BirthAttestation::parse(v).ok())
-                {
-                    if let Ok(key) = herald_core::PublicKey::from_bytes(b.key) {
-                        keys.insert(key, Provenance::Birth);
-                    }
-                }
+                && let Ok(key) = herald_core::PublicKey::from_bytes(b.key)
+            {
+                keys.insert(key, Provenance::Birth);
             }
         }
     }
@@ -216,10 +213,10 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
                 if p != i {
                     has_child.insert(p);
                 }
-                if let Some(parent) = &views[p] {
-                    if let Err(r) = check_parent(v, parent) {
-                        reports[i].push((&r).into());
-                    }
+                if let Some(parent) = &views[p]
+                    && let Err(r) = check_parent(v, parent)
+                {
+                    reports[i].push((&r).into());
                 }
             }
         }

@@ -1,0 +1,282 @@
+//! Keys (PROFILE.md P5): small-order and non-point public keys refused at
+//! load, signing keys whose `Debug` shows the sigil and never the secret,
+//! and seeds that round-trip inside `Zeroizing`.
+
+// Tests unwrap: a failure is the assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+
+use std::collections::BTreeSet;
+
+use herald_core::rand_core::{CryptoRng, Error as RandError, RngCore};
+use herald_core::{KeyError, PublicKey, SigilForm, SigningKey};
+use sha2::{Digest, Sha512};
+use zeroize::Zeroizing;
+
+/// The 8 points of small order (dividing 8) on edwards25519, canonically
+/// encoded. Source: C2SP CCTV `ed25519/ed25519vectors.json` (copy in
+/// vectors/external/ed25519-cctv/), the keys of the vectors flagged
+/// `low_order_A` without `non_canonical_A`; the same list appears in
+/// ed25519-speccheck and in curve25519-dalek's `EIGHT_TORSION`. The test
+/// below re-derives it from the file.
+const SMALL_ORDER: [&str; 8] = [
+    // identity (0, 1): order 1
+    "0100000000000000000000000000000000000000000000000000000000000000",
+    // (0, −1): order 2
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    // (±sqrt(−1), 0): order 4
+    "0000000000000000000000000000000000000000000000000000000000000000",
+    "0000000000000000000000000000000000000000000000000000000000000080",
+    // order 8
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",
+    "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",
+    "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",
+];
+
+/// Non-canonical encodings of small-order points (y ≥ p, or x = −0), also
+/// from CCTV's `non_canonical_A` vectors.
+const SMALL_ORDER_NON_CANONICAL: [&str; 6] = [
+    "0100000000000000000000000000000000000000000000000000000000000080",
+    "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "edffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",
+    "eeffffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff",
+];
+
+const CCTV: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../vectors/external/ed25519-cctv/ed25519vectors.json"
+);
+
+fn key32(hex: &str) -> [u8; 32] {
+    hex::decode(hex).unwrap().try_into().unwrap()
+}
+
+#[test]
+fn the_small_order_list_is_cctvs() {
+    let doc: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(CCTV).unwrap()).unwrap();
+    let mut canonical = BTreeSet::new();
+    let mut non_canonical = BTreeSet::new();
+    for v in doc.as_array().unwrap() {
+        let flags: Vec<&str> = v["flags"]
+            .as_array()
+            .map(|f| f.iter().map(|x| x.as_str().unwrap()).collect())
+            .unwrap_or_default();
+        if flags.contains(&"low_order_A") {
+            let key = v["key"].as_str().unwrap().to_owned();
+            if flags.contains(&"non_canonical_A") {
+                non_canonical.insert(key);
+            } else {
+                canonical.insert(key);
+            }
+        }
+    }
+    assert_eq!(
+        canonical,
+        SMALL_ORDER.iter().map(|s| s.to_string()).collect()
+    );
+    assert_eq!(
+        non_canonical,
+        SMALL_ORDER_NON_CANONICAL
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    );
+}
+
+#[test]
+fn small_order_keys_are_refused() {
+    for hex in SMALL_ORDER {
+        assert_eq!(
+            PublicKey::from_bytes(&key32(hex)),
+            Err(KeyError::SmallOrder),
+            "{hex}"
+        );
+        assert_eq!(
+            PublicKey::from_slice(&key32(hex)),
+            Err(KeyError::SmallOrder),
+            "{hex}"
+        );
+    }
+    // The non-canonical encodings decode (curve25519-dalek accepts y ≥ p
+    // and x = −0) and are refused for their order.
+    for hex in SMALL_ORDER_NON_CANONICAL {
+        assert_eq!(
+            PublicKey::from_bytes(&key32(hex)),
+            Err(KeyError::SmallOrder),
+            "{hex}"
+        );
+    }
+}
+
+#[test]
+fn a_non_point_is_refused() {
+    // y = 2: (y² − 1) / (d·y² + 1) is not a square mod p, so no x exists.
+    let mut y2 = [0u8; 32];
+    y2[0] = 2;
+    assert_eq!(PublicKey::from_bytes(&y2), Err(KeyError::NotAPoint));
+    // y = 7, with either sign bit: not a point either.
+    let mut y7 = [0u8; 32];
+    y7[0] = 7;
+    assert_eq!(PublicKey::from_bytes(&y7), Err(KeyError::NotAPoint));
+    y7[31] = 0x80;
+    assert_eq!(PublicKey::from_bytes(&y7), Err(KeyError::NotAPoint));
+    // y = 3 is a point of large order: loading it is not refused, which
+    // shows the two refusals above are about the bytes, not a blanket no.
+    let mut y3 = [0u8; 32];
+    y3[0] = 3;
+    assert!(PublicKey::from_bytes(&y3).is_ok());
+    // y = p + 3 is a non-canonical encoding of that same point. It loads
+    // too (curve25519-dalek decompresses y >= p; verify_strict does not ask
+    // for a canonical A), and it is a different sigil. This documents the
+    // current behaviour: only points with y < 19 have such encodings, and
+    // nobody knows their discrete logs.
+    let mut y3_nc = [0xffu8; 32];
+    y3_nc[0] = 0xf0;
+    y3_nc[31] = 0x7f;
+    let nc = PublicKey::from_bytes(&y3_nc).unwrap();
+    let canonical = PublicKey::from_bytes(&y3).unwrap();
+    assert_ne!(
+        nc.sigil(SigilForm::Default),
+        canonical.sigil(SigilForm::Default)
+    );
+    // Wrong lengths.
+    assert_eq!(PublicKey::from_slice(&[0x42; 31]), Err(KeyError::Length));
+    assert_eq!(PublicKey::from_slice(&[0x42; 33]), Err(KeyError::Length));
+    assert_eq!(PublicKey::from_slice(&[]), Err(KeyError::Length));
+}
+
+#[test]
+fn a_real_key_loads_and_round_trips() {
+    let sk = SigningKey::from_seed(&[0x42; 32]);
+    let pk = sk.public_key();
+    let again = PublicKey::from_bytes(pk.as_bytes()).unwrap();
+    assert_eq!(again, pk);
+    assert_eq!(again.as_dalek().as_bytes(), pk.as_bytes());
+    for form in SigilForm::ALL {
+        assert_eq!(sk.sigil(form), pk.sigil(form));
+        assert!(pk.sigil(form).names_key(pk.as_bytes()));
+    }
+    let sig = sk.sign(b"msg");
+    assert!(pk.verify(b"msg", &sig).is_ok());
+    assert!(pk.verify(b"msh", &sig).is_err());
+}
+
+/// Every rendering of `bytes` a careless `Debug` might leak.
+fn renderings(bytes: &[u8]) -> Vec<String> {
+    use data_encoding::{BASE32, BASE64, BASE64_NOPAD, BASE64URL, BASE64URL_NOPAD, HEXUPPER};
+    vec![
+        hex::encode(bytes),
+        HEXUPPER.encode(bytes),
+        BASE64.encode(bytes),
+        BASE64_NOPAD.encode(bytes),
+        BASE64URL.encode(bytes),
+        BASE64URL_NOPAD.encode(bytes),
+        BASE32.encode(bytes),
+        BASE32.encode(bytes).to_ascii_lowercase(),
+        format!("{bytes:?}"),
+        format!("{bytes:02x?}"),
+    ]
+}
+
+#[test]
+fn signing_key_debug_shows_the_sigil_and_no_secret() {
+    // Seeds with distinct bytes, so any 8-byte window is distinctive.
+    for seed in [
+        core::array::from_fn::<u8, 32, _>(|i| (i as u8).wrapping_mul(37).wrapping_add(11)),
+        key32("9d61b19deffd5a60ba844af492ec2cc44449c5697b326919703bac031cae7f60"),
+    ] {
+        let sk = SigningKey::from_seed(&seed);
+        // RFC 8032 §5.1.5: h = SHA-512(seed); the scalar is h[..32] clamped,
+        // the nonce prefix h[32..].
+        let h = Sha512::digest(seed);
+        let mut scalar = [0u8; 32];
+        scalar.copy_from_slice(&h[..32]);
+        scalar[0] &= 248;
+        scalar[31] &= 127;
+        scalar[31] |= 64;
+        let secrets: [&[u8]; 4] = [&seed, &h[..32], &scalar, &h[32..]];
+        for debug in [format!("{sk:?}"), format!("{sk:#?}")] {
+            assert!(
+                debug.contains(&sk.sigil(SigilForm::Default).to_string()),
+                "{debug}"
+            );
+            for secret in secrets {
+                for r in renderings(secret) {
+                    assert!(!debug.contains(&r), "{debug} leaks {r}");
+                }
+                // Not even an 8-byte window of it, in hex or bytes.
+                for w in secret.windows(8) {
+                    assert!(!debug.contains(&hex::encode(w)), "{debug}");
+                    let list = format!("{w:?}");
+                    assert!(!debug.contains(&list[1..list.len() - 1]), "{debug}");
+                }
+            }
+        }
+        // The public key's Debug is its sigil too.
+        let pk = sk.public_key();
+        assert_eq!(
+            format!("{pk:?}"),
+            format!("PublicKey({})", pk.sigil(SigilForm::Default))
+        );
+    }
+}
+
+#[test]
+fn seeds_round_trip_in_zeroizing() {
+    for seed in [
+        [0u8; 32],
+        [0xff; 32],
+        [0x42; 32],
+        core::array::from_fn(|i| i as u8),
+    ] {
+        let sk = SigningKey::from_seed(&seed);
+        // Compile-time check: to_seed returns the Zeroizing wrapper.
+        let out: Zeroizing<[u8; 32]> = sk.to_seed();
+        assert_eq!(*out, seed);
+        let again = SigningKey::from_seed(&out);
+        assert_eq!(again.public_key(), sk.public_key());
+        assert_eq!(again.sign(b"x"), sk.sign(b"x"));
+    }
+}
+
+/// An RNG that hands out a fixed byte sequence.
+struct Fixed(u8);
+
+impl RngCore for Fixed {
+    fn next_u32(&mut self) -> u32 {
+        let mut b = [0u8; 4];
+        self.fill_bytes(&mut b);
+        u32::from_le_bytes(b)
+    }
+    fn next_u64(&mut self) -> u64 {
+        let mut b = [0u8; 8];
+        self.fill_bytes(&mut b);
+        u64::from_le_bytes(b)
+    }
+    fn fill_bytes(&mut self, dest: &mut [u8]) {
+        for d in dest {
+            *d = self.0;
+            self.0 = self.0.wrapping_add(1);
+        }
+    }
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), RandError> {
+        self.fill_bytes(dest);
+        Ok(())
+    }
+}
+
+impl CryptoRng for Fixed {}
+
+#[test]
+fn generate_uses_the_rng_as_the_seed() {
+    let sk = SigningKey::generate(&mut Fixed(5));
+    let seed: [u8; 32] = core::array::from_fn(|i| 5 + i as u8);
+    assert_eq!(*sk.to_seed(), seed);
+    assert_eq!(sk.public_key(), SigningKey::from_seed(&seed).public_key());
+    let a = SigningKey::generate_os();
+    let b = SigningKey::generate_os();
+    assert_ne!(a.public_key(), b.public_key());
+}
