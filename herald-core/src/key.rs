@@ -19,6 +19,9 @@ pub enum KeyError {
     NotAPoint,
     /// A point of small order: every signature would be forgeable.
     SmallOrder,
+    /// A non-canonical encoding (y ≥ p) of a point: refused so that one
+    /// key has exactly one encoding, hence one sigil per form (P2).
+    NonCanonical,
     /// Not 32 bytes.
     Length,
 }
@@ -28,6 +31,9 @@ impl fmt::Display for KeyError {
         f.write_str(match self {
             Self::NotAPoint => "not an Ed25519 public key (no such curve point)",
             Self::SmallOrder => "Ed25519 public key of small order refused (P5)",
+            Self::NonCanonical => {
+                "non-canonical encoding of an Ed25519 public key refused (P2, P5)"
+            }
             Self::Length => "an Ed25519 public key is 32 bytes",
         })
     }
@@ -48,18 +54,22 @@ impl fmt::Display for SignatureError {
 
 impl core::error::Error for SignatureError {}
 
-/// An Ed25519 public key accepted for verification: a valid point, not of
-/// small order (P5).
+/// An Ed25519 public key accepted for verification: the canonical encoding
+/// of a valid point, not of small order (P5).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct PublicKey(ed25519_dalek::VerifyingKey);
 
 impl PublicKey {
-    /// Load 32 bytes, refusing non-points and small-order points (P5).
+    /// Load 32 bytes, refusing non-points, small-order points and
+    /// non-canonical encodings (P5).
     pub fn from_bytes(bytes: &[u8; 32]) -> Result<Self, KeyError> {
         let key =
             ed25519_dalek::VerifyingKey::from_bytes(bytes).map_err(|_| KeyError::NotAPoint)?;
         if key.is_weak() {
             return Err(KeyError::SmallOrder);
+        }
+        if key.to_edwards().compress().as_bytes() != bytes {
+            return Err(KeyError::NonCanonical);
         }
         Ok(Self(key))
     }
