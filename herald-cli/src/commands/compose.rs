@@ -1,0 +1,255 @@
+//! Building and signing an envelope from the options `new` and `reply`
+//! share (CLI.md): key, `to`, kind, payload, attestations, times, output.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use herald_core::cbor::Value;
+use herald_core::envelope::birth_attestation;
+use herald_core::{CheckOptions, EnvelopeBuilder, Kind, Sigil, SigningKey, Status, check};
+
+use crate::ComposeArgs;
+use crate::commands::{parse_kind, parse_sigil};
+use crate::error::CliError;
+use crate::{clock, input, json, keyfile, output};
+
+/// The `birth` options of `new` (`reply` has none).
+pub(crate) struct BirthArgs<'a> {
+    /// `--description`.
+    pub(crate) description: Option<&'a str>,
+    /// `--lineage`, repeatable.
+    pub(crate) lineage: &'a [String],
+}
+
+/// What the builder is: a genesis, or a reply (given the parent).
+pub(crate) enum Start<'p> {
+    /// `herald new`.
+    Genesis(BirthArgs<'p>),
+    /// `herald reply`.
+    Reply {
+        /// The parent envelope.
+        parent: &'p herald_core::EnvelopeRef<'p>,
+        /// Without `--to`, address the parent's sender (or, replying to
+        /// oneself, the parent's recipient).
+        auto_to: bool,
+    },
+}
+
+/// Build, sign and write the envelope; exit 0.
+pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliError> {
+    // Every option is checked before the key file is opened.
+    let kind = args
+        .kind
+        .as_deref()
+        .map(parse_kind)
+        .transpose()?
+        .unwrap_or_default();
+    let to = args
+        .to
+        .as_deref()
+        .map(|t| parse_sigil("--to", t))
+        .transpose()?;
+    let payload = payload(args)?;
+    let mut attestations = args
+        .attest
+        .iter()
+        .map(|a| attestation(a))
+        .collect::<Result<Vec<_>, _>>()?;
+    let ts = match args.ts {
+        Some(ts) => ts,
+        None => clock::now()?,
+    };
+    let expires = args
+        .expires
+        .as_deref()
+        .map(|e| expires(e, ts))
+        .transpose()?;
+    if kind == Kind::Birth && matches!(start, Start::Reply { .. }) {
+        return Err(CliError::new(
+            "--kind birth: a birth is the genesis of its own trace; use `herald new --kind birth`",
+        ));
+    }
+    let birth = match &start {
+        Start::Genesis(birth) => birth_plan(kind, birth, &attestations)?,
+        Start::Reply { .. } => None,
+    };
+    let key = keyfile::load(&args.key)?;
+    if let Some((description, lineage)) = birth {
+        let value = birth_attestation(&key.public_key(), description, &lineage);
+        attestations.insert(0, ("birth".into(), value));
+    }
+
+    let mut builder = match start {
+        Start::Genesis(_) => EnvelopeBuilder::genesis(ts),
+        Start::Reply { parent, auto_to } => {
+            let builder = EnvelopeBuilder::reply(parent, ts);
+            let default_to = (auto_to && to.is_none())
+                .then(|| default_recipient(parent, &key))
+                .flatten();
+            match default_to {
+                Some(to) => builder.to(to),
+                None => builder,
+            }
+        }
+    }
+    .kind(kind)
+    .payload(payload);
+    if let Some(to) = to {
+        builder = builder.to(to);
+    }
+    if let Some(expires) = expires {
+        builder = builder.expires(expires);
+    }
+    for (ty, value) in attestations {
+        builder = builder.attest(&ty, value);
+    }
+    let envelope = builder
+        .sign(&key)
+        .map_err(|e| CliError::new(format!("cannot build the envelope: {e}")))?;
+    warn_if_invalid(envelope.as_bytes(), &key);
+    output::write_envelope(&args.out, envelope.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The parent's sender, or its recipient when the parent is our own.
+fn default_recipient(parent: &herald_core::EnvelopeRef<'_>, key: &SigningKey) -> Option<Sigil> {
+    if parent.from_sigil().names_key(key.public_key().as_bytes()) {
+        parent.to().map(|(_, s)| s)
+    } else {
+        Some(parent.from_sigil())
+    }
+}
+
+/// `--payload-json` (or `@FILE`), `--payload-file`, or `null`.
+fn payload(args: &ComposeArgs) -> Result<Value, CliError> {
+    if let Some(text) = &args.payload_json {
+        let text = json_text("--payload-json", text)?;
+        return json::to_cbor(&text).map_err(|e| CliError::new(format!("--payload-json: {e}")));
+    }
+    if let Some(path) = &args.payload_file {
+        let bytes = input::read(path)?;
+        if keyfile::is_key_file(&bytes) {
+            return Err(CliError::new(format!(
+                "--payload-file {}: refusing to send a secret key file",
+                input::display_name(path)
+            )));
+        }
+        return Ok(Value::Bytes(bytes));
+    }
+    Ok(Value::Null)
+}
+
+/// JSON given inline, or `@FILE` / `@-` to read it.
+fn json_text(flag: &str, text: &str) -> Result<String, CliError> {
+    let Some(file) = text.strip_prefix('@') else {
+        return Ok(text.to_owned());
+    };
+    let path = Path::new(file);
+    let bytes = input::read(path)?;
+    if keyfile::is_key_file(&bytes) {
+        return Err(CliError::new(format!(
+            "{flag}: refusing to send a secret key file ({})",
+            input::display_name(path)
+        )));
+    }
+    String::from_utf8(bytes).map_err(|_| {
+        CliError::new(format!(
+            "{flag}: {} is not UTF-8 text",
+            input::display_name(path)
+        ))
+    })
+}
+
+/// `--attest TYPE=JSON`.
+fn attestation(arg: &str) -> Result<(String, Value), CliError> {
+    let Some((ty, text)) = arg.split_once('=').filter(|(ty, _)| !ty.is_empty()) else {
+        return Err(CliError::new(format!(
+            "--attest: {arg:?} is not TYPE=JSON (e.g. model='\"gpt\"')"
+        )));
+    };
+    let flag = format!("--attest {ty}");
+    let text = json_text(&flag, text)?;
+    let value = json::to_cbor(&text).map_err(|e| CliError::new(format!("{flag}: {e}")))?;
+    Ok((ty.to_owned(), value))
+}
+
+/// `--expires SECS` or `+SECS` (after `ts`); never before `ts` (P3).
+fn expires(text: &str, ts: u64) -> Result<u64, CliError> {
+    let bad = || CliError::new(format!("--expires: {text:?} is not SECS or +SECS"));
+    let at = match text.strip_prefix('+') {
+        Some(delta) => ts
+            .checked_add(delta.parse().map_err(|_| bad())?)
+            .ok_or_else(bad)?,
+        None => text.parse().map_err(|_| bad())?,
+    };
+    if at < ts {
+        return Err(CliError::new(format!(
+            "--expires: {at} is before the envelope's ts {ts} (P3)"
+        )));
+    }
+    Ok(at)
+}
+
+/// What the `birth` attestation of `--kind birth` (P7) will hold — its
+/// description and lineage — unless `--attest birth=…` gave one.
+fn birth_plan<'a>(
+    kind: Kind,
+    birth: &BirthArgs<'a>,
+    attestations: &[(String, Value)],
+) -> Result<Option<(&'a str, Vec<Sigil>)>, CliError> {
+    let own_options = birth.description.is_some() || !birth.lineage.is_empty();
+    if kind != Kind::Birth {
+        if own_options {
+            return Err(CliError::new(
+                "--description and --lineage are for --kind birth",
+            ));
+        }
+        return Ok(None);
+    }
+    if attestations.iter().any(|(ty, _)| ty == "birth") {
+        if own_options {
+            return Err(CliError::new(
+                "--description/--lineage cannot be combined with --attest birth=JSON",
+            ));
+        }
+        return Ok(None);
+    }
+    let lineage = birth
+        .lineage
+        .iter()
+        .map(|s| {
+            let sigil = parse_sigil("--lineage", s)?;
+            if sigil.is_reserved() || sigil.is_short() {
+                return Err(CliError::new(format!(
+                    "--lineage: {s:?}: a lineage parent is an agent's default or long sigil, \
+                     not a reserved name or a short sigil (P2, P8)"
+                )));
+            }
+            Ok(sigil)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(Some((birth.description.unwrap_or(""), lineage)))
+}
+
+/// Say so (without refusing: tests and tools build bad envelopes on
+/// purpose) when what was just signed would be `invalid` on its own.
+fn warn_if_invalid(bytes: &[u8], key: &SigningKey) {
+    let mut reasons = Vec::new();
+    let checked = check(
+        bytes,
+        &[key.public_key()],
+        &CheckOptions::DEFAULT,
+        &mut reasons,
+    );
+    if checked.status == Status::Invalid {
+        let why: Vec<String> = reasons
+            .iter()
+            .filter(|r| r.status() == Status::Invalid)
+            .map(|r| format!("{} ({})", r.code, r.detail))
+            .collect();
+        eprintln!(
+            "herald: warning: this envelope will not verify: {}",
+            why.join("; ")
+        );
+    }
+}

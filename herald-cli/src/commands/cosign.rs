@@ -1,0 +1,48 @@
+//! `herald cosign --key K --scope SCOPE IN -o OUT`: append signature k over
+//! `tag(scope) || body(E, k)` (P5, P6) without re-encoding the rest.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use crate::commands::parse_scope;
+use crate::error::CliError;
+use crate::{input, keyfile, output};
+
+/// Run `cosign`.
+pub(crate) fn run(
+    key: &Path,
+    scope: &str,
+    ts: Option<u64>,
+    input_path: &Path,
+    out: &Path,
+) -> Result<ExitCode, CliError> {
+    let scope = parse_scope("--scope", scope, false)?;
+    let envelopes = input::envelopes(input_path)?;
+    let name = input::display_name(input_path);
+    let envelope = match envelopes.as_slice() {
+        [one] => one,
+        many => {
+            return Err(CliError::new(format!(
+                "{name}: holds {} envelopes; cosign takes exactly one",
+                many.len()
+            )));
+        }
+    };
+    let key = keyfile::load(key)?;
+    let public = key.public_key();
+    let already = envelope
+        .view()
+        .signatures()
+        .filter_map(Result::ok)
+        .any(|s| s.signer.names_key(public.as_bytes()));
+    if already {
+        return Err(CliError::new(format!(
+            "{name}: already signed by this key (a second signature would be duplicate_signer)"
+        )));
+    }
+    let signed = envelope
+        .cosign(&key, scope, ts)
+        .map_err(|e| CliError::new(format!("cannot co-sign {name}: {e}")))?;
+    output::write_envelope(out, signed.as_bytes())?;
+    Ok(ExitCode::SUCCESS)
+}

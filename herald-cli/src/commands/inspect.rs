@@ -1,0 +1,141 @@
+//! `herald inspect FILE… [--json]`: what the envelopes say, without
+//! verifying anything. `--json` prints the P3 display form, one object a
+//! line; the human form is a short summary per envelope.
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use herald_core::EnvelopeRef;
+use herald_verify::report::hex;
+
+use crate::error::CliError;
+use crate::input::{self, Item};
+use crate::{clock, json};
+
+/// Longest payload preview in the human form, in characters.
+const PREVIEW: usize = 72;
+
+/// Run `inspect`: exit 1 if some input is not envelopes.
+pub(crate) fn run(files: &[PathBuf], as_json: bool) -> Result<ExitCode, CliError> {
+    let inputs = files
+        .iter()
+        .map(|path| Ok((input::display_name(path), input::read(path)?)))
+        .collect::<Result<Vec<_>, CliError>>()?;
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    let mut unparsed = false;
+    let mut first = true;
+    for (name, bytes) in &inputs {
+        for item in input::items(bytes) {
+            match item {
+                Item::Envelope(offset, env) => {
+                    let text = if as_json {
+                        json::display(herald_core::cbor::ValueRef::Map(env.map()))
+                    } else {
+                        let summary = summary(&env, name, offset);
+                        if first {
+                            summary
+                        } else {
+                            format!("\n{summary}")
+                        }
+                    };
+                    first = false;
+                    writeln!(stdout, "{text}").map_err(|e| CliError::stdout(&e))?;
+                }
+                Item::Bad(offset, why) => {
+                    unparsed = true;
+                    // Keep standard output pure (JSON lines stay parseable).
+                    stdout.flush().map_err(|e| CliError::stdout(&e))?;
+                    eprintln!("herald: {name}: byte {offset}: {why}");
+                }
+            }
+        }
+    }
+    stdout.flush().map_err(|e| CliError::stdout(&e))?;
+    Ok(if unparsed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    })
+}
+
+/// The first 12 hex digits of an id.
+pub(crate) fn short(id: &[u8]) -> String {
+    hex(id.get(..6).unwrap_or(id))
+}
+
+fn summary(env: &EnvelopeRef<'_>, name: &str, offset: usize) -> String {
+    let mut s = String::new();
+    let _ = writeln!(
+        s,
+        "envelope {} ({name}, byte {offset}; not verified)",
+        short(env.id())
+    );
+    let mut line = |label: &str, value: &str| {
+        let _ = writeln!(s, "  {label:<12} {value}");
+    };
+    line("from", env.from());
+    if let Some((to, _)) = env.to() {
+        line("to", to);
+    }
+    line("kind", env.kind().name());
+    match env.parent() {
+        None => line("parent", "none (genesis)"),
+        Some(p) => line("parent", &short(p)),
+    }
+    line("trace", &short(env.trace()));
+    line("ts", &format!("{} ({})", env.ts(), clock::utc(env.ts())));
+    if let Some(x) = env.expires() {
+        line("expires", &format!("{x} ({})", clock::utc(x)));
+    }
+    if let Some(attestations) = env.attestations() {
+        let types: Vec<&str> = attestations
+            .iter()
+            .map(|a| {
+                a.as_map()
+                    .and_then(|m| m.get("type"))
+                    .and_then(|t| t.as_text())
+                    .unwrap_or("?")
+            })
+            .collect();
+        line("attestations", &types.join(", "));
+    }
+    if env.unknown_fields() > 0 {
+        line(
+            "unknown",
+            &format!("{} top-level field(s) outside P3", env.unknown_fields()),
+        );
+    }
+    line(
+        "payload",
+        &format!(
+            "{} (CBOR, {} bytes)",
+            preview(&json::display(env.payload())),
+            env.payload_bytes().len()
+        ),
+    );
+    let _ = writeln!(s, "  signatures   {}", env.signature_count());
+    for (i, sig) in env.signatures().enumerate() {
+        let _ = match sig {
+            Ok(sig) => {
+                let claimed = sig
+                    .ts
+                    .map(|t| format!("  ts {t} (claimed)"))
+                    .unwrap_or_default();
+                writeln!(s, "    [{i}] {:<18} {}{claimed}", sig.scope, sig.by)
+            }
+            Err(why) => writeln!(s, "    [{i}] malformed signature map: {why}"),
+        };
+    }
+    s.pop();
+    s
+}
+
+/// `text` cut to [`PREVIEW`] characters.
+fn preview(text: &str) -> String {
+    match text.char_indices().nth(PREVIEW) {
+        Some((cut, _)) => format!("{}…", &text[..cut]),
+        None => text.to_owned(),
+    }
+}

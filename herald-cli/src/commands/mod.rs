@@ -1,0 +1,66 @@
+//! One module per subcommand, and the value parsers they share: each bad
+//! value is one line naming its flag (`herald: --kind: …`).
+
+pub(crate) mod compose;
+pub(crate) mod cosign;
+pub(crate) mod demo;
+pub(crate) mod inspect;
+pub(crate) mod keygen;
+pub(crate) mod new;
+pub(crate) mod reply;
+pub(crate) mod verify;
+
+use herald_core::{Kind, Scope, Sigil};
+
+use crate::error::CliError;
+
+/// `--kind` help: every kind of P7.
+pub(crate) fn kinds_help() -> String {
+    let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+    format!("Kind (P7): {} [default: message]", names.join(", "))
+}
+
+/// Help listing the scopes (without `origin` unless `with_origin`).
+pub(crate) fn scopes_help(what: &str, with_origin: bool) -> String {
+    format!("{what}: {}", scope_names(with_origin))
+}
+
+fn scope_names(with_origin: bool) -> String {
+    Scope::ALL
+        .iter()
+        .filter(|s| with_origin || **s != Scope::Origin)
+        .map(|s| s.name())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A sigil given to `flag`.
+pub(crate) fn parse_sigil(flag: &str, text: &str) -> Result<Sigil, CliError> {
+    Sigil::parse(text).map_err(|e| CliError::new(format!("{flag}: {text:?}: {e}")))
+}
+
+/// A kind given to `--kind`.
+pub(crate) fn parse_kind(text: &str) -> Result<Kind, CliError> {
+    Kind::from_name(text).ok_or_else(|| {
+        let names: Vec<&str> = Kind::ALL.iter().map(|k| k.name()).collect();
+        CliError::new(format!(
+            "--kind: unknown kind {text:?} (one of: {})",
+            names.join(", ")
+        ))
+    })
+}
+
+/// A scope given to `flag`; `origin` only when `with_origin`.
+pub(crate) fn parse_scope(flag: &str, text: &str, with_origin: bool) -> Result<Scope, CliError> {
+    match Scope::from_name(text) {
+        Some(Scope::Origin) if !with_origin => Err(CliError::new(format!(
+            "{flag}: origin is signature 0, made by `herald new`/`reply`; co-sign in one of: {}",
+            scope_names(false)
+        ))),
+        Some(scope) => Ok(scope),
+        None => Err(CliError::new(format!(
+            "{flag}: unknown scope {text:?} (one of: {})",
+            scope_names(with_origin)
+        ))),
+    }
+}

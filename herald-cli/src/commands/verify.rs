@@ -1,0 +1,130 @@
+//! `herald verify FILE… [--keyring PATH]… [--now SECS] [--json] [--require SCOPE]…`
+//! (CLI.md): every FILE forms one set; exit 0 when every envelope is
+//! valid, 1 otherwise, 2 when the command could not run.
+
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use herald_core::cbor::Limits;
+use herald_verify::sequence::split;
+use herald_verify::{AuditOptions, Input, Keyring, Report, audit};
+
+use crate::commands::parse_scope;
+use crate::error::CliError;
+use crate::render::{self, Style};
+use crate::{clock, input, progress};
+
+/// What `verify` was asked.
+#[derive(Debug, Default)]
+pub(crate) struct Options {
+    /// Envelope or trace files (`-` is standard input).
+    pub(crate) files: Vec<PathBuf>,
+    /// Keyring files or directories.
+    pub(crate) keyrings: Vec<PathBuf>,
+    /// The time for expiry and future-ts checks (default: the clock).
+    pub(crate) now: Option<u64>,
+    /// JSON output (CLI.md shape).
+    pub(crate) json: bool,
+    /// Scopes the policy requires.
+    pub(crate) require: Vec<String>,
+    /// Reason details in the human form.
+    pub(crate) verbose: bool,
+    /// Draw the trace tree in the human form.
+    pub(crate) tree: bool,
+}
+
+/// Run `verify`.
+pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
+    let report = verify(opts)?;
+    let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
+    if opts.json {
+        writeln!(stdout, "{}", report.to_json())
+    } else {
+        let style = Style::for_stdout();
+        render::write_report(
+            &mut stdout,
+            &report,
+            &render::Options {
+                style,
+                verbose: opts.verbose,
+                tree: opts.tree,
+                keyring_given: !opts.keyrings.is_empty(),
+            },
+        )
+    }
+    .and_then(|()| stdout.flush())
+    .map_err(|e| CliError::stdout(&e))?;
+    Ok(exit_code(&report))
+}
+
+/// 0 when every envelope is valid (and there was at least one), else 1.
+pub(crate) fn exit_code(report: &Report) -> ExitCode {
+    if report.all_valid() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Read everything, then audit it as one set.
+pub(crate) fn verify(opts: &Options) -> Result<Report, CliError> {
+    let required_scopes = opts
+        .require
+        .iter()
+        .map(|s| parse_scope("--require", s, true))
+        .collect::<Result<Vec<_>, _>>()?;
+    if opts.files.iter().filter(|f| input::is_stdin(f)).count() > 1 {
+        return Err(CliError::new("standard input (-) can be given only once"));
+    }
+    let keyring = load_keyrings(&opts.keyrings)?;
+    let inputs = opts
+        .files
+        .iter()
+        .map(|path| {
+            Ok(Input {
+                name: path.display().to_string(),
+                bytes: input::read(path)?,
+            })
+        })
+        .collect::<Result<Vec<_>, CliError>>()?;
+    let now = match opts.now {
+        Some(now) => now,
+        None => clock::now()?,
+    };
+    let options = AuditOptions {
+        now: Some(now),
+        required_scopes,
+        ..AuditOptions::default()
+    };
+    let _indicator = if std::io::stderr().is_terminal() {
+        progress::start(count(&inputs))
+    } else {
+        None
+    };
+    Ok(audit(&inputs, &keyring, &options))
+}
+
+/// Every `--keyring`, as one keyring; a bad line stops the command (CLI.md).
+pub(crate) fn load_keyrings(paths: &[PathBuf]) -> Result<Keyring, CliError> {
+    let mut keyring = Keyring::new();
+    for path in paths {
+        load_one(&mut keyring, path)?;
+    }
+    Ok(keyring)
+}
+
+fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
+    keyring
+        .load(path)
+        .map(|_| ())
+        .map_err(|e| CliError::new(e.to_string()))
+}
+
+/// How many items the inputs split into (cheap: no decoding).
+fn count(inputs: &[Input]) -> usize {
+    inputs
+        .iter()
+        .map(|i| split(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).len())
+        .sum()
+}

@@ -1,0 +1,148 @@
+//! The human form of a verification: one line per envelope (short id,
+//! from, status, reasons as `code[index]`), a summary line, then the trace
+//! tree. Colour only on a terminal without `NO_COLOR` (no-color.org).
+
+use std::io::{self, IsTerminal, Write};
+
+use herald_core::{ReasonCode, Status};
+use herald_verify::{EnvelopeReport, Report, ReportReason};
+
+use crate::tree;
+
+/// Characters of an id shown in the human form.
+pub(crate) const SHORT_ID: usize = 12;
+
+/// Whether to colour statuses.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Style {
+    colour: bool,
+}
+
+impl Style {
+    /// Colour when standard output is a terminal and `NO_COLOR` is unset or empty.
+    pub(crate) fn for_stdout() -> Self {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Self {
+            colour: !no_color && io::stdout().is_terminal(),
+        }
+    }
+
+    /// `status`, padded to the longest name, coloured green / yellow / red.
+    pub(crate) fn status(&self, status: Status) -> String {
+        let name = status.name();
+        let pad = " ".repeat(7usize.saturating_sub(name.len()));
+        if !self.colour {
+            return format!("{name}{pad}");
+        }
+        let colour = match status {
+            Status::Valid => "32",
+            Status::Partial => "33",
+            Status::Invalid => "31",
+        };
+        format!("\x1b[{colour}m{name}\x1b[0m{pad}")
+    }
+}
+
+/// How to render.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Options {
+    /// Colour.
+    pub(crate) style: Style,
+    /// A line per reason with its detail.
+    pub(crate) verbose: bool,
+    /// Draw the trace tree.
+    pub(crate) tree: bool,
+    /// Whether any `--keyring` was given (else a note explains `unknown_signer`).
+    pub(crate) keyring_given: bool,
+}
+
+/// The first [`SHORT_ID`] hex digits of an id, or `-`.
+pub(crate) fn short(id: Option<&str>) -> &str {
+    id.map_or("-", |id| id.get(..SHORT_ID).unwrap_or(id))
+}
+
+/// `code[index]` (or `code`).
+pub(crate) fn reason_label(r: &ReportReason) -> String {
+    match r.index {
+        Some(i) => format!("{}[{i}]", r.code.name()),
+        None => r.code.name().to_owned(),
+    }
+}
+
+/// Write the whole human report.
+pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options) -> io::Result<()> {
+    let width = report
+        .envelopes
+        .iter()
+        .map(|e| e.from.as_deref().map_or(1, str::len))
+        .max()
+        .unwrap_or(1)
+        .min(64);
+    for e in &report.envelopes {
+        write_envelope(out, e, width, opts)?;
+    }
+    let s = &report.summary;
+    let n = report.envelopes.len();
+    writeln!(
+        out,
+        "{n} envelope{}: {} valid, {} partial, {} invalid",
+        if n == 1 { "" } else { "s" },
+        s.valid,
+        s.partial,
+        s.invalid
+    )?;
+    if !opts.keyring_given
+        && report
+            .envelopes
+            .iter()
+            .any(|e| e.has(ReasonCode::UnknownSigner))
+    {
+        writeln!(
+            out,
+            "note: no --keyring given: only keys of birth envelopes are known"
+        )?;
+    }
+    if opts.tree {
+        let mut drawn = Vec::new();
+        tree::write(&mut drawn, report, &opts.style)?;
+        if !drawn.is_empty() {
+            writeln!(out)?;
+            out.write_all(&drawn)?;
+        }
+    }
+    Ok(())
+}
+
+fn write_envelope(
+    out: &mut dyn Write,
+    e: &EnvelopeReport,
+    width: usize,
+    opts: &Options,
+) -> io::Result<()> {
+    let reasons: Vec<String> = e.reasons.iter().map(reason_label).collect();
+    let mut line = format!(
+        "{:<SHORT_ID$}  {:<width$}  {}  {}",
+        short(e.id.as_deref()),
+        e.from.as_deref().unwrap_or("-"),
+        opts.style.status(e.status),
+        reasons.join(", ")
+    );
+    if e.id.is_none() {
+        // Nothing else identifies it: say where it is and what is wrong.
+        match e.reasons.first().filter(|r| !r.detail.is_empty()) {
+            Some(r) if !opts.verbose => line.push_str(&format!("  ({})", r.detail)),
+            _ => line.push_str(&format!("  ({}, byte {})", e.source.input, e.source.offset)),
+        }
+    }
+    writeln!(out, "{}", line.trim_end())?;
+    if opts.verbose {
+        for r in &e.reasons {
+            if r.detail.is_empty() {
+                writeln!(out, "    {}", reason_label(r))?;
+            } else {
+                writeln!(out, "    {}: {}", reason_label(r), r.detail)?;
+            }
+        }
+    }
+    Ok(())
+}

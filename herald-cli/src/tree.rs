@@ -1,0 +1,239 @@
+//! The trace tree of a verification, drawn as text: each genesis at a root,
+//! replies indented under their parent with `├─` / `└─`.
+//!
+//! Built and drawn without recursion (an explicit stack), every envelope
+//! drawn at most once (a forged parent cycle cannot loop), at most
+//! [`MAX_DEPTH`] levels and [`MAX_LINES`] envelopes: deeper or further
+//! envelopes are counted, not drawn. Envelopes whose ancestry does not
+//! reach a genesis in the set are drawn after a note.
+
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
+
+use herald_verify::{EnvelopeReport, Report};
+
+use crate::render::{Style, short};
+
+/// Deepest level drawn; below it a subtree is one "… N more" line.
+pub(crate) const MAX_DEPTH: usize = 32;
+
+/// Most envelopes drawn in one tree.
+pub(crate) const MAX_LINES: usize = 2_000;
+
+struct Forest {
+    /// Children of each entry, in input order.
+    children: Vec<Vec<usize>>,
+    /// Genesis envelopes (`parent: null`), in input order.
+    roots: Vec<usize>,
+    /// Envelopes whose parent is not in the set.
+    orphans: Vec<usize>,
+    /// Entries that decoded (the others are not in the tree).
+    decoded: Vec<bool>,
+    /// Later entries carrying an id seen before.
+    repeat: Vec<bool>,
+}
+
+fn forest(envelopes: &[EnvelopeReport]) -> Forest {
+    let n = envelopes.len();
+    // Only decoded envelopes carry `trace`; the first of an id owns it.
+    let decoded: Vec<bool> = envelopes.iter().map(|e| e.trace.is_some()).collect();
+    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    let mut repeat = vec![false; n];
+    for (i, e) in envelopes.iter().enumerate() {
+        if let (true, Some(id)) = (decoded[i], e.id.as_deref()) {
+            if by_id.contains_key(id) {
+                repeat[i] = true;
+            } else {
+                by_id.insert(id, i);
+            }
+        }
+    }
+    let mut f = Forest {
+        children: vec![Vec::new(); n],
+        roots: Vec::new(),
+        orphans: Vec::new(),
+        decoded,
+        repeat,
+    };
+    for (i, e) in envelopes.iter().enumerate() {
+        if !f.decoded[i] {
+            continue;
+        }
+        match e.parent.as_deref() {
+            None => f.roots.push(i),
+            Some(p) => match by_id.get(p) {
+                Some(&j) if j != i => f.children[j].push(i),
+                // Its own parent: a cycle of one, left for the cycle note.
+                Some(_) => {}
+                None => f.orphans.push(i),
+            },
+        }
+    }
+    f
+}
+
+struct Drawing<'a> {
+    out: &'a mut dyn Write,
+    envelopes: &'a [EnvelopeReport],
+    forest: &'a Forest,
+    style: &'a Style,
+    visited: Vec<bool>,
+    lines: usize,
+}
+
+impl Drawing<'_> {
+    fn label(&self, i: usize) -> String {
+        let e = &self.envelopes[i];
+        let mut label = format!(
+            "{}  {}  {}",
+            short(e.id.as_deref()),
+            self.style.status(e.status),
+            e.from.as_deref().unwrap_or("-")
+        );
+        if self.forest.repeat[i] {
+            label.push_str("  (repeat)");
+        }
+        label
+    }
+
+    /// Draw the subtree of `root`; `note` follows the root's label.
+    /// Returns false once [`MAX_LINES`] is reached.
+    fn subtree(&mut self, root: usize, note: &str) -> io::Result<bool> {
+        // (entry, depth, prefix of its line, whether it is the last child)
+        let mut stack: Vec<(usize, usize, String, bool)> = vec![(root, 0, String::new(), true)];
+        while let Some((node, depth, prefix, last)) = stack.pop() {
+            if self.lines >= MAX_LINES {
+                return Ok(false);
+            }
+            self.visited[node] = true;
+            self.lines += 1;
+            let (line, child_prefix) = if depth == 0 {
+                (format!("{}{note}", self.label(node)), String::new())
+            } else {
+                let (branch, more) = if last {
+                    ("└─ ", "   ")
+                } else {
+                    ("├─ ", "│  ")
+                };
+                (
+                    format!("{prefix}{branch}{}", self.label(node)),
+                    format!("{prefix}{more}"),
+                )
+            };
+            writeln!(self.out, "{}", line.trim_end())?;
+            let kids = &self.forest.children[node];
+            if kids.is_empty() {
+                continue;
+            }
+            if depth + 1 > MAX_DEPTH {
+                let hidden = self.hide_below(node);
+                writeln!(
+                    self.out,
+                    "{child_prefix}└─ … {hidden} more envelope{} below (drawn to depth {MAX_DEPTH})",
+                    if hidden == 1 { "" } else { "s" }
+                )?;
+                continue;
+            }
+            for (k, &kid) in kids.iter().enumerate().rev() {
+                if !self.visited[kid] {
+                    stack.push((kid, depth + 1, child_prefix.clone(), k + 1 == kids.len()));
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Mark every descendant of `node` visited; how many there were.
+    fn hide_below(&mut self, node: usize) -> usize {
+        let mut count = 0;
+        let mut stack: Vec<usize> = self.forest.children[node].clone();
+        while let Some(i) = stack.pop() {
+            if self.visited[i] {
+                continue;
+            }
+            self.visited[i] = true;
+            count += 1;
+            stack.extend(self.forest.children[i].iter().copied());
+        }
+        count
+    }
+}
+
+/// Draw the forest of `report`.
+pub(crate) fn write(out: &mut dyn Write, report: &Report, style: &Style) -> io::Result<()> {
+    let envelopes = &report.envelopes;
+    let forest = forest(envelopes);
+    let mut d = Drawing {
+        out,
+        envelopes,
+        forest: &forest,
+        style,
+        visited: vec![false; envelopes.len()],
+        lines: 0,
+    };
+    let mut headed: HashSet<&str> = HashSet::new();
+    let mut complete = true;
+    for &root in &forest.roots {
+        let e = &envelopes[root];
+        let trace = e.trace.as_deref().unwrap_or_default();
+        if headed.insert(trace) {
+            if let Some(t) = report.traces.iter().find(|t| t.trace == trace) {
+                writeln!(
+                    d.out,
+                    "trace {}: {} valid, {} partial, {} invalid, {} lea{}",
+                    short(Some(trace)),
+                    t.valid,
+                    t.partial,
+                    t.invalid,
+                    t.leaves.len(),
+                    if t.leaves.len() == 1 { "f" } else { "ves" }
+                )?;
+            }
+        }
+        complete = d.subtree(root, "")?;
+        if !complete {
+            break;
+        }
+    }
+    if complete && !forest.orphans.is_empty() {
+        writeln!(
+            d.out,
+            "not connected to a genesis in the set ({} subtree{}):",
+            forest.orphans.len(),
+            if forest.orphans.len() == 1 { "" } else { "s" }
+        )?;
+        for &orphan in &forest.orphans {
+            let parent = short(envelopes[orphan].parent.as_deref()).to_owned();
+            complete = d.subtree(orphan, &format!("  (parent {parent} not in the set)"))?;
+            if !complete {
+                break;
+            }
+        }
+    }
+    if !complete {
+        writeln!(
+            d.out,
+            "… tree cut after {MAX_LINES} envelopes (the lines above list every envelope)"
+        )?;
+        return Ok(());
+    }
+    let cycle: Vec<&str> = (0..envelopes.len())
+        .filter(|&i| forest.decoded[i] && !d.visited[i])
+        .map(|i| short(envelopes[i].id.as_deref()))
+        .collect();
+    if !cycle.is_empty() {
+        let shown: Vec<&str> = cycle.iter().take(8).copied().collect();
+        writeln!(
+            d.out,
+            "not connected to a genesis, in a parent cycle ({}): {}{}",
+            cycle.len(),
+            shown.join(", "),
+            if cycle.len() > shown.len() {
+                ", …"
+            } else {
+                ""
+            }
+        )?;
+    }
+    Ok(())
+}

@@ -1,0 +1,106 @@
+//! Running the real `herald` binary from integration tests.
+// Test helpers: a failed unwrap is the test failing, with its message.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
+
+use std::io::Write;
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+/// What one run of `herald` did.
+pub(crate) struct Run {
+    pub(crate) code: i32,
+    pub(crate) stdout: Vec<u8>,
+    pub(crate) stderr: String,
+}
+
+impl Run {
+    /// Standard output as text.
+    pub(crate) fn out(&self) -> String {
+        String::from_utf8(self.stdout.clone()).expect("stdout is UTF-8")
+    }
+
+    /// Standard output parsed as one JSON value.
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::from_slice(&self.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", self.out()))
+    }
+
+    /// Assert the exit status, showing both streams otherwise.
+    pub(crate) fn expect(&self, code: i32) -> &Self {
+        assert_eq!(
+            self.code,
+            code,
+            "exit status\n--- stdout\n{}\n--- stderr\n{}",
+            String::from_utf8_lossy(&self.stdout),
+            self.stderr
+        );
+        self
+    }
+}
+
+/// Run `herald args…` in `dir`, with `stdin` (or nothing) on standard input.
+pub(crate) fn herald_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("NO_COLOR")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run herald");
+    if let Some(bytes) = stdin {
+        let mut pipe = child.stdin.take().unwrap();
+        let bytes = bytes.to_vec();
+        // Write from a thread: a large input must not deadlock on a full stdout pipe.
+        std::thread::spawn(move || {
+            let _ = pipe.write_all(&bytes);
+        });
+    }
+    let out = child.wait_with_output().expect("wait for herald");
+    Run {
+        code: out.status.code().expect("herald exited (no signal)"),
+        stdout: out.stdout,
+        stderr: String::from_utf8(out.stderr).expect("stderr is UTF-8"),
+    }
+}
+
+/// Run `herald args…` in `dir`.
+pub(crate) fn herald(dir: &Path, args: &[&str]) -> Run {
+    herald_in(dir, args, None)
+}
+
+/// `herald keygen -o NAME` in `dir`; the sigil.
+pub(crate) fn keygen(dir: &Path, name: &str) -> String {
+    let run = herald(dir, &["keygen", "-o", name]);
+    run.expect(0);
+    let sigil = run.out().trim().to_owned();
+    assert!(sigil.starts_with("sigil:"), "{sigil}");
+    sigil
+}
+
+/// Concatenate files of `dir` into `out` (a trace file).
+pub(crate) fn cat(dir: &Path, parts: &[&str], out: &str) {
+    let mut bytes = Vec::new();
+    for p in parts {
+        bytes.extend(std::fs::read(dir.join(p)).unwrap());
+    }
+    std::fs::write(dir.join(out), bytes).unwrap();
+}
+
+/// The reason codes of one `verify --json` envelope entry, as `code` or `code[i]`.
+pub(crate) fn codes(entry: &serde_json::Value) -> Vec<String> {
+    entry["reasons"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| match r["index"].as_u64() {
+            Some(i) => format!("{}[{i}]", r["code"].as_str().unwrap()),
+            None => r["code"].as_str().unwrap().to_owned(),
+        })
+        .collect()
+}
