@@ -24,6 +24,9 @@ pub enum SplitError {
     TooDeep,
     /// An item larger than the size limit.
     TooLarge,
+    /// The input is text that looks like JSON: envelopes are CBOR (JSON is
+    /// a display form only, spec §3.1).
+    LooksLikeJson,
 }
 
 impl fmt::Display for SplitError {
@@ -34,6 +37,9 @@ impl fmt::Display for SplitError {
             Self::NotWellFormed => "not well-formed CBOR",
             Self::TooDeep => "CBOR nested too deeply",
             Self::TooLarge => "CBOR item larger than the envelope size limit",
+            Self::LooksLikeJson => {
+                "this looks like JSON; envelopes are CBOR (JSON is display only)"
+            }
         })
     }
 }
@@ -88,12 +94,23 @@ pub fn split(input: &[u8], max_item: usize, max_depth: usize) -> Vec<Piece<'_>> 
                 pos = end;
             }
             Err(error) => {
+                let error = if pos == 0 && looks_like_json(input) {
+                    SplitError::LooksLikeJson
+                } else {
+                    error
+                };
                 pieces.push(Piece::Unsplittable { offset: pos, error });
                 break;
             }
         }
     }
     pieces
+}
+
+/// Whether `input` is text opening a JSON object or array.
+fn looks_like_json(input: &[u8]) -> bool {
+    let text = input.trim_ascii_start();
+    matches!(text.first(), Some(b'{' | b'[')) && core::str::from_utf8(text).is_ok()
 }
 
 /// End offset of the well-formed item starting at `pos`. Iterative: a

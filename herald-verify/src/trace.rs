@@ -261,7 +261,8 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         if v.is_genesis() && v.id() == v.trace() && t.genesis.is_none() {
             t.genesis = Some(hex(v.id()));
         }
-        if !has_child.contains(&i) {
+        // A repeated envelope (same id) is one node of the DAG, listed once.
+        if !has_child.contains(&i) && by_id.get(v.id()) == Some(&i) {
             t.leaves.push(hex(v.id()));
         }
         match reports[i].status {

@@ -125,6 +125,12 @@ fn replay_inside_the_set_flags_every_later_copy() {
         .sign(&a)
         .unwrap();
     let report = run(vec![("t", seq(&[&g, &r, &other, &r]))], &keyring(&[&a]));
+    // The repeated envelope is one DAG node: listed once among the leaves.
+    let mut leaves = report.traces[0].leaves.clone();
+    leaves.sort();
+    let mut want = vec![hex::encode(r.id()), hex::encode(other.id())];
+    want.sort();
+    assert_eq!(leaves, want);
     let statuses: Vec<Status> = report.envelopes.iter().map(|e| e.status).collect();
     assert_eq!(
         statuses,
@@ -208,8 +214,13 @@ fn truncated_empty_and_json_inputs_are_one_malformed_entry() {
         vec![("j", br#"{"v": "herald/0.2"}"#.to_vec())],
         &keyring(&[&a]),
     );
-    assert!(!report.envelopes.is_empty());
-    assert!(report.envelopes.iter().all(|e| e.status == Status::Invalid));
+    assert_eq!(report.envelopes.len(), 1);
+    assert_eq!(report.envelopes[0].status, Status::Invalid);
+    assert!(
+        report.envelopes[0].reasons[0]
+            .detail
+            .contains("looks like JSON")
+    );
 }
 
 #[test]
