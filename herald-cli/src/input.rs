@@ -14,18 +14,48 @@ use crate::error::CliError;
 /// applies the P1 limit of 32 to each envelope).
 pub(crate) const SPLIT_DEPTH: usize = 512;
 
-/// The bytes of `path`, or of standard input for `-`.
+/// Largest input read (a file or standard input): 256 MiB, far above any
+/// honest trace file and far below what a hostile stream could claim. The
+/// `HERALD_MAX_INPUT` environment variable (bytes) changes it.
+pub(crate) const MAX_INPUT: u64 = 256 << 20;
+
+fn max_input() -> u64 {
+    std::env::var("HERALD_MAX_INPUT")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(MAX_INPUT)
+}
+
+/// The bytes of `path`, or of standard input for `-`, refusing more than
+/// the input limit before reading past it.
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>, CliError> {
+    let limit = max_input();
+    let too_large = || {
+        CliError::new(format!(
+            "{}: input larger than {limit} bytes (set HERALD_MAX_INPUT to raise the limit)",
+            display_name(path)
+        ))
+    };
+    let mut bytes = Vec::new();
     if is_stdin(path) {
-        let mut bytes = Vec::new();
         std::io::stdin()
             .lock()
+            .take(limit + 1)
             .read_to_end(&mut bytes)
             .map_err(|e| CliError::new(format!("standard input: {e}")))?;
-        Ok(bytes)
     } else {
-        std::fs::read(path).map_err(|e| CliError::io(path, &e))
+        let file = std::fs::File::open(path).map_err(|e| CliError::io(path, &e))?;
+        if file.metadata().map_err(|e| CliError::io(path, &e))?.len() > limit {
+            return Err(too_large());
+        }
+        file.take(limit + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| CliError::io(path, &e))?;
     }
+    if bytes.len() as u64 > limit {
+        return Err(too_large());
+    }
+    Ok(bytes)
 }
 
 /// Whether `path` names standard input.

@@ -381,3 +381,40 @@ fn two_for_bad_keyring_lines() {
     run.expect(2);
     assert!(run.stderr.contains("x.pub:1"), "{}", run.stderr);
 }
+
+#[test]
+fn oversized_stdin_stream_is_refused_with_bounded_memory() {
+    use std::io::Write;
+    use std::process::{Command, Stdio};
+    // A 1 GiB stream against a 1 MiB limit: refused after reading just past
+    // the limit, long before the stream ends.
+    let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
+        .args(["verify", "-"])
+        .env("HERALD_MAX_INPUT", "1048576")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let writer = std::thread::spawn(move || {
+        let chunk = vec![0u8; 1 << 20];
+        let mut sent = 0usize;
+        for _ in 0..1024 {
+            if stdin.write_all(&chunk).is_err() {
+                break; // the reader stopped: the point of the test
+            }
+            sent += chunk.len();
+        }
+        sent
+    });
+    let out = child.wait_with_output().unwrap();
+    let sent = writer.join().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("input larger than 1048576 bytes"),
+        "{stderr}"
+    );
+    assert!(sent < 1 << 30, "the whole 1 GiB stream was read");
+}
