@@ -11,9 +11,9 @@
 //!   map, with every byte string (`id`, `parent`, `trace`, `nonce`, `sig`,
 //!   and any other) as lowercase hex. Display only: never hashed or signed.
 
-use std::fmt::{self, Write as _};
+use std::fmt;
 
-use herald_core::cbor::{Map, Value, ValueRef};
+use herald_core::cbor::{Map, Value};
 use serde::de::{Deserialize, Deserializer, MapAccess, Visitor};
 use serde_json::value::RawValue;
 
@@ -107,77 +107,7 @@ impl<'de> Deserialize<'de> for Entries<'de> {
     }
 }
 
-/// The P3 JSON display form of `value`, on one line.
-pub(crate) fn display(value: ValueRef<'_>) -> String {
-    let mut out = String::new();
-    write_value(value, &mut out);
-    out
-}
-
-fn write_value(value: ValueRef<'_>, out: &mut String) {
-    match value {
-        ValueRef::Unsigned(n) => {
-            let _ = write!(out, "{n}");
-        }
-        ValueRef::Negative(n) => {
-            let _ = write!(out, "{}", -1 - i128::from(n));
-        }
-        ValueRef::Bytes(b) => {
-            out.push('"');
-            out.push_str(&herald_verify::report::hex(b));
-            out.push('"');
-        }
-        ValueRef::Text(s) => write_string(s, out),
-        ValueRef::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_value(item, out);
-            }
-            out.push(']');
-        }
-        ValueRef::Map(map) => {
-            out.push('{');
-            for (i, (key, item)) in map.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_string(key, out);
-                out.push(':');
-                write_value(item, out);
-            }
-            out.push('}');
-        }
-        // P1 floats are finite and non-integral: `{:?}` is the shortest
-        // round-trip form and always has a `.` or an exponent, so reading
-        // it back gives a float again.
-        ValueRef::Float(x) => {
-            let _ = write!(out, "{x:?}");
-        }
-        ValueRef::Bool(b) => out.push_str(if b { "true" } else { "false" }),
-        ValueRef::Null => out.push_str("null"),
-    }
-}
-
-fn write_string(s: &str, out: &mut String) {
-    out.push('"');
-    for c in s.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if u32::from(c) < 0x20 || c == '\u{2028}' || c == '\u{2029}' => {
-                let _ = write!(out, "\\u{:04x}", u32::from(c));
-            }
-            c => out.push(c),
-        }
-    }
-    out.push('"');
-}
+pub(crate) use herald_verify::display::json as display;
 
 #[cfg(test)]
 mod tests {

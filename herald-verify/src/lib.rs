@@ -6,6 +6,7 @@
 extern crate alloc;
 extern crate std;
 
+pub mod display;
 pub mod keyring;
 pub mod live;
 pub mod merkle;
