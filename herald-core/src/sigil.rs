@@ -130,6 +130,18 @@ pub enum SigilError {
     TrailingBits,
 }
 
+impl SigilError {
+    /// A stable snake_case name (used by the conformance vectors).
+    pub const fn name(&self) -> &'static str {
+        match self {
+            Self::Prefix => "prefix",
+            Self::Length { .. } => "length",
+            Self::Character { .. } => "character",
+            Self::TrailingBits => "trailing_bits",
+        }
+    }
+}
+
 impl fmt::Display for SigilError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

@@ -9,7 +9,6 @@ pub(crate) mod scan;
 mod signature;
 
 use core::fmt;
-use core::ops::Range;
 
 pub use body::Body;
 #[cfg(feature = "alloc")]
@@ -50,7 +49,6 @@ pub struct EnvelopeRef<'a> {
     nonce: &'a [u8; 16],
     payload: ValueRef<'a>,
     signatures: ArrayRef<'a>,
-    signatures_value: Range<usize>,
 }
 
 impl<'a> EnvelopeRef<'a> {
@@ -85,6 +83,7 @@ impl<'a> EnvelopeRef<'a> {
             return None;
         }
         let from = fields.from?;
+        fields.spans.signatures_value.as_ref()?;
         Some(Self {
             id: fields.id?,
             from: from.text,
@@ -94,11 +93,11 @@ impl<'a> EnvelopeRef<'a> {
             nonce: fields.nonce?,
             payload: fields.payload.clone()?.0,
             signatures: fields.signatures?,
-            signatures_value: fields.spans.signatures_value.clone()?,
             fields,
         })
     }
 
+    #[cfg(feature = "alloc")]
     pub(crate) fn fields(&self) -> &Fields<'a> {
         &self.fields
     }
@@ -230,8 +229,13 @@ impl<'a> EnvelopeRef<'a> {
     }
 
     /// Span of the `signatures` value in the wire bytes.
-    pub(crate) fn signatures_value(&self) -> Range<usize> {
-        self.signatures_value.clone()
+    #[cfg(feature = "alloc")]
+    pub(crate) fn signatures_value(&self) -> core::ops::Range<usize> {
+        self.fields
+            .spans
+            .signatures_value
+            .clone()
+            .unwrap_or_default()
     }
 }
 

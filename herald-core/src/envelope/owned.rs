@@ -432,8 +432,10 @@ impl EnvelopeBuilder {
 }
 
 /// An RNG that is never asked for bytes (the nonce was drawn already).
+#[cfg(feature = "getrandom")]
 struct NoRng;
 
+#[cfg(feature = "getrandom")]
 impl RngCore for NoRng {
     fn next_u32(&mut self) -> u32 {
         0
@@ -450,6 +452,7 @@ impl RngCore for NoRng {
     }
 }
 
+#[cfg(feature = "getrandom")]
 impl CryptoRng for NoRng {}
 
 /// The value of a `birth` attestation for `key` (P7).
