@@ -53,6 +53,19 @@ enum Command {
     Verify(VerifyArgs),
     /// Three agents hold a short conversation; verify it, then a tampered copy
     Demo(DemoArgs),
+    /// Run the conformance vectors through this implementation
+    Conformance(ConformanceArgs),
+}
+
+/// `herald conformance`.
+#[derive(Args, Debug)]
+struct ConformanceArgs {
+    /// The vectors directory (holding manifest.json)
+    #[arg(value_name = "DIR", default_value = "vectors/conformance")]
+    dir: PathBuf,
+    /// Print a JSON report: implementation, vectors digest, counts, failures
+    #[arg(long)]
+    json: bool,
 }
 
 /// `herald keygen`.
@@ -218,6 +231,7 @@ fn main() -> ExitCode {
             tree: !a.no_tree,
         }),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref()),
+        Command::Conformance(a) => commands::conformance::run(&a.dir, a.json),
     };
     match result {
         Ok(code) => code,

@@ -2,6 +2,7 @@
 //! value is one line naming its flag (`herald: --kind: …`).
 
 pub(crate) mod compose;
+pub(crate) mod conformance;
 pub(crate) mod cosign;
 pub(crate) mod demo;
 pub(crate) mod inspect;

@@ -1,0 +1,13 @@
+//! The HERALD v0.2 conformance vectors: their format ([`manifest`]), the
+//! generator that writes `vectors/conformance/` from fixed seeds
+//! ([`generate`]), and the runner any build of this implementation uses to
+//! check itself against them ([`run`]). `vectors/README.md` documents the
+//! format for other implementations.
+
+pub mod forge;
+pub mod generate;
+pub mod manifest;
+pub mod run;
+
+pub use generate::generate;
+pub use run::{Outcome, run};

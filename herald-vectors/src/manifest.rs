@@ -1,0 +1,165 @@
+//! The manifest format of `vectors/conformance/manifest.json` (see
+//! `vectors/README.md`, which documents every field).
+
+use serde::{Deserialize, Serialize};
+
+/// The manifest's `format` value.
+pub const FORMAT: &str = "herald-conformance-v1";
+
+/// The whole manifest.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Manifest {
+    /// Always [`FORMAT`].
+    pub format: String,
+    /// The protocol version the cases target.
+    pub protocol: String,
+    /// The test keys (secret seeds included: test-only).
+    pub keys: Vec<KeyEntry>,
+    /// The cases, in a stable order.
+    pub cases: Vec<Case>,
+}
+
+/// One test key.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyEntry {
+    /// Name cases use to refer to it.
+    pub name: String,
+    /// TEST ONLY: the RFC 8032 secret seed, hex.
+    pub seed: String,
+    /// The public key, hex.
+    pub public: String,
+    /// Its default sigil.
+    pub sigil: String,
+    /// Its long sigil.
+    pub sigil_long: String,
+    /// Its short sigil.
+    pub sigil_short: String,
+    /// The keyring file (CLI.md format) holding just this key.
+    pub keyring_file: String,
+}
+
+/// One case; `type` says which.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Case {
+    /// Strictly decode one CBOR item (P1).
+    Cbor {
+        /// Unique name.
+        name: String,
+        /// What it tests.
+        description: String,
+        /// The bytes, as a file path relative to the manifest.
+        input: String,
+        /// The same bytes in hex.
+        hex: String,
+        /// The verdict.
+        expect: CborExpect,
+    },
+    /// Parse one sigil string (P2).
+    Sigil {
+        /// Unique name.
+        name: String,
+        /// What it tests.
+        description: String,
+        /// The string.
+        input: String,
+        /// The verdict.
+        expect: SigilExpect,
+    },
+    /// Verify a set of envelopes as a trace audit (P10 audit mode, P11, P13).
+    Verify {
+        /// Unique name.
+        name: String,
+        /// What it tests.
+        description: String,
+        /// The envelopes: a CBOR sequence file.
+        input: String,
+        /// The JSON display form, one envelope per line (non-normative).
+        display: String,
+        /// Names of the keys pinned for this case.
+        keyring: Vec<String>,
+        /// `now`, Unix seconds.
+        now: u64,
+        /// Skew tolerated, seconds.
+        skew: u64,
+        /// Scopes the policy requires.
+        required_scopes: Vec<String>,
+        /// Per envelope, in input order.
+        expect: Vec<EnvelopeExpect>,
+    },
+    /// Receive envelopes one by one in live mode with a fresh replay cache (P10).
+    Receive {
+        /// Unique name.
+        name: String,
+        /// What it tests.
+        description: String,
+        /// One file per envelope, received in this order.
+        inputs: Vec<String>,
+        /// Names of the keys pinned for this case.
+        keyring: Vec<String>,
+        /// The receiver's clock, Unix seconds.
+        now: u64,
+        /// Per envelope, in order.
+        expect: Vec<EnvelopeExpect>,
+    },
+}
+
+impl Case {
+    /// The case's name.
+    pub fn name(&self) -> &str {
+        match self {
+            Self::Cbor { name, .. }
+            | Self::Sigil { name, .. }
+            | Self::Verify { name, .. }
+            | Self::Receive { name, .. } => name,
+        }
+    }
+}
+
+/// Verdict of a CBOR case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CborExpect {
+    /// Whether the strict decoder accepts (and re-encodes to the same bytes).
+    pub accept: bool,
+    /// The P1 rule broken (a `Rule::name`), when rejected.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub rule: Option<String>,
+    /// The byte offset of the fault, when rejected.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub offset: Option<usize>,
+}
+
+/// Verdict of a sigil case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SigilExpect {
+    /// Whether the string is a sigil.
+    pub valid: bool,
+    /// `default`, `long`, `short`, or `reserved`, when valid.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub form: Option<String>,
+    /// The manifest key it names, when it is a key's sigil.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub key: Option<String>,
+    /// The error name (`prefix`, `length`, `character`, `trailing_bits`), when invalid.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// Expected verdict of one envelope.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EnvelopeExpect {
+    /// `valid`, `partial` or `invalid`.
+    pub status: String,
+    /// Every reason, sorted by (code, index); codes are P11 names.
+    pub reasons: Vec<ExpectReason>,
+}
+
+/// One expected reason.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+pub struct ExpectReason {
+    /// The P11 code.
+    pub code: String,
+    /// The signature index, when the reason is about one signature.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub index: Option<u32>,
+}

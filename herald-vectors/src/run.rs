@@ -1,0 +1,327 @@
+//! The conformance runner: every case of a vectors directory through this
+//! implementation, one failure message per case that disagrees.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use herald_core::cbor;
+use herald_core::{PublicKey, Scope, Sigil, SigningKey};
+use herald_verify::live::Receiver;
+use herald_verify::store::Store;
+use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, audit};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::manifest::{
+    Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, Manifest, SigilExpect,
+};
+
+/// The vectors could not be read at all (not a failed case).
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum RunError {
+    /// A file could not be read.
+    Io {
+        /// The path.
+        path: PathBuf,
+        /// The OS error.
+        error: std::io::Error,
+    },
+    /// The manifest is not valid JSON of the expected shape.
+    Manifest(String),
+}
+
+impl fmt::Display for RunError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Manifest(m) => write!(f, "manifest.json: {m}"),
+        }
+    }
+}
+
+impl std::error::Error for RunError {}
+
+/// One case that disagreed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Failure {
+    /// The case's name.
+    pub case: String,
+    /// What differed.
+    pub message: String,
+}
+
+/// The outcome of a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Outcome {
+    /// This implementation and its version.
+    pub implementation: String,
+    /// SHA-256 of manifest.json, hex.
+    pub vectors_digest: String,
+    /// Cases that agreed.
+    pub passed: usize,
+    /// Cases that disagreed.
+    pub failed: usize,
+    /// Cases not run.
+    pub skipped: usize,
+    /// Every disagreement.
+    pub failures: Vec<Failure>,
+}
+
+fn read(path: &Path) -> Result<Vec<u8>, RunError> {
+    std::fs::read(path).map_err(|error| RunError::Io {
+        path: path.to_path_buf(),
+        error,
+    })
+}
+
+/// Run every case of the vectors in `dir` (the folder holding manifest.json).
+pub fn run(dir: &Path) -> Result<Outcome, RunError> {
+    let manifest_bytes = read(&dir.join("manifest.json"))?;
+    let manifest: Manifest =
+        serde_json::from_slice(&manifest_bytes).map_err(|e| RunError::Manifest(e.to_string()))?;
+    if manifest.format != FORMAT {
+        return Err(RunError::Manifest(format!(
+            "unknown format {:?}",
+            manifest.format
+        )));
+    }
+    let mut outcome = Outcome {
+        implementation: format!("herald-rs {}", env!("CARGO_PKG_VERSION")),
+        vectors_digest: herald_verify::report::hex(&Sha256::digest(&manifest_bytes)),
+        passed: 0,
+        failed: 0,
+        skipped: 0,
+        failures: Vec::new(),
+    };
+    let runner = Runner {
+        dir,
+        manifest: &manifest,
+    };
+    for case in &manifest.cases {
+        match runner.case(case) {
+            Ok(()) => outcome.passed += 1,
+            Err(message) => {
+                outcome.failed += 1;
+                outcome.failures.push(Failure {
+                    case: case.name().into(),
+                    message,
+                });
+            }
+        }
+    }
+    Ok(outcome)
+}
+
+struct Runner<'a> {
+    dir: &'a Path,
+    manifest: &'a Manifest,
+}
+
+impl Runner<'_> {
+    fn file(&self, rel: &str) -> Result<Vec<u8>, String> {
+        std::fs::read(self.dir.join(rel)).map_err(|e| format!("{rel}: {e}"))
+    }
+
+    fn keyring(&self, names: &[String]) -> Result<Keyring, String> {
+        let mut ring = Keyring::new();
+        for name in names {
+            let entry = self
+                .manifest
+                .keys
+                .iter()
+                .find(|k| &k.name == name)
+                .ok_or_else(|| format!("no key named {name:?}"))?;
+            let text = self.file(&entry.keyring_file)?;
+            let text = String::from_utf8(text).map_err(|e| e.to_string())?;
+            ring.parse(&text, &entry.keyring_file)
+                .map_err(|e| e.to_string())?;
+        }
+        Ok(ring)
+    }
+
+    fn case(&self, case: &Case) -> Result<(), String> {
+        match case {
+            Case::Cbor {
+                input, hex, expect, ..
+            } => {
+                let bytes = self.file(input)?;
+                if herald_verify::report::hex(&bytes) != *hex {
+                    return Err(format!("{input} differs from its hex in the manifest"));
+                }
+                compare(expect, &cbor_verdict(&bytes))
+            }
+            Case::Sigil { input, expect, .. } => compare(expect, &self.sigil_verdict(input)),
+            Case::Verify {
+                input,
+                keyring,
+                now,
+                skew,
+                required_scopes,
+                expect,
+                ..
+            } => {
+                let bytes = self.file(input)?;
+                let opts = AuditOptions {
+                    now: Some(*now),
+                    skew: *skew,
+                    required_scopes: scopes(required_scopes)?,
+                    ..AuditOptions::default()
+                };
+                let report = audit(
+                    &[Input {
+                        name: input.clone(),
+                        bytes,
+                    }],
+                    &self.keyring(keyring)?,
+                    &opts,
+                );
+                compare_envelopes(expect, &report.envelopes)
+            }
+            Case::Receive {
+                inputs,
+                keyring,
+                now,
+                expect,
+                ..
+            } => {
+                let dir = scratch_dir()?;
+                let result = (|| {
+                    let store = Store::open(dir.join("replay.redb")).map_err(|e| e.to_string())?;
+                    let now = *now;
+                    let receiver =
+                        Receiver::new(store, self.keyring(keyring)?).with_clock(move || now);
+                    let mut got = Vec::new();
+                    for input in inputs {
+                        let bytes = self.file(input)?;
+                        got.push(receiver.receive(&bytes).map_err(|e| e.to_string())?);
+                    }
+                    compare_envelopes(expect, &got)
+                })();
+                let _ = std::fs::remove_dir_all(&dir);
+                result
+            }
+        }
+    }
+
+    fn sigil_verdict(&self, input: &str) -> SigilExpect {
+        match Sigil::parse(input) {
+            Err(e) => SigilExpect {
+                valid: false,
+                form: None,
+                key: None,
+                error: Some(e.name().into()),
+            },
+            Ok(s) => SigilExpect {
+                valid: true,
+                form: Some(s.form().map_or("reserved", |f| f.name()).into()),
+                key: self
+                    .manifest
+                    .keys
+                    .iter()
+                    .find(|k| {
+                        decode_hex32(&k.public)
+                            .and_then(|b| PublicKey::from_bytes(&b).ok())
+                            .is_some_and(|pk| s.names_key(pk.as_bytes()))
+                    })
+                    .map(|k| k.name.clone()),
+                error: None,
+            },
+        }
+    }
+}
+
+/// What the strict decoder says of `bytes`, in manifest terms.
+pub fn cbor_verdict(bytes: &[u8]) -> CborExpect {
+    match cbor::Value::decode(bytes) {
+        Ok(v) if v.to_vec() == bytes => CborExpect {
+            accept: true,
+            rule: None,
+            offset: None,
+        },
+        Ok(_) => CborExpect {
+            accept: false,
+            rule: Some("re-encoding differs".into()),
+            offset: None,
+        },
+        Err(e) => CborExpect {
+            accept: false,
+            rule: Some(e.rule().name().into()),
+            offset: Some(e.offset()),
+        },
+    }
+}
+
+/// The manifest form of a report's verdict.
+pub fn envelope_verdict(report: &EnvelopeReport) -> EnvelopeExpect {
+    let mut reasons: Vec<ExpectReason> = report
+        .reasons
+        .iter()
+        .map(|r| ExpectReason {
+            code: r.code.name().into(),
+            index: r.index,
+        })
+        .collect();
+    reasons.sort();
+    EnvelopeExpect {
+        status: report.status.name().into(),
+        reasons,
+    }
+}
+
+fn compare<T: PartialEq + fmt::Debug>(want: &T, got: &T) -> Result<(), String> {
+    if want == got {
+        Ok(())
+    } else {
+        Err(format!("expected {want:?}, got {got:?}"))
+    }
+}
+
+fn compare_envelopes(want: &[EnvelopeExpect], got: &[EnvelopeReport]) -> Result<(), String> {
+    if want.len() != got.len() {
+        return Err(format!(
+            "expected {} envelopes, got {}",
+            want.len(),
+            got.len()
+        ));
+    }
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        let g = envelope_verdict(g);
+        if *w != g {
+            return Err(format!("envelope {i}: expected {w:?}, got {g:?}"));
+        }
+    }
+    Ok(())
+}
+
+fn scopes(names: &[String]) -> Result<Vec<Scope>, String> {
+    names
+        .iter()
+        .map(|n| Scope::from_name(n).ok_or_else(|| format!("unknown scope {n:?}")))
+        .collect()
+}
+
+fn scratch_dir() -> Result<PathBuf, String> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static N: AtomicU64 = AtomicU64::new(0);
+    let n = N.fetch_add(1, Ordering::Relaxed);
+    let dir = std::env::temp_dir().join(format!("herald-conformance-{}-{n}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    Ok(dir)
+}
+
+fn decode_hex32(s: &str) -> Option<[u8; 32]> {
+    let mut out = [0u8; 32];
+    if s.len() != 64 {
+        return None;
+    }
+    for (i, o) in out.iter_mut().enumerate() {
+        *o = u8::from_str_radix(s.get(2 * i..2 * i + 2)?, 16).ok()?;
+    }
+    Some(out)
+}
+
+/// The signing key of a manifest key entry (used by the generator's self-check).
+pub fn signing_key(seed_hex: &str) -> Option<SigningKey> {
+    decode_hex32(seed_hex).map(|s| SigningKey::from_seed(&s))
+}
