@@ -14,11 +14,20 @@ use crate::sigil::Sigil;
 
 /// Resolves a sigil to the public key a trusted channel binds it to (spec §2.1).
 ///
-/// A resolver must only return a key the sigil names (its hash prefix
-/// matches); [`check`] re-checks this and treats a mismatch as unresolved.
+/// [`KeyResolver::resolve`] must only return a key the sigil names (its
+/// hash prefix matches); [`check`] re-checks this and treats a mismatch as
+/// unresolved. The one exception is explicit: after a molt the verifier
+/// accepted (P8), the sigil is signed for by a key it does not name, which
+/// [`KeyResolver::resolve_molted`] returns.
 pub trait KeyResolver {
     /// The key for `sigil`, if this resolver knows it.
     fn resolve(&self, sigil: &Sigil) -> Option<PublicKey>;
+
+    /// A key bound to `sigil` by an accepted molt (P8), to try when the
+    /// sigil's own key is not the signer. None by default.
+    fn resolve_molted(&self, _sigil: &Sigil) -> Option<PublicKey> {
+        None
+    }
 }
 
 impl KeyResolver for () {
@@ -43,15 +52,21 @@ impl<T: KeyResolver + ?Sized> KeyResolver for &T {
     fn resolve(&self, sigil: &Sigil) -> Option<PublicKey> {
         (**self).resolve(sigil)
     }
+    fn resolve_molted(&self, sigil: &Sigil) -> Option<PublicKey> {
+        (**self).resolve_molted(sigil)
+    }
 }
 
 /// Where the origin signer's key came from (P7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
 pub enum KeySource {
     /// A trusted channel: a keyring or pinned cache.
     Keyring,
     /// The envelope's own `birth` attestation, whose key hashes to `from`.
     Birth,
+    /// A key a molt accepted by the verifier bound to the sigil (P8).
+    Molt,
 }
 
 impl KeySource {
@@ -60,6 +75,7 @@ impl KeySource {
         match self {
             Self::Keyring => "keyring",
             Self::Birth => "birth",
+            Self::Molt => "molt",
         }
     }
 }
@@ -395,7 +411,11 @@ fn check_signature(
     let resolved = keys
         .resolve(&sig.signer)
         .filter(|key| sig.signer.names_key(key.as_bytes()))
-        .map(|key| (key, KeySource::Keyring));
+        .map(|key| (key, KeySource::Keyring))
+        .or_else(|| {
+            keys.resolve_molted(&sig.signer)
+                .map(|key| (key, KeySource::Molt))
+        });
     let learned = || {
         let b = birth?;
         (opts.learn_birth_keys && k == 0 && kind == Kind::Birth && sig.signer.names_key(b.key))

@@ -5,7 +5,7 @@ use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use core::fmt;
 use std::path::{Path, PathBuf};
 
-use herald_core::{KeyError, KeyResolver, PublicKey, Sigil, SigilError, SigilForm};
+use herald_core::{KeyError, KeyResolver, KeySource, PublicKey, Sigil, SigilError, SigilForm};
 
 /// Where a key in a [`Keyring`] came from (reported per envelope, P7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -220,6 +220,25 @@ impl Keyring {
 impl KeyResolver for Keyring {
     fn resolve(&self, sigil: &Sigil) -> Option<PublicKey> {
         self.lookup(sigil).map(|(k, _)| k)
+    }
+}
+
+impl Keyring {
+    /// The report's `key_source` (CLI.md) for an origin key `check` resolved
+    /// as `source` for the signer `from`: `keyring` for a pinned key,
+    /// `birth` for one learned from a birth, `molt` for a molted-in key.
+    pub fn source_name(
+        &self,
+        source: Option<KeySource>,
+        from: Option<Sigil>,
+    ) -> Option<&'static str> {
+        match source? {
+            KeySource::Keyring => self.lookup(&from?).map(|(_, p)| match p {
+                Provenance::Pinned => "keyring",
+                Provenance::Birth => "birth",
+            }),
+            other => Some(other.name()),
+        }
     }
 }
 

@@ -8,6 +8,7 @@ extern crate std;
 
 pub mod display;
 pub mod keyring;
+mod lifecycle;
 pub mod live;
 pub mod merkle;
 pub mod report;

@@ -29,9 +29,9 @@ use alloc::{boxed::Box, string::String, vec::Vec};
 use core::fmt;
 
 use herald_core::cbor::Limits;
-use herald_core::{CheckOptions, EnvelopeRef, KeySource, Kind, ReasonCode, Scope, Status, check};
+use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Status, check};
 
-use crate::keyring::{Keyring, Provenance};
+use crate::keyring::Keyring;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 use crate::store::{Claim, Store, StoreError};
 
@@ -174,17 +174,9 @@ impl Receiver {
         let mut reasons = Vec::new();
         let checked = check(bytes, &self.keyring, &opts, &mut reasons);
         let env = checked.envelope;
-        let key_source = match checked.key_source {
-            Some(KeySource::Birth) => Some("birth"),
-            Some(KeySource::Keyring) => env
-                .as_ref()
-                .and_then(|v| self.keyring.lookup(&v.from_sigil()))
-                .map(|(_, p)| match p {
-                    Provenance::Pinned => "keyring",
-                    Provenance::Birth => "birth",
-                }),
-            None => None,
-        };
+        let key_source = self
+            .keyring
+            .source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
         let mut report = EnvelopeReport {
             id: env.as_ref().map(|v| hex(v.id())),
             from: env.as_ref().map(|v| String::from(v.from())),
@@ -194,6 +186,7 @@ impl Receiver {
             source: Source::default(),
             trace: env.as_ref().map(|v| hex(v.trace())),
             parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
+            ..EnvelopeReport::default()
         };
         for r in &reasons {
             report.push(r.into());

@@ -51,7 +51,7 @@ impl From<&herald_core::Reason> for ReportReason {
 }
 
 /// One envelope's verdict (P11).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct EnvelopeReport {
     /// The id carried, lowercase hex; `None` when the input did not parse.
     pub id: Option<String>,
@@ -65,6 +65,14 @@ pub struct EnvelopeReport {
     /// Where the origin key came from (P7).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_source: Option<&'static str>,
+    /// Which of the signer's keys made the origin signature: `birth` (the
+    /// sigil's own key) or `molt N` (P8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub signing_key: Option<String>,
+    /// For a birth: the lineage parents that co-signed `lineage_consent`
+    /// (spec §2.3: a consent graph, not proof of training).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub lineage_consents: Vec<String>,
     /// The input it came from and the byte offset there (not part of the JSON contract).
     #[serde(skip)]
     pub source: Source,

@@ -79,6 +79,7 @@ fn unparsed(source: Source, detail: String) -> EnvelopeReport {
         source,
         trace: None,
         parent: None,
+        ..EnvelopeReport::default()
     };
     r.push(reason(ReasonCode::Malformed, detail));
     r
@@ -159,17 +160,7 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         let mut reasons = Vec::new();
         let checked = check(e.bytes, &keys, &check_opts, &mut reasons);
         let env = checked.envelope.clone();
-        let key_source = match checked.key_source {
-            Some(KeySource::Birth) => Some("birth"),
-            Some(KeySource::Keyring) => env
-                .as_ref()
-                .and_then(|v| keys.lookup(&v.from_sigil()))
-                .map(|(_, p)| match p {
-                    Provenance::Pinned => "keyring",
-                    Provenance::Birth => "birth",
-                }),
-            None => None,
-        };
+        let key_source = keys.source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
         let mut report = EnvelopeReport {
             id: env.as_ref().map(|v| hex(v.id())),
             from: env.as_ref().map(|v| String::from(v.from())),
@@ -179,6 +170,7 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
             source: e.source.clone(),
             trace: env.as_ref().map(|v| hex(v.trace())),
             parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
+            ..EnvelopeReport::default()
         };
         if report.id.is_none() {
             // Fields that did parse are still worth naming.
@@ -190,6 +182,10 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         reports.push(report);
         views.push(env);
     }
+
+    // 3b. Identity lifecycle across the set (P8).
+    let bytes: Vec<&[u8]> = entries.iter().map(|e| e.bytes).collect();
+    crate::lifecycle::apply(&bytes, &views, &mut reports, &keys, &check_opts);
 
     // 4. Parents and the trace-parent binding (spec §3.3a).
     let mut by_id: HashMap<[u8; 32], usize> = HashMap::new();

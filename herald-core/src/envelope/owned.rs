@@ -236,6 +236,7 @@ pub struct EnvelopeBuilder {
     payload: Value,
     extra: Map,
     from_form: SigilForm,
+    from: Option<Sigil>,
     limits: Limits,
 }
 
@@ -254,6 +255,7 @@ impl EnvelopeBuilder {
             payload: Value::Null,
             extra: Map::new(),
             from_form: SigilForm::Default,
+            from: None,
             limits: Limits::DEFAULT,
         }
     }
@@ -351,6 +353,13 @@ impl EnvelopeBuilder {
         self
     }
 
+    /// Sign for `sigil` rather than for the signing key's own sigil: after a
+    /// molt (P8) the new key signs for the sigil of the birth key.
+    pub fn from_sigil(mut self, sigil: Sigil) -> Self {
+        self.from = Some(sigil);
+        self
+    }
+
     /// Decoder limits the result must fit (P1 defaults otherwise).
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
@@ -374,7 +383,7 @@ impl EnvelopeBuilder {
         rng: &mut R,
     ) -> Result<Envelope, BuildError> {
         let nonce = self.nonce.unwrap_or_else(|| Nonce::from_rng(rng));
-        let from = key.sigil(self.from_form);
+        let from = self.from.unwrap_or_else(|| key.sigil(self.from_form));
         let mut map = self.fields(from, nonce);
         let body0 = Value::Map(map.clone()).to_vec();
         let id: [u8; 32] = Sha256::digest(&body0).into();
