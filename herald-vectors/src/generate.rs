@@ -10,7 +10,7 @@ use std::path::Path;
 use herald_core::cbor::{Map, Value};
 use herald_core::envelope::birth_attestation;
 use herald_core::{
-    Envelope, EnvelopeBuilder, Kind, Nonce, ReasonCode, Scope, SigilForm, SigningKey, Status,
+    Envelope, EnvelopeBuilder, Kind, Nonce, ReasonCode, Scope, Sigil, SigilForm, SigningKey, Status,
 };
 use sha2::{Digest, Sha256};
 
@@ -218,6 +218,7 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     encoding_cases(&mut g);
     sigil_cases(&mut g);
     envelope_cases(&mut g);
+    lifecycle_cases(&mut g);
     receive_cases(&mut g);
 
     let mut keys = Vec::new();
@@ -1281,6 +1282,205 @@ fn envelope_cases(g: &mut Gen) {
 /// Alice's honest origin signature over a message.
 fn origin(g: &Gen) -> Signer<'_> {
     Signer::new(g.key("alice"), Scope::Origin, Kind::Message.origin_tag())
+}
+
+fn lifecycle_cases(g: &mut Gen) {
+    let b = |e: &Envelope| e.as_bytes().to_vec();
+    let day = 86_400;
+    let birth_of =
+        |g: &mut Gen, who: &str, ts: u64, lineage: Vec<Sigil>, extra: Vec<(&str, Value)>| {
+            let key = g.key(who).public_key();
+            let n = g.fresh_nonce();
+            let mut builder = EnvelopeBuilder::genesis(ts)
+                .kind(Kind::Birth)
+                .nonce(n)
+                .attest("birth", birth_attestation(&key, who, &lineage));
+            for (ty, v) in extra {
+                builder = builder.attest(ty, v);
+            }
+            g.build(who, builder)
+        };
+    let said = |g: &mut Gen, who: &str, ts: u64| {
+        let n = g.fresh_nonce();
+        g.build(
+            who,
+            EnvelopeBuilder::genesis(ts)
+                .nonce(n)
+                .payload(Value::text("words")),
+        )
+    };
+    let molt_of = |g: &mut Gen, who: &str, new: &str, ts: u64, not_before: u64| {
+        let mut p = Map::new();
+        p.insert(
+            "new_key",
+            Value::Bytes(g.key(new).public_key().as_bytes().to_vec()),
+        );
+        p.insert("not_before", Value::Unsigned(not_before));
+        let n = g.fresh_nonce();
+        g.build(
+            who,
+            EnvelopeBuilder::genesis(ts)
+                .kind(Kind::Molt)
+                .nonce(n)
+                .payload(Value::Map(p)),
+        )
+    };
+    let alice = g.key("alice").sigil(SigilForm::Default);
+
+    // Deprecation (P8): later envelopes from the sigil are rejected.
+    let born = birth_of(g, "alice", T0, Vec::new(), Vec::new());
+    let n = g.fresh_nonce();
+    let death = g.build(
+        "alice",
+        EnvelopeBuilder::genesis(T0 + 20)
+            .kind(Kind::Deprecation)
+            .nonce(n)
+            .payload(Value::Map(Map::new())),
+    );
+    let after = said(g, "alice", T0 + 30);
+    let n = g.fresh_nonce();
+    let citation = g.build(
+        "bob",
+        EnvelopeBuilder::genesis(T0 + 40)
+            .kind(Kind::PosthumousCitation)
+            .to(g.key("alice").sigil(SigilForm::Default))
+            .nonce(n)
+            .payload(Value::text("in memoriam")),
+    );
+    g.verify("deprecated_signer", "after a deprecation, envelopes from the sigil are rejected and envelopes to it are not (P8)", &[b(&born), b(&death), b(&after), b(&citation)], &["bob"], vec![valid(), valid(), invalid(&[(R::DeprecatedSigner, None)]), valid()]);
+
+    // Duress co-signed by the registered witness (P8).
+    let mut dw = Map::new();
+    dw.insert("sigil", Value::Text(g.sigil("witness", SigilForm::Default)));
+    let guarded = birth_of(
+        g,
+        "alice",
+        T0,
+        Vec::new(),
+        vec![("duress_witness", Value::Map(dw))],
+    );
+    let n = g.fresh_nonce();
+    let black = g.build(
+        "alice",
+        EnvelopeBuilder::genesis(T0 + 10)
+            .kind(Kind::Duress)
+            .nonce(n)
+            .payload(Value::Map(Map::new())),
+    );
+    let black = g.cosign(&black, "witness", Scope::DuressWitness, None);
+    let later = said(g, "alice", T0 + 20);
+    g.verify(
+        "signer_under_duress",
+        "a current duress envelope marks later envelopes with a warning; the verdict stays (P8)",
+        &[b(&guarded), b(&black), b(&later)],
+        &["witness"],
+        vec![
+            valid(),
+            valid(),
+            expect(Status::Valid, &[(R::SignerUnderDuress, None)]),
+        ],
+    );
+
+    // Molts (P8 rules 2-5).
+    let last = said(g, "alice", T0 + 100);
+    let hasty = molt_of(g, "alice", "carol", T0 + 200, T0 + 100 + day - 1);
+    g.verify("molt_cooloff", "a molt whose not_before is less than 24 h after the outgoing key's last envelope (P8 rule 2)", &[b(&born), b(&last), b(&hasty)], &[], vec![valid(), valid(), invalid(&[(R::MoltCooloff, None)])]);
+    let not_before = T0 + 100 + day;
+    let patient = molt_of(g, "alice", "carol", T0 + 200, not_before);
+    let n = g.fresh_nonce();
+    let new_key = g.build(
+        "carol",
+        EnvelopeBuilder::genesis(not_before + 10)
+            .from_sigil(g.key("alice").sigil(SigilForm::Default))
+            .nonce(n)
+            .payload(Value::text("the new key speaks")),
+    );
+    let old_key = said(g, "alice", not_before + 20);
+    g.verify(
+        "molt_accepted",
+        "an accepted molt: the new key's envelope lacks an inclusion proof (rule 3), the old key is rotated from not_before",
+        &[b(&born), b(&last), b(&patient), b(&new_key), b(&old_key)],
+        &[],
+        vec![valid(), valid(), valid(), invalid(&[(R::MoltUnproven, None)]), invalid(&[(R::RotatedKey, None)])],
+    );
+    let mut policy = Map::new();
+    policy.insert(
+        "cosigners",
+        Value::Array(vec![
+            Value::Text(g.sigil("herald", SigilForm::Default)),
+            Value::Text(g.sigil("human", SigilForm::Default)),
+        ]),
+    );
+    policy.insert("threshold", Value::Unsigned(2));
+    let governed = birth_of(
+        g,
+        "alice",
+        T0,
+        Vec::new(),
+        vec![("molt_policy", Value::Map(policy))],
+    );
+    let endorsed_once = molt_of(g, "alice", "carol", T0 + 3600, T0 + 2 * day);
+    let endorsed_once = g.cosign(&endorsed_once, "herald", Scope::HeraldEndorsement, None);
+    g.verify(
+        "molt_cosign_missing",
+        "molt_policy needs two herald_endorsement co-signatures; the molt has one (P8 rule 4)",
+        &[b(&governed), b(&endorsed_once)],
+        &["herald", "human"],
+        vec![valid(), invalid(&[(R::MoltCosignMissing, None)])],
+    );
+    let m1 = molt_of(g, "alice", "bob", T0 + 10, T0 + 2 * day);
+    let m2 = molt_of(g, "alice", "carol", T0 + 20, T0 + 3 * day);
+    let after_dispute = said(g, "alice", T0 + 30);
+    g.verify("disputed", "two molts of one key with overlapping windows: both void, the sigil disputed from then on (P8 rule 5)", &[b(&born), b(&m1), b(&m2), b(&after_dispute)], &[], vec![valid(), invalid(&[(R::Disputed, None)]), invalid(&[(R::Disputed, None)]), invalid(&[(R::Disputed, None)])]);
+
+    // Lineage across births (spec §2.3).
+    let bob = g.key("bob").sigil(SigilForm::Default);
+    let x = birth_of(g, "alice", T0, vec![bob], Vec::new());
+    let y = birth_of(
+        g,
+        "bob",
+        T0 + 1,
+        vec![g.key("alice").sigil(SigilForm::Default)],
+        Vec::new(),
+    );
+    g.verify(
+        "lineage_cycle",
+        "two births naming each other as lineage parents",
+        &[b(&x), b(&y)],
+        &[],
+        vec![
+            invalid(&[(R::LineageCycle, None)]),
+            invalid(&[(R::LineageCycle, None)]),
+        ],
+    );
+    let carol_born = birth_of(g, "carol", T0, Vec::new(), Vec::new());
+    let n = g.fresh_nonce();
+    let carol_dies = g.build(
+        "carol",
+        EnvelopeBuilder::genesis(T0 + 10)
+            .kind(Kind::Deprecation)
+            .nonce(n)
+            .payload(Value::Map(Map::new())),
+    );
+    let orphan = birth_of(
+        g,
+        "sandbox",
+        T0 + 20,
+        vec![g.key("carol").sigil(SigilForm::Default)],
+        Vec::new(),
+    );
+    g.verify(
+        "lineage_deprecated_parent",
+        "a birth naming a parent deprecated before it",
+        &[b(&carol_born), b(&carol_dies), b(&orphan)],
+        &[],
+        vec![
+            valid(),
+            valid(),
+            invalid(&[(R::LineageDeprecatedParent, None)]),
+        ],
+    );
+    let _ = alice;
 }
 
 fn receive_cases(g: &mut Gen) {
