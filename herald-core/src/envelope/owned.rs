@@ -2,14 +2,16 @@
 //! P3–P7). Building goes through the P1 encoder; co-signing splices one
 //! signature map into the received bytes without re-encoding the rest.
 
-use alloc::{string::String, vec, vec::Vec};
+use alloc::{string::String, vec::Vec};
 use core::fmt;
 
 use rand_core::{CryptoRng, RngCore};
 use sha2::{Digest, Sha256};
 
 use super::{ED25519, EnvelopeError, EnvelopeRef, VERSION};
-use crate::cbor::{Limits, Map, SerdeError, Value, major, to_value, write_head};
+use crate::cbor::{
+    Encoder, Limits, Map, SerdeError, Sink, Value, key_cmp, major, to_value, write_head,
+};
 use crate::key::SigningKey;
 use crate::kind::Kind;
 use crate::nonce::Nonce;
@@ -18,22 +20,23 @@ use crate::scope::Scope;
 use crate::sigil::{Sigil, SigilForm};
 use crate::verify::{CheckOptions, Checked, KeyResolver, check};
 
-/// The top-level keys P3 defines; anything else is an extra (unknown) field.
+/// The top-level keys P3 defines, in canonical order (P1: shorter first,
+/// then bytewise); anything else is an extra (unknown) field.
 const P3_KEYS: [&str; 14] = [
     "v",
     "id",
-    "from",
     "to",
-    "parent",
-    "trace",
     "ts",
-    "nonce",
-    "expires",
+    "from",
     "kind",
-    "lineage_proof",
-    "attestations",
+    "nonce",
+    "trace",
+    "parent",
+    "expires",
     "payload",
     "signatures",
+    "attestations",
+    "lineage_proof",
 ];
 
 /// Building or co-signing an envelope failed.
@@ -169,7 +172,15 @@ impl Envelope {
             feed(tag);
             body.feed(feed);
         });
-        let map = signature_map(by, scope.name(), &sig, ts);
+        let mut by_buf = [0u8; 52];
+        let entry = SignatureEntry {
+            by: by.write_str(&mut by_buf),
+            scope: scope.name(),
+            sig: &sig,
+            ts,
+        };
+        let mut map = Vec::with_capacity(128);
+        never(entry.write(&mut Encoder::new(&mut map)))?;
         let span = view.signatures_value();
         let items = view
             .fields()
@@ -182,7 +193,7 @@ impl Envelope {
         bytes.extend_from_slice(self.bytes.get(..span.start).unwrap_or_default());
         bytes.extend_from_slice(head);
         bytes.extend_from_slice(self.bytes.get(items).unwrap_or_default());
-        bytes.extend_from_slice(&map.to_vec());
+        bytes.extend_from_slice(&map);
         bytes.extend_from_slice(self.bytes.get(span.end..).unwrap_or_default());
         finish(bytes, self.limits)
     }
@@ -208,18 +219,6 @@ fn finish(bytes: Vec<u8>, limits: Limits) -> Result<Envelope, BuildError> {
         });
     }
     Envelope::from_bytes_with(bytes, limits).map_err(BuildError::Invalid)
-}
-
-fn signature_map(by: Sigil, scope: &str, sig: &[u8; 64], ts: Option<u64>) -> Value {
-    let mut m = Map::new();
-    m.insert("alg", Value::text(ED25519));
-    m.insert("by", Value::Text(alloc::format!("{by}")));
-    m.insert("scope", Value::text(scope));
-    m.insert("sig", Value::Bytes(sig.to_vec()));
-    if let Some(ts) = ts {
-        m.insert("ts", Value::Unsigned(ts));
-    }
-    Value::Map(m)
 }
 
 /// Builds and signs an envelope (spec §3.1, P3): a genesis or a reply.
@@ -384,59 +383,157 @@ impl EnvelopeBuilder {
     ) -> Result<Envelope, BuildError> {
         let nonce = self.nonce.unwrap_or_else(|| Nonce::from_rng(rng));
         let from = self.from.unwrap_or_else(|| key.sigil(self.from_form));
-        let mut map = self.fields(from, nonce);
-        let body0 = Value::Map(map.clone()).to_vec();
+        let mut from_buf = [0u8; 52];
+        let from = from.write_str(&mut from_buf);
+        let mut body0 = Vec::with_capacity(256 + self.payload_hint());
+        never(self.write(&mut Encoder::new(&mut body0), from, &nonce, None))?;
         let id: [u8; 32] = Sha256::digest(&body0).into();
         let tag = self.kind.origin_tag();
         let sig = key.sign_parts(|feed| {
             feed(tag);
             feed(&body0);
         });
-        map.insert("id", Value::Bytes(id.to_vec()));
-        if self.parent.is_none() {
-            map.insert("trace", Value::Bytes(id.to_vec()));
-        }
-        map.insert(
-            "signatures",
-            Value::Array(vec![signature_map(from, Scope::Origin.name(), &sig, None)]),
-        );
-        finish(Value::Map(map).to_vec(), self.limits)
+        let origin = SignatureEntry {
+            by: from,
+            scope: Scope::Origin.name(),
+            sig: &sig,
+            ts: None,
+        };
+        let mut wire = Vec::with_capacity(body0.len() + 160);
+        never(self.write(
+            &mut Encoder::new(&mut wire),
+            from,
+            &nonce,
+            Some((&id, &origin)),
+        ))?;
+        finish(wire, self.limits)
     }
 
-    /// The map of `body(E, 0)`: everything but `id` (and a genesis's `trace`).
-    fn fields(&self, from: Sigil, nonce: Nonce) -> Map {
-        let mut m = self.extra.clone();
-        m.insert("v", Value::text(VERSION));
-        m.insert("from", Value::Text(alloc::format!("{from}")));
-        if let Some(to) = self.to {
-            m.insert("to", Value::Text(alloc::format!("{to}")));
+    fn payload_hint(&self) -> usize {
+        match &self.payload {
+            Value::Text(t) => t.len(),
+            Value::Bytes(b) => b.len(),
+            _ => 64,
         }
-        match self.parent {
-            None => {
-                m.insert("parent", Value::Null);
+    }
+
+    /// Write the envelope straight into `enc` (P1, P3): `body(E, 0)` when
+    /// `signed` is `None`; else the wire form with `id`, a genesis's
+    /// `trace`, and the origin signature. Keys go out in canonical order,
+    /// extra fields merged in among them, without building a map.
+    fn write<S: Sink>(
+        &self,
+        enc: &mut Encoder<S>,
+        from: &str,
+        nonce: &Nonce,
+        signed: Option<(&[u8; 32], &SignatureEntry<'_>)>,
+    ) -> Result<(), S::Error> {
+        let id = signed.map(|(id, _)| id);
+        let mut to_buf = [0u8; 52];
+        let to = self.to.map(|t| t.write_str(&mut to_buf));
+        let trace: Option<&[u8; 32]> = match &self.parent {
+            Some((_, trace)) => Some(trace),
+            None => id,
+        };
+        let present = [
+            true,                          // v
+            id.is_some(),                  // id
+            to.is_some(),                  // to
+            true,                          // ts
+            true,                          // from
+            self.kind != Kind::Message,    // kind
+            true,                          // nonce
+            trace.is_some(),               // trace
+            true,                          // parent
+            self.expires.is_some(),        // expires
+            true,                          // payload
+            true,                          // signatures
+            !self.attestations.is_empty(), // attestations
+            self.lineage_proof.is_some(),  // lineage_proof
+        ];
+        let count = present.iter().filter(|p| **p).count() + self.extra.len();
+        enc.map(count as u64)?;
+        let mut extras = self.extra.iter().peekable();
+        for (key, here) in P3_KEYS.iter().zip(present) {
+            while let Some((k, v)) = extras.next_if(|(k, _)| key_cmp(k, key).is_lt()) {
+                enc.text(k)?;
+                v.encode(enc)?;
             }
-            Some((parent, trace)) => {
-                m.insert("parent", Value::Bytes(parent.to_vec()));
-                m.insert("trace", Value::Bytes(trace.to_vec()));
+            if !here {
+                continue;
+            }
+            enc.text(key)?;
+            match *key {
+                "v" => enc.text(VERSION)?,
+                "id" => enc.bytes(id.map_or(&[][..], |i| &i[..]))?,
+                "to" => enc.text(to.unwrap_or_default())?,
+                "ts" => enc.unsigned(self.ts)?,
+                "from" => enc.text(from)?,
+                "kind" => enc.text(self.kind.name())?,
+                "nonce" => enc.bytes(&nonce.0)?,
+                "trace" => enc.bytes(trace.map_or(&[][..], |t| &t[..]))?,
+                "parent" => match &self.parent {
+                    Some((p, _)) => enc.bytes(p)?,
+                    None => enc.null()?,
+                },
+                "expires" => enc.unsigned(self.expires.unwrap_or_default())?,
+                "payload" => self.payload.encode(enc)?,
+                "signatures" => match signed {
+                    Some((_, origin)) => {
+                        enc.array(1)?;
+                        origin.write(enc)?;
+                    }
+                    None => enc.array(0)?,
+                },
+                "attestations" => {
+                    enc.array(self.attestations.len() as u64)?;
+                    for a in &self.attestations {
+                        a.encode(enc)?;
+                    }
+                }
+                _ => enc.bytes(self.lineage_proof.as_ref().map_or(&[][..], |p| &p[..]))?,
             }
         }
-        m.insert("ts", Value::Unsigned(self.ts));
-        m.insert("nonce", Value::Bytes(nonce.0.to_vec()));
-        if let Some(x) = self.expires {
-            m.insert("expires", Value::Unsigned(x));
+        for (k, v) in extras {
+            enc.text(k)?;
+            v.encode(enc)?;
         }
-        if self.kind != Kind::Message {
-            m.insert("kind", Value::text(self.kind.name()));
+        Ok(())
+    }
+}
+
+/// Vec sinks cannot fail.
+fn never(r: Result<(), core::convert::Infallible>) -> Result<(), BuildError> {
+    match r {
+        Ok(()) => Ok(()),
+        Err(never) => match never {},
+    }
+}
+
+/// One signature map, written directly in canonical key order
+/// (`by`, `ts`, `alg`, `sig`, `scope`).
+struct SignatureEntry<'a> {
+    by: &'a str,
+    scope: &'a str,
+    sig: &'a [u8; 64],
+    ts: Option<u64>,
+}
+
+impl SignatureEntry<'_> {
+    fn write<S: Sink>(&self, enc: &mut Encoder<S>) -> Result<(), S::Error> {
+        enc.map(if self.ts.is_some() { 5 } else { 4 })?;
+        enc.text("by")?;
+        enc.text(self.by)?;
+        if let Some(ts) = self.ts {
+            enc.text("ts")?;
+            enc.unsigned(ts)?;
         }
-        if let Some(p) = self.lineage_proof {
-            m.insert("lineage_proof", Value::Bytes(p.to_vec()));
-        }
-        if !self.attestations.is_empty() {
-            m.insert("attestations", Value::Array(self.attestations.clone()));
-        }
-        m.insert("payload", self.payload.clone());
-        m.insert("signatures", Value::Array(Vec::new()));
-        m
+        enc.text("alg")?;
+        enc.text(ED25519)?;
+        enc.text("sig")?;
+        enc.bytes(self.sig)?;
+        enc.text("scope")?;
+        enc.text(self.scope)
     }
 }
 
