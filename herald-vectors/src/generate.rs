@@ -118,6 +118,28 @@ impl Gen {
         }
     }
 
+    /// A birth by `signer` carrying the birth attestation of `key` (P7),
+    /// plus `extra` attestations.
+    fn birth(
+        &mut self,
+        signer: &str,
+        key: &herald_core::PublicKey,
+        description: &str,
+        ts: u64,
+        lineage: &[Sigil],
+        extra: Vec<(&str, Value)>,
+    ) -> Envelope {
+        let n = self.fresh_nonce();
+        let mut b = EnvelopeBuilder::genesis(ts)
+            .kind(Kind::Birth)
+            .nonce(n)
+            .attest("birth", birth_attestation(key, description, lineage));
+        for (ty, v) in extra {
+            b = b.attest(ty, v);
+        }
+        self.build(signer, b)
+    }
+
     fn cosign(&self, e: &Envelope, by: &str, scope: Scope, ts: Option<u64>) -> Envelope {
         match e.cosign(self.key(by), scope, ts) {
             Ok(e) => e,
@@ -1133,20 +1155,13 @@ fn envelope_cases(g: &mut Gen) {
 
     // Births (P7) and the lineage rules decidable from one envelope.
     let alice_key = g.key("alice").public_key();
-    let n = g.fresh_nonce();
-    let birth = g.build(
+    let birth = g.birth(
         "alice",
-        EnvelopeBuilder::genesis(T0)
-            .kind(Kind::Birth)
-            .nonce(n)
-            .attest(
-                "birth",
-                birth_attestation(
-                    &alice_key,
-                    "a test agent",
-                    &[g.key("bob").sigil(SigilForm::Long)],
-                ),
-            ),
+        &alice_key,
+        "a test agent",
+        T0,
+        &[g.key("bob").sigil(SigilForm::Long)],
+        Vec::new(),
     );
     g.verify(
         "birth_self_certified",
@@ -1155,20 +1170,13 @@ fn envelope_cases(g: &mut Gen) {
         &[],
         vec![valid()],
     );
-    let n = g.fresh_nonce();
-    let self_lineage = g.build(
+    let self_lineage = g.birth(
         "alice",
-        EnvelopeBuilder::genesis(T0)
-            .kind(Kind::Birth)
-            .nonce(n)
-            .attest(
-                "birth",
-                birth_attestation(
-                    &alice_key,
-                    "its own ancestor",
-                    &[g.key("alice").sigil(SigilForm::Long)],
-                ),
-            ),
+        &alice_key,
+        "its own ancestor",
+        T0,
+        &[g.key("alice").sigil(SigilForm::Long)],
+        Vec::new(),
     );
     g.verify(
         "lineage_self",
@@ -1177,20 +1185,13 @@ fn envelope_cases(g: &mut Gen) {
         &all,
         vec![invalid(&[(R::LineageSelf, None)])],
     );
-    let n = g.fresh_nonce();
-    let short_parent = g.build(
+    let short_parent = g.birth(
         "alice",
-        EnvelopeBuilder::genesis(T0)
-            .kind(Kind::Birth)
-            .nonce(n)
-            .attest(
-                "birth",
-                birth_attestation(
-                    &alice_key,
-                    "short parent",
-                    &[g.key("bob").sigil(SigilForm::Short)],
-                ),
-            ),
+        &alice_key,
+        "short parent",
+        T0,
+        &[g.key("bob").sigil(SigilForm::Short)],
+        Vec::new(),
     );
     g.verify(
         "lineage_short_parent",
@@ -1290,15 +1291,7 @@ fn lifecycle_cases(g: &mut Gen) {
     let birth_of =
         |g: &mut Gen, who: &str, ts: u64, lineage: Vec<Sigil>, extra: Vec<(&str, Value)>| {
             let key = g.key(who).public_key();
-            let n = g.fresh_nonce();
-            let mut builder = EnvelopeBuilder::genesis(ts)
-                .kind(Kind::Birth)
-                .nonce(n)
-                .attest("birth", birth_attestation(&key, who, &lineage));
-            for (ty, v) in extra {
-                builder = builder.attest(ty, v);
-            }
-            g.build(who, builder)
+            g.birth(who, &key, who, ts, &lineage, extra)
         };
     let said = |g: &mut Gen, who: &str, ts: u64| {
         let n = g.fresh_nonce();
