@@ -55,6 +55,15 @@ enum Command {
     Demo(DemoArgs),
     /// Run the conformance vectors through this implementation
     Conformance(ConformanceArgs),
+    /// An append-only audit log: signed tree heads, inclusion and consistency proofs (P9)
+    Log(LogArgs),
+}
+
+/// `herald log`.
+#[derive(Args, Debug)]
+struct LogArgs {
+    #[command(subcommand)]
+    command: commands::log::LogCommand,
 }
 
 /// `herald conformance`.
@@ -232,6 +241,7 @@ fn main() -> ExitCode {
         }),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref()),
         Command::Conformance(a) => commands::conformance::run(&a.dir, a.json),
+        Command::Log(a) => commands::log::run(a.command),
     };
     match result {
         Ok(code) => code,

@@ -6,6 +6,7 @@
 extern crate alloc;
 extern crate std;
 
+pub mod auditlog;
 pub mod display;
 pub mod keyring;
 mod lifecycle;
@@ -16,6 +17,9 @@ pub mod sequence;
 pub mod store;
 pub mod trace;
 
+pub use auditlog::{
+    AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
+};
 pub use keyring::{Keyring, KeyringError, Provenance};
 pub use live::{Clock, Receiver, SystemClock};
 pub use report::{EnvelopeReport, Report, ReportReason, Summary, TraceReport};

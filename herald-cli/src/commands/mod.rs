@@ -7,6 +7,7 @@ pub(crate) mod cosign;
 pub(crate) mod demo;
 pub(crate) mod inspect;
 pub(crate) mod keygen;
+pub(crate) mod log;
 pub(crate) mod new;
 pub(crate) mod reply;
 pub(crate) mod verify;
