@@ -7,6 +7,7 @@ extern crate alloc;
 extern crate std;
 
 pub mod auditlog;
+pub mod batch;
 pub mod display;
 pub mod keyring;
 mod lifecycle;
