@@ -41,7 +41,9 @@ impl Default for AuditOptions {
             skew: 300,
             required_scopes: Vec::new(),
             limits: Limits::DEFAULT,
-            max_envelopes: 10_000_000,
+            // Each entry costs ~1.5 KB of report even for a one-byte item
+            // (docs/fuzzing.md, F2): a million bounds a hostile stream to ~1.5 GB.
+            max_envelopes: 1_000_000,
             learn_birth_keys: true,
         }
     }

@@ -11,13 +11,20 @@ use super::value_ref::{ArrayRef, MapRef, ValueRef};
 /// (P1 defaults: depth 32, 65 536 items per container, 1 MiB per item).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
-    /// Deepest container nesting; a top-level map is depth 1 (P13).
+    /// Deepest container nesting; a top-level map is depth 1 (P13). Never
+    /// more than [`MAX_NESTING`], whatever is set here.
     pub max_depth: usize,
     /// Most items in one array, or entries in one map.
     pub max_items: usize,
     /// Most bytes in one top-level item.
     pub max_size: usize,
 }
+
+/// The deepest nesting the decoder follows whatever [`Limits::max_depth`]
+/// says: it recurses once per level, and 512 levels fit comfortably in a
+/// 2 MiB thread stack (and in far less in release builds). Deeper input is
+/// `DepthExceeded`, never a stack overflow.
+pub const MAX_NESTING: usize = 512;
 
 impl Limits {
     /// The P1 defaults.
@@ -366,7 +373,7 @@ impl<'a> Parser<'a, '_> {
         min_bytes_each: usize,
         depth: usize,
     ) -> Result<usize, DecodeError> {
-        if depth + 1 > self.limits.max_depth {
+        if depth + 1 > self.limits.max_depth.min(MAX_NESTING) {
             return Err(self.err(start, Rule::DepthExceeded));
         }
         if arg > self.limits.max_items as u64 {

@@ -18,7 +18,7 @@ mod serde;
 mod value;
 mod value_ref;
 
-pub use decode::{DecodeError, Limits, Rule, decode, decode_prefix, decode_with};
+pub use decode::{DecodeError, Limits, MAX_NESTING, Rule, decode, decode_prefix, decode_with};
 pub use encode::{BufferFull, EncodeError, Encoder, LenSink, Sink, SliceSink};
 pub use float::FloatError;
 #[cfg(feature = "alloc")]

@@ -1,0 +1,376 @@
+//! Hostile input against herald-verify (docs/fuzzing.md, "Hostile input"):
+//! the same claimed lengths, deep nesting, oversized maps and envelopes as
+//! herald-core/tests/hostile.rs, through `sequence::split` and `audit`,
+//! and large streams of one-byte items. A counting global allocator (this
+//! file only) measures the bytes the calling thread allocates during each
+//! call; the input itself is built before measuring.
+//!
+//! Run with `-- --nocapture` to see the numbers reported in docs/fuzzing.md;
+//! the largest case in the suite is 4 MiB.
+
+// Tests unwrap: a failure is the assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
+// The counting allocator is the only unsafe code, and only in this test.
+#![allow(unsafe_code)]
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::time::{Duration, Instant};
+
+use herald_core::cbor::{Limits, Value};
+use herald_core::{EnvelopeBuilder, ReasonCode, SigningKey, Status};
+use herald_verify::sequence::{Piece, SplitError, split};
+use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
+
+const TS: u64 = 1_746_432_000;
+
+// ---- a per-thread counting allocator ---------------------------------------
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATED: Cell<usize> = const { Cell::new(0) };
+    static CALLS: Cell<usize> = const { Cell::new(0) };
+    static LIVE: Cell<isize> = const { Cell::new(0) };
+    static PEAK: Cell<isize> = const { Cell::new(0) };
+}
+
+fn note_alloc(size: usize) {
+    let _ = ALLOCATED.try_with(|a| a.set(a.get() + size));
+    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
+    let _ = LIVE.try_with(|l| {
+        l.set(l.get() + size as isize);
+        let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
+    });
+}
+
+fn note_free(size: usize) {
+    let _ = LIVE.try_with(|l| l.set(l.get() - size as isize));
+}
+
+// SAFETY: every method forwards to `System` with the caller's arguments;
+// the bookkeeping only touches const-initialised thread-locals without
+// destructors, and never allocates.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        note_alloc(layout.size());
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        note_alloc(layout.size());
+        // SAFETY: forwarded unchanged.
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        note_free(layout.size());
+        // SAFETY: forwarded unchanged.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        note_free(layout.size());
+        note_alloc(new_size);
+        // SAFETY: forwarded unchanged.
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+/// What one call cost this thread.
+#[derive(Debug, Clone, Copy)]
+struct Usage {
+    /// Bytes requested from the allocator.
+    allocated: usize,
+    /// Allocation calls.
+    calls: usize,
+    /// Highest live heap above the level at the start of the call.
+    peak: isize,
+    time: Duration,
+}
+
+fn measure<R>(f: impl FnOnce() -> R) -> (R, Usage) {
+    ALLOCATED.with(|a| a.set(0));
+    CALLS.with(|c| c.set(0));
+    let base = LIVE.with(Cell::get);
+    PEAK.with(|p| p.set(base));
+    let start = Instant::now();
+    let r = f();
+    let time = start.elapsed();
+    let usage = Usage {
+        allocated: ALLOCATED.with(Cell::get),
+        calls: CALLS.with(Cell::get),
+        peak: PEAK.with(Cell::get) - base,
+        time,
+    };
+    (r, usage)
+}
+
+fn report(what: &str, input_len: usize, u: &Usage) {
+    eprintln!(
+        "{what}: input {input_len} B, {} B allocated in {} calls, peak {} B, {:?}",
+        u.allocated, u.calls, u.peak, u.time
+    );
+}
+
+const QUICK: Duration = Duration::from_millis(250);
+const MIB: usize = 1 << 20;
+
+fn keyring() -> Keyring {
+    let mut ring = Keyring::new();
+    for seed in [[0x11u8; 32], [0x22; 32]] {
+        ring.insert(
+            SigningKey::from_seed(&seed).public_key(),
+            Provenance::Pinned,
+        );
+    }
+    ring
+}
+
+/// `audit` over one input, measured (the input and keyring are built first).
+fn audit_one(bytes: Vec<u8>) -> (Report, Usage) {
+    let inputs = [Input {
+        name: "hostile".into(),
+        bytes,
+    }];
+    let ring = keyring();
+    let opts = AuditOptions::default();
+    measure(|| audit(&inputs, &ring, &opts))
+}
+
+/// The one report of an unsplittable or undecodable input: malformed, and
+/// its detail names the problem.
+fn assert_one_malformed(report: &Report, detail: &str) {
+    assert_eq!(report.envelopes.len(), 1, "{report:#?}");
+    let e = &report.envelopes[0];
+    assert_eq!(e.status, Status::Invalid);
+    assert!(
+        e.reasons
+            .iter()
+            .any(|r| r.code == ReasonCode::Malformed && r.detail.contains(detail)),
+        "{:#?}",
+        e.reasons
+    );
+    assert_eq!(report.summary.invalid, 1);
+}
+
+const BOUNDED: usize = 64 << 10;
+
+#[test]
+fn a_nine_byte_header_claiming_2_pow_63_bytes() {
+    for initial in [0x5b, 0x7b, 0x9b, 0xbb] {
+        let mut input = vec![0u8; 9];
+        input[0] = initial;
+        input[1] = 0x80;
+        let (pieces, u) = measure(|| split(&input, MIB, 512));
+        report(&format!("split {input:02x?}"), input.len(), &u);
+        assert_eq!(
+            pieces,
+            vec![Piece::Unsplittable {
+                offset: 0,
+                error: SplitError::Truncated
+            }]
+        );
+        assert!(u.allocated < 1024);
+        let (r, u) = audit_one(input.clone());
+        report(&format!("audit {input:02x?}"), input.len(), &u);
+        assert_one_malformed(&r, "truncated");
+        assert!(u.allocated < BOUNDED && u.time < QUICK);
+    }
+}
+
+#[test]
+fn ten_thousand_deep_nesting() {
+    for initial in [0x81u8, 0x9f, 0xa1] {
+        let mut input = vec![initial; 10_000];
+        input.push(0x00);
+        let (pieces, u) = measure(|| split(&input, MIB, 512));
+        report(&format!("split {initial:02x} x 10 000"), input.len(), &u);
+        // (For 0xa1 each map's key is again a map: well-formed, still nesting.)
+        assert_eq!(
+            pieces,
+            vec![Piece::Unsplittable {
+                offset: 0,
+                error: SplitError::TooDeep
+            }]
+        );
+        assert!(
+            u.allocated < BOUNDED,
+            "the splitter's stack is bounded by its depth"
+        );
+        let (r, u) = audit_one(input.clone());
+        report(&format!("audit {initial:02x} x 10 000"), input.len(), &u);
+        assert_one_malformed(&r, "nested too deeply");
+        assert!(u.allocated < BOUNDED && u.time < QUICK);
+    }
+}
+
+#[test]
+fn a_map_of_65_537_entries() {
+    let n: u32 = 65_537;
+    let mut input = vec![0xba];
+    input.extend_from_slice(&n.to_be_bytes());
+    for i in 0..n {
+        input.push(0x65);
+        input.extend_from_slice(format!("{i:05}").as_bytes());
+        input.push(0x00);
+    }
+    let len = input.len();
+    let (pieces, u) = measure(|| split(&input, MIB, 512));
+    report("split map of 65 537 entries", len, &u);
+    assert!(matches!(pieces[..], [Piece::Item { offset: 0, bytes }] if bytes.len() == len));
+    let (r, u) = audit_one(input);
+    report("audit map of 65 537 entries", len, &u);
+    assert_one_malformed(&r, "more items than the limit");
+    assert!(u.allocated < BOUNDED && u.time < QUICK, "{u:?}");
+}
+
+#[test]
+fn an_envelope_over_1_mib() {
+    let raised = Limits {
+        max_size: 4 << 20,
+        ..Limits::DEFAULT
+    };
+    let env = EnvelopeBuilder::genesis(TS)
+        .payload(Value::Bytes(vec![0x5a; MIB]))
+        .limits(raised)
+        .nonce(herald_core::Nonce([1; 16]))
+        .sign(&SigningKey::from_seed(&[0x11; 32]))
+        .unwrap();
+    let bytes = env.as_bytes().to_vec();
+    assert!(bytes.len() > MIB);
+    let (pieces, u) = measure(|| split(&bytes, MIB, 512));
+    report("split envelope > 1 MiB", bytes.len(), &u);
+    assert_eq!(
+        pieces,
+        vec![Piece::Unsplittable {
+            offset: 0,
+            error: SplitError::TooLarge
+        }]
+    );
+    let (r, u) = audit_one(bytes.clone());
+    report("audit envelope > 1 MiB", bytes.len(), &u);
+    assert_one_malformed(&r, "larger than the envelope size limit");
+    assert!(u.allocated < BOUNDED && u.time < QUICK);
+
+    // Only the size is wrong: with the limit raised the audit finds it valid.
+    let inputs = [Input {
+        name: "big".into(),
+        bytes,
+    }];
+    let opts = AuditOptions {
+        limits: raised,
+        ..AuditOptions::default()
+    };
+    let r = audit(&inputs, &keyring(), &opts);
+    assert!(r.all_valid(), "{r:#?}");
+}
+
+// ---- streams of one-byte items -------------------------------------------------
+
+/// 0xff is a stray break: the whole stream is one unsplittable piece.
+#[test]
+fn sixty_four_mib_of_0xff() {
+    let input = vec![0xffu8; 64 * MIB];
+    let (pieces, u) = measure(|| split(&input, MIB, 512));
+    report("split 64 MiB of 0xff", input.len(), &u);
+    assert_eq!(
+        pieces,
+        vec![Piece::Unsplittable {
+            offset: 0,
+            error: SplitError::NotWellFormed
+        }]
+    );
+    assert!(u.allocated < 1024 && u.time < QUICK);
+    let (r, u) = audit_one(input);
+    report("audit 64 MiB of 0xff", 64 * MIB, &u);
+    assert_one_malformed(&r, "not well-formed");
+    assert!(u.allocated < BOUNDED && u.time < QUICK);
+}
+
+/// Each 0x00 is a complete item (the integer 0): `split` returns one piece
+/// per input byte, so its memory is proportional to the input (bytes per
+/// input byte printed; docs/fuzzing.md, finding F2).
+fn zeros_split(len: usize) -> Usage {
+    let input = vec![0u8; len];
+    let (pieces, u) = measure(|| split(&input, MIB, 512));
+    report(&format!("split {} MiB of 0x00", len / MIB), len, &u);
+    assert_eq!(pieces.len(), len);
+    assert!(pieces.iter().enumerate().all(|(i, p)| matches!(
+        p,
+        Piece::Item { offset, bytes: [0] } if *offset == i
+    )));
+    eprintln!(
+        "  {:.1} B allocated and {:.1} B peak per input byte",
+        u.allocated as f64 / len as f64,
+        u.peak as f64 / len as f64
+    );
+    u
+}
+
+#[test]
+fn four_mib_of_zeros_split_into_one_item_per_byte() {
+    let u = zeros_split(4 * MIB);
+    // Linear: one `Piece` (32 bytes) per item, plus vector growth.
+    assert!(u.peak as usize <= 4 * MIB * 64, "{u:?}");
+}
+
+/// `audit` over a stream of one-byte items: every one is reported
+/// malformed; the memory per input byte is printed (finding F2).
+fn stream_audit(byte: u8, len: usize, detail: &str) -> Usage {
+    let (r, u) = audit_one(vec![byte; len]);
+    report(&format!("audit {} KiB of {byte:#04x}", len >> 10), len, &u);
+    assert_eq!(r.envelopes.len(), len);
+    assert_eq!(r.summary.invalid, len);
+    assert!(r.envelopes.iter().all(|e| {
+        e.status == Status::Invalid
+            && e.reasons
+                .iter()
+                .any(|x| x.code == ReasonCode::Malformed && x.detail.contains(detail))
+    }));
+    eprintln!(
+        "  {:.0} B allocated and {:.0} B peak per input byte, {:.2} us per item",
+        u.allocated as f64 / len as f64,
+        u.peak as f64 / len as f64,
+        u.time.as_secs_f64() * 1e6 / len as f64
+    );
+    u
+}
+
+#[test]
+fn audit_reports_every_item_of_a_zero_stream_malformed() {
+    let len = 64 << 10;
+    let u = stream_audit(0x00, len, "not a map");
+    // Today's cost (finding F2): ~1.4 KB peak per input byte.
+    assert!((u.peak as usize) < len * 4096, "{u:?}");
+    // 0xa0 is an empty map: an envelope missing all nine required fields.
+    let len = 16 << 10;
+    let u = stream_audit(0xa0, len, "required field missing");
+    assert!((u.peak as usize) < len * 8192, "{u:?}");
+}
+
+/// `max_envelopes` caps the entries audited; the rest is one malformed entry.
+#[test]
+fn max_envelopes_caps_a_stream() {
+    let inputs = [Input {
+        name: "zeros".into(),
+        bytes: vec![0; 100_000],
+    }];
+    let opts = AuditOptions {
+        max_envelopes: 1_000,
+        ..AuditOptions::default()
+    };
+    let ring = keyring();
+    let (r, u) = measure(|| audit(&inputs, &ring, &opts));
+    report("audit 100 000 zeros, max_envelopes 1 000", 100_000, &u);
+    assert_eq!(r.envelopes.len(), 1_001);
+    assert!(
+        r.envelopes[1_000].reasons[0]
+            .detail
+            .contains("more than 1000 envelopes")
+    );
+}
