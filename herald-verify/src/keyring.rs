@@ -14,6 +14,22 @@ pub enum Provenance {
     Pinned,
     /// Learned from a birth envelope whose key hashes to its sigil (P7).
     Birth,
+    /// Carried by a proof bundle (`crate::bundle`): the key hashes to its
+    /// sigil, so it may verify that sigil's envelopes, but it is never
+    /// trusted as a log's or a Herald's key.
+    Bundle,
+}
+
+impl Provenance {
+    /// How much a key's channel is trusted: a pinned key outranks one a
+    /// bundle carried, which outranks one learned from a birth.
+    fn rank(self) -> u8 {
+        match self {
+            Self::Birth => 0,
+            Self::Bundle => 1,
+            Self::Pinned => 2,
+        }
+    }
 }
 
 /// A keyring line or file could not be used. Commands exit 2 on this (CLI.md).
@@ -111,11 +127,17 @@ impl Keyring {
         prefix.copy_from_slice(short.hash_prefix());
         let slot = self.keys.entry(prefix).or_default();
         match slot.iter_mut().find(|(k, _)| *k == key) {
-            // A pinned key stays pinned even if a birth also teaches it.
-            Some((_, p)) if *p == Provenance::Birth => *p = provenance,
+            // A pinned key stays pinned even if a birth or a bundle also
+            // teaches it; a better channel upgrades a known key.
+            Some((_, p)) if p.rank() < provenance.rank() => *p = provenance,
             Some(_) => {}
             None => slot.push((key, provenance)),
         }
+    }
+
+    /// Every key, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = PublicKey> + '_ {
+        self.keys.values().flatten().map(|(k, _)| *k)
     }
 
     /// Number of keys.
@@ -138,8 +160,19 @@ impl Keyring {
             .copied()
     }
 
-    /// Parse keyring text (CLI.md); `origin` names it in errors.
+    /// Parse keyring text (CLI.md); `origin` names it in errors. Its keys
+    /// are [`Provenance::Pinned`].
     pub fn parse(&mut self, text: &str, origin: &str) -> Result<usize, KeyringError> {
+        self.parse_as(text, origin, Provenance::Pinned)
+    }
+
+    /// Parse keyring text (CLI.md) whose keys came through `provenance`.
+    pub fn parse_as(
+        &mut self,
+        text: &str,
+        origin: &str,
+        provenance: Provenance,
+    ) -> Result<usize, KeyringError> {
         let mut added = 0;
         for (i, raw) in text.lines().enumerate() {
             let line = i + 1;
@@ -179,7 +212,7 @@ impl Keyring {
                     line,
                 });
             }
-            self.insert(key, Provenance::Pinned);
+            self.insert(key, provenance);
             added += 1;
         }
         Ok(added)
@@ -223,7 +256,28 @@ impl KeyResolver for Keyring {
     }
 }
 
+/// The keys of a [`Keyring`] that the verifier pinned
+/// ([`Provenance::Pinned`]), as a resolver: a signed tree head must verify
+/// under one of these (P8 rule 3: "an audit log whose STH the verifier
+/// accepts"), never under a key a birth or a bundle taught.
+#[derive(Clone, Copy, Debug)]
+pub struct Pinned<'a>(&'a Keyring);
+
+impl KeyResolver for Pinned<'_> {
+    fn resolve(&self, sigil: &Sigil) -> Option<PublicKey> {
+        self.0
+            .lookup(sigil)
+            .filter(|(_, p)| *p == Provenance::Pinned)
+            .map(|(k, _)| k)
+    }
+}
+
 impl Keyring {
+    /// Only the pinned keys, as a resolver.
+    pub fn pinned(&self) -> Pinned<'_> {
+        Pinned(self)
+    }
+
     /// The report's `key_source` (CLI.md) for an origin key `check` resolved
     /// as `source` for the signer `from`: `keyring` for a pinned key,
     /// `birth` for one learned from a birth, `molt` for a molted-in key.
@@ -236,6 +290,7 @@ impl Keyring {
             KeySource::Keyring => self.lookup(&from?).map(|(_, p)| match p {
                 Provenance::Pinned => "keyring",
                 Provenance::Birth => "birth",
+                Provenance::Bundle => "bundle",
             }),
             other => Some(other.name()),
         }
