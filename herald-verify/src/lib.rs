@@ -8,6 +8,7 @@ extern crate std;
 
 pub mod auditlog;
 pub mod batch;
+pub mod bundle;
 pub mod display;
 pub mod keyring;
 mod lifecycle;
@@ -21,8 +22,9 @@ pub mod trace;
 pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
 };
-pub use keyring::{Keyring, KeyringError, Provenance};
+pub use bundle::{Bundle, BundleError};
+pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
 pub use live::{Clock, Receiver, SystemClock};
-pub use report::{EnvelopeReport, Report, ReportReason, Summary, TraceReport};
+pub use report::{EnvelopeReport, ProofReport, Report, ReportReason, Summary, TraceReport};
 pub use store::{Claim, Store, StoreError};
 pub use trace::{AuditOptions, Input, audit};

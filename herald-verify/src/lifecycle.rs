@@ -2,12 +2,17 @@
 //! PROFILE.md P7, P8): births and lineage, molts, deprecation and duress,
 //! applied in trace-audit mode after each envelope was checked alone.
 //!
-//! What a molt needs that this module does not have yet: an inclusion
-//! proof of the molt in an audit log (P8 rule 3). Until proof bundles are
-//! read, every envelope signed by a molted-in key is `molt_unproven`, which
-//! is what P8 requires of an envelope whose molt lacks a proof.
+//! P8 rule 3 (an envelope signed by a molted-in key counts only with an
+//! inclusion proof of the molt in an audit log whose STH the verifier
+//! accepts) takes the set of ids proven included: the bundled proofs
+//! checked by [`crate::bundle`], each against the very molt envelope whose
+//! leaf it proves.
 
-use alloc::{collections::BTreeMap, string::String, vec::Vec};
+use alloc::{
+    collections::{BTreeMap, BTreeSet},
+    string::String,
+    vec::Vec,
+};
 
 use herald_core::attestation::{BirthAttestation, DuressWitness, MoltPolicy};
 use herald_core::payload::Molt;
@@ -100,16 +105,20 @@ struct Accepted {
     ts: u64,
     not_before: u64,
     number: usize,
+    /// An inclusion proof of the molt holds (P8 rule 3).
+    proven: bool,
 }
 
 /// Apply P8 to the checked set. `bytes[i]`, `views[i]` and `reports[i]`
-/// describe envelope i; reports are amended in place.
+/// describe envelope i; reports are amended in place. `proven` holds the
+/// ids of the envelopes with a valid inclusion proof (P8 rule 3).
 pub(crate) fn apply(
     bytes: &[&[u8]],
     views: &[Option<EnvelopeRef<'_>>],
     reports: &mut [EnvelopeReport],
     keys: &Keyring,
     opts: &CheckOptions<'_>,
+    proven: &BTreeSet<[u8; 32]>,
 ) {
     // Group envelopes by identity, in (ts, input order).
     let mut by_identity: BTreeMap<Identity, Vec<usize>> = BTreeMap::new();
@@ -124,7 +133,12 @@ pub(crate) fn apply(
     let mut births: Vec<usize> = Vec::new();
     for (who, members) in &mut by_identity {
         members.sort_by_key(|&i| (views[i].as_ref().map_or(0, EnvelopeRef::ts), i));
-        let d = one_identity(*who, members, bytes, views, reports, keys, opts);
+        let set = Set {
+            bytes,
+            views,
+            proven,
+        };
+        let d = one_identity(*who, members, &set, reports, keys, opts);
         if let Some(ts) = d {
             deprecated.insert(*who, ts);
         }
@@ -135,17 +149,24 @@ pub(crate) fn apply(
     lineage(&births, views, reports, &deprecated);
 }
 
+/// The checked set, read-only: envelope i's bytes and view, and the ids
+/// proven included in an accepted log.
+struct Set<'s, 'a> {
+    bytes: &'s [&'a [u8]],
+    views: &'s [Option<EnvelopeRef<'a>>],
+    proven: &'s BTreeSet<[u8; 32]>,
+}
+
 /// One identity's molts, deprecation and duress; returns its deprecation time.
-#[allow(clippy::too_many_arguments)] // one call site; the set is passed as parallel slices
 fn one_identity(
     who: Identity,
     members: &[usize],
-    bytes: &[&[u8]],
-    views: &[Option<EnvelopeRef<'_>>],
+    set: &Set<'_, '_>,
     reports: &mut [EnvelopeReport],
     keys: &Keyring,
     opts: &CheckOptions<'_>,
 ) -> Option<u64> {
+    let (bytes, views) = (set.bytes, set.views);
     let view = |i: usize| views[i].as_ref();
     let ts = |i: usize| view(i).map_or(0, EnvelopeRef::ts);
     let kind = |i: usize| view(i).map_or(Kind::Message, EnvelopeRef::kind);
@@ -288,6 +309,7 @@ fn one_identity(
                 ts: ts(*m),
                 not_before: molt.not_before,
                 number: n + 1,
+                proven: set.proven.contains(v.id()),
             });
         }
     }
@@ -336,18 +358,23 @@ fn one_identity(
                 Some(a) => {
                     reports[i].signing_key = Some(std::format!("molt {}", a.number));
                     let why = if t < a.not_before {
-                        std::format!(
+                        Some(std::format!(
                             "signed by molt {}'s key before its not_before {}",
                             a.number,
                             a.not_before
-                        )
-                    } else {
-                        std::format!(
-                            "no inclusion proof of molt {} in an accepted audit log (P8 rule 3)",
+                        ))
+                    } else if !a.proven {
+                        Some(std::format!(
+                            "no inclusion proof of molt {} in an audit log whose tree head \
+                             this verifier accepts (P8 rule 3)",
                             a.number
-                        )
+                        ))
+                    } else {
+                        None
                     };
-                    reports[i].push(reason(ReasonCode::MoltUnproven, why));
+                    if let Some(why) = why {
+                        reports[i].push(reason(ReasonCode::MoltUnproven, why));
+                    }
                 }
                 None => reports[i].push(reason(
                     ReasonCode::MoltUnproven,

@@ -145,6 +145,31 @@ impl Summary {
     }
 }
 
+/// One inclusion proof of a bundle (`crate::bundle`): `valid` when it
+/// verifies under a pinned log key and its leaf is exactly the leaf of an
+/// envelope of the set (P9), else `invalid` with the reason in `detail`.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct ProofReport {
+    /// The leaf's envelope id, hex; `None` when the proof did not decode.
+    pub id: Option<String>,
+    /// The log's sigil, when the proof decoded.
+    pub log: Option<String>,
+    /// The leaf's index in the log.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub index: Option<u64>,
+    /// The size of the tree the proof is for.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub size: Option<u64>,
+    /// `valid` or `invalid` (never `partial`).
+    #[serde(serialize_with = "status_name")]
+    pub status: Status,
+    /// Why it is invalid (empty when valid).
+    pub detail: String,
+    /// The bundle it came from and the byte offset there (not part of the JSON contract).
+    #[serde(skip)]
+    pub source: Source,
+}
+
 /// A whole verification: every envelope in input order, every trace, a summary.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct Report {
@@ -154,12 +179,19 @@ pub struct Report {
     pub traces: Vec<TraceReport>,
     /// Counts.
     pub summary: Summary,
+    /// Per inclusion proof of the bundles among the inputs, in input order
+    /// (absent from the JSON when there are none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub proofs: Vec<ProofReport>,
 }
 
 impl Report {
-    /// Whether every envelope is valid (exit code 0, CLI.md).
+    /// Whether every envelope is valid and every bundled proof holds (exit
+    /// code 0, CLI.md; a bundle is verified as a unit).
     pub fn all_valid(&self) -> bool {
-        !self.envelopes.is_empty() && self.envelopes.iter().all(|e| e.status == Status::Valid)
+        !self.envelopes.is_empty()
+            && self.envelopes.iter().all(|e| e.status == Status::Valid)
+            && self.proofs.iter().all(|p| p.status == Status::Valid)
     }
 
     /// The CLI.md JSON form.

@@ -10,9 +10,11 @@ use std::collections::{HashMap, HashSet};
 
 use herald_core::cbor::Limits;
 use herald_core::{
-    CheckOptions, EnvelopeRef, KeySource, ReasonCode, Scope, SigilForm, Status, check, check_parent,
+    CheckOptions, EnvelopeRef, KeySource, PublicKey, ReasonCode, Scope, SigilForm, Status, check,
+    check_parent,
 };
 
+use crate::bundle::{self, Bundle, ProofInput};
 use crate::keyring::{Keyring, Provenance};
 use crate::report::{EnvelopeReport, Report, ReportReason, Source, Summary, TraceReport, hex};
 use crate::sequence::{Piece, split};
@@ -91,9 +93,59 @@ fn unparsed(source: Source, detail: String) -> EnvelopeReport {
 /// set for parents and replays) against `keyring`.
 pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
     // 1. Split every input into items, in argument order then file order.
+    //    A bundle contributes its envelopes as items, its keys and its proofs.
     let mut entries = Vec::new();
     let mut unsplittable: Vec<(usize, EnvelopeReport)> = Vec::new();
+    let mut bundle_keys: Vec<PublicKey> = Vec::new();
+    let mut proofs: Vec<ProofInput<'_>> = Vec::new();
+    let cap = |position: usize, input: &Input, offset: usize| {
+        let source = Source {
+            input: input.name.clone(),
+            offset,
+        };
+        let detail = std::format!("more than {} envelopes in one audit", opts.max_envelopes);
+        (position, unparsed(source, detail))
+    };
     for input in inputs {
+        if bundle::is_bundle(&input.bytes) {
+            match Bundle::decode(&input.bytes) {
+                Ok(b) => {
+                    for &(offset, bytes) in b.envelopes() {
+                        if entries.len() >= opts.max_envelopes {
+                            unsplittable.push(cap(
+                                entries.len() + unsplittable.len(),
+                                input,
+                                offset,
+                            ));
+                            break;
+                        }
+                        let source = Source {
+                            input: input.name.clone(),
+                            offset,
+                        };
+                        entries.push(Entry { bytes, source });
+                    }
+                    bundle_keys.extend_from_slice(b.keys());
+                    proofs.extend(b.proofs().iter().map(|&(offset, bytes)| ProofInput {
+                        bytes,
+                        source: Source {
+                            input: input.name.clone(),
+                            offset,
+                        },
+                    }));
+                }
+                Err(e) => {
+                    let source = Source {
+                        input: input.name.clone(),
+                        offset: 0,
+                    };
+                    let detail = std::format!("{}: {e}", input.name);
+                    unsplittable
+                        .push((entries.len() + unsplittable.len(), unparsed(source, detail)));
+                }
+            }
+            continue;
+        }
         for piece in split(&input.bytes, opts.limits.max_size, 512) {
             let position = entries.len() + unsplittable.len();
             match piece {
@@ -106,13 +158,7 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
                         },
                     }),
                 Piece::Item { offset, .. } => {
-                    let source = Source {
-                        input: input.name.clone(),
-                        offset,
-                    };
-                    let detail =
-                        std::format!("more than {} envelopes in one audit", opts.max_envelopes);
-                    unsplittable.push((position, unparsed(source, detail)));
+                    unsplittable.push(cap(position, input, offset));
                     break;
                 }
                 Piece::Unsplittable { offset, error } => {
@@ -127,8 +173,12 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         }
     }
 
-    // 2. Keys: the pinned keyring, plus keys learned from self-certifying births (P7).
+    // 2. Keys: the pinned keyring, the keys bundles carry, plus keys
+    //    learned from self-certifying births (P7).
     let mut keys = keyring.clone();
+    for key in bundle_keys {
+        keys.insert(key, Provenance::Bundle);
+    }
     let check_opts = CheckOptions {
         now: opts.now,
         skew: opts.skew,
@@ -185,9 +235,12 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         views.push(env);
     }
 
-    // 3b. Identity lifecycle across the set (P8).
+    // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
+    let (proof_reports, proven) = bundle::check_proofs(&proofs, &views, &keys);
+
+    // 3c. Identity lifecycle across the set (P8), molts proven by 3b.
     let bytes: Vec<&[u8]> = entries.iter().map(|e| e.bytes).collect();
-    crate::lifecycle::apply(&bytes, &views, &mut reports, &keys, &check_opts);
+    crate::lifecycle::apply(&bytes, &views, &mut reports, &keys, &check_opts, &proven);
 
     // 4. Parents and the trace-parent binding (spec §3.3a).
     let mut by_id: HashMap<[u8; 32], usize> = HashMap::new();
@@ -291,6 +344,7 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         envelopes,
         traces: order.iter().filter_map(|t| traces.remove(t)).collect(),
         summary,
+        proofs: proof_reports,
     }
 }
 
