@@ -49,8 +49,10 @@ enum Command {
     Cosign(CosignArgs),
     /// Show envelopes, one summary (or with --json one JSON object a line) each; verifies nothing
     Inspect(InspectArgs),
-    /// Verify envelopes and the traces they form
+    /// Verify envelopes and the traces they form (a FILE may be a proof bundle)
     Verify(VerifyArgs),
+    /// Pack envelopes, the inclusion proofs they need and public keys into one proof bundle
+    Bundle(BundleArgs),
     /// Three agents hold a short conversation; verify it, then a tampered copy
     Demo(DemoArgs),
     /// Run the conformance vectors through this implementation
@@ -97,14 +99,25 @@ struct ComposeArgs {
     /// Recipient sigil (`to`)
     #[arg(long, value_name = "SIGIL")]
     to: Option<String>,
+    /// Sender sigil (`from`) [default: the key's own]; after a molt (P8), the identity whose
+    /// new key --key is
+    #[arg(long, value_name = "SIGIL")]
+    from: Option<String>,
     #[arg(long, value_name = "KIND", help = kinds_help())]
     kind: Option<String>,
     /// Payload as JSON (integers stay CBOR integers); @FILE reads the JSON from FILE, @- from stdin
-    #[arg(long, value_name = "JSON", conflicts_with = "payload_file")]
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["payload_file", "new_key"])]
     payload_json: Option<String>,
     /// Payload: the bytes of FILE as a CBOR byte string (- for stdin). Default payload: null
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", conflicts_with = "new_key")]
     payload_file: Option<PathBuf>,
+    /// With --kind molt: the public key file (NAME.pub) of the key the sigil molts to (P7)
+    #[arg(long, value_name = "NAME.pub", requires = "not_before")]
+    new_key: Option<PathBuf>,
+    /// With --kind molt: when the new key takes over, Unix seconds (P8: at least 24 h after
+    /// the old key's last envelope unless a Herald endorsement waives it)
+    #[arg(long, value_name = "SECS", requires = "new_key")]
+    not_before: Option<u64>,
     /// Attestation {type: TYPE, value: JSON} (repeatable; JSON may be @FILE)
     #[arg(long, value_name = "TYPE=JSON")]
     attest: Vec<String>,
@@ -213,6 +226,29 @@ struct VerifyArgs {
     no_tree: bool,
 }
 
+/// `herald bundle`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Every item of every FILE must be an envelope, every PROOF an inclusion proof \
+                  (herald log prove) of one of them. A FILE may itself be a bundle, to extend it. \
+                  Verify the result with `herald verify OUT --keyring LOGS`: a proof counts only \
+                  when its log's key is in the keyring."
+)]
+struct BundleArgs {
+    /// Envelope, trace or bundle files (- for standard input)
+    #[arg(value_name = "FILE", required = true)]
+    files: Vec<PathBuf>,
+    /// An inclusion proof to carry (repeatable)
+    #[arg(long, value_name = "PROOF")]
+    proof: Vec<PathBuf>,
+    /// A keyring file, or directory of *.pub files, whose public keys to carry (repeatable)
+    #[arg(long, value_name = "PATH")]
+    key: Vec<PathBuf>,
+    /// Where to write the bundle, replacing OUT atomically (- for standard output)
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    out: PathBuf,
+}
+
 /// `herald demo`.
 #[derive(Args, Debug)]
 struct DemoArgs {
@@ -238,6 +274,12 @@ fn main() -> ExitCode {
             require: a.require,
             verbose: a.verbose,
             tree: !a.no_tree,
+        }),
+        Command::Bundle(a) => commands::bundle::run(&commands::bundle::Options {
+            files: a.files,
+            proofs: a.proof,
+            keys: a.key,
+            out: a.out,
         }),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref()),
         Command::Conformance(a) => commands::conformance::run(&a.dir, a.json),

@@ -91,6 +91,7 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
         s.partial,
         s.invalid
     )?;
+    write_proofs(out, report, opts)?;
     if !opts.keyring_given
         && report
             .envelopes
@@ -111,6 +112,40 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
         }
     }
     Ok(())
+}
+
+/// One line per bundled inclusion proof, then a count; nothing without proofs.
+fn write_proofs(out: &mut dyn Write, report: &Report, opts: &Options) -> io::Result<()> {
+    if report.proofs.is_empty() {
+        return Ok(());
+    }
+    let mut valid = 0;
+    for p in &report.proofs {
+        if p.status == Status::Valid {
+            valid += 1;
+        }
+        let at = match (p.index, p.size) {
+            (Some(i), Some(n)) => format!("leaf {i} of {n}"),
+            _ => String::from("-"),
+        };
+        let mut line = format!(
+            "proof {:<SHORT_ID$}  {}  {at}  {}",
+            short(p.id.as_deref()),
+            p.log.as_deref().unwrap_or("-"),
+            opts.style.status(p.status),
+        );
+        if !p.detail.is_empty() {
+            line.push_str(&format!("  ({})", p.detail));
+        }
+        writeln!(out, "{line}")?;
+    }
+    let n = report.proofs.len();
+    writeln!(
+        out,
+        "{n} inclusion proof{}: {valid} valid, {} invalid",
+        if n == 1 { "" } else { "s" },
+        n - valid
+    )
 }
 
 fn write_envelope(

@@ -49,7 +49,15 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
         .as_deref()
         .map(|t| parse_sigil("--to", t))
         .transpose()?;
-    let payload = payload(args)?;
+    let from = args
+        .from
+        .as_deref()
+        .map(|f| parse_sigil("--from", f))
+        .transpose()?;
+    let payload = match molt_payload(kind, args)? {
+        Some(molt) => molt,
+        None => payload(args)?,
+    };
     let mut attestations = args
         .attest
         .iter()
@@ -84,7 +92,7 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
         Start::Reply { parent, auto_to } => {
             let builder = EnvelopeBuilder::reply(parent, ts);
             let default_to = (auto_to && to.is_none())
-                .then(|| default_recipient(parent, &key))
+                .then(|| default_recipient(parent, &key, from))
                 .flatten();
             match default_to {
                 Some(to) => builder.to(to),
@@ -97,6 +105,9 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
     if let Some(to) = to {
         builder = builder.to(to);
     }
+    if let Some(from) = from {
+        builder = builder.from_sigil(from);
+    }
     if let Some(expires) = expires {
         builder = builder.expires(expires);
     }
@@ -106,14 +117,22 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
     let envelope = builder
         .sign(&key)
         .map_err(|e| CliError::new(format!("cannot build the envelope: {e}")))?;
-    warn_if_invalid(envelope.as_bytes(), &key);
+    warn_if_invalid(envelope.as_bytes(), &key, from);
     output::write_envelope(&args.out, envelope.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
-/// The parent's sender, or its recipient when the parent is our own.
-fn default_recipient(parent: &herald_core::EnvelopeRef<'_>, key: &SigningKey) -> Option<Sigil> {
-    if parent.from_sigil().names_key(key.public_key().as_bytes()) {
+/// The parent's sender, or its recipient when the parent is our own (sent
+/// by this key, or by the `--from` identity).
+fn default_recipient(
+    parent: &herald_core::EnvelopeRef<'_>,
+    key: &SigningKey,
+    from: Option<Sigil>,
+) -> Option<Sigil> {
+    let sender = parent.from_sigil();
+    let own = sender.names_key(key.public_key().as_bytes())
+        || from.is_some_and(|f| f.same_key_as(&sender));
+    if own {
         parent.to().map(|(_, s)| s)
     } else {
         Some(parent.from_sigil())
@@ -137,6 +156,40 @@ fn payload(args: &ComposeArgs) -> Result<Value, CliError> {
         return Ok(Value::Bytes(bytes));
     }
     Ok(Value::Null)
+}
+
+/// With `--kind molt`, the P7 payload `{new_key, not_before}` from
+/// `--new-key NAME.pub` and `--not-before SECS` (clap makes each require the
+/// other); the two flags are refused with any other kind.
+fn molt_payload(kind: Kind, args: &ComposeArgs) -> Result<Option<Value>, CliError> {
+    let (Some(path), Some(not_before)) = (&args.new_key, args.not_before) else {
+        if kind == Kind::Molt && args.payload_json.is_none() && args.payload_file.is_none() {
+            return Err(CliError::new(
+                "--kind molt needs --new-key NAME.pub and --not-before SECS (P7)",
+            ));
+        }
+        return Ok(None);
+    };
+    if kind != Kind::Molt {
+        return Err(CliError::new(
+            "--new-key and --not-before are for --kind molt",
+        ));
+    }
+    let mut ring = herald_verify::Keyring::new();
+    let name = input::display_name(path);
+    let added = ring
+        .load(path)
+        .map_err(|e| CliError::new(format!("--new-key: {e}")))?;
+    let mut keys = ring.keys();
+    let (Some(key), None, 1) = (keys.next(), keys.next(), added) else {
+        return Err(CliError::new(format!(
+            "--new-key {name}: expected exactly one public key line"
+        )));
+    };
+    let mut map = herald_core::cbor::Map::new();
+    map.insert("new_key", Value::Bytes(key.as_bytes().to_vec()));
+    map.insert("not_before", Value::Unsigned(not_before));
+    Ok(Some(Value::Map(map)))
 }
 
 /// JSON given inline, or `@FILE` / `@-` to read it.
@@ -233,14 +286,30 @@ fn birth_plan<'a>(
 
 /// Say so (without refusing: tests and tools build bad envelopes on
 /// purpose) when what was just signed would be `invalid` on its own.
-fn warn_if_invalid(bytes: &[u8], key: &SigningKey) {
+/// The signing key, also bound to `--from` as by a molt (P8), so that an
+/// envelope a molted-in key signs for its identity is checked as it will be
+/// once the molt is proven.
+struct OwnKey {
+    key: herald_core::PublicKey,
+    from: Option<Sigil>,
+}
+
+impl herald_core::KeyResolver for OwnKey {
+    fn resolve(&self, sigil: &Sigil) -> Option<herald_core::PublicKey> {
+        sigil.names_key(self.key.as_bytes()).then_some(self.key)
+    }
+    fn resolve_molted(&self, sigil: &Sigil) -> Option<herald_core::PublicKey> {
+        self.from.filter(|f| f.same_key_as(sigil)).map(|_| self.key)
+    }
+}
+
+fn warn_if_invalid(bytes: &[u8], key: &SigningKey, from: Option<Sigil>) {
     let mut reasons = Vec::new();
-    let checked = check(
-        bytes,
-        &[key.public_key()],
-        &CheckOptions::DEFAULT,
-        &mut reasons,
-    );
+    let signer = OwnKey {
+        key: key.public_key(),
+        from,
+    };
+    let checked = check(bytes, &signer, &CheckOptions::DEFAULT, &mut reasons);
     if checked.status == Status::Invalid {
         let why: Vec<String> = reasons
             .iter()

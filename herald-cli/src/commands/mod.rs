@@ -1,6 +1,7 @@
 //! One module per subcommand, and the value parsers they share: each bad
 //! value is one line naming its flag (`herald: --kind: …`).
 
+pub(crate) mod bundle;
 pub(crate) mod compose;
 pub(crate) mod conformance;
 pub(crate) mod cosign;

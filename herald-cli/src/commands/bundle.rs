@@ -1,0 +1,109 @@
+//! `herald bundle FILE… [--proof PROOF]… [--key PATH]… -o OUT`: one proof
+//! bundle (`herald_verify::bundle`, docs/audit-log.md "Proof bundles")
+//! holding the envelopes of every FILE, the inclusion proofs given, and the
+//! public keys of the keyrings given. `herald verify OUT` then verifies
+//! them as a unit.
+//!
+//! Everything is checked before anything is written: every item of a FILE
+//! must be an envelope (P1, P3), every PROOF an inclusion proof (P9) of one
+//! of those envelopes, every key line a key its sigil names. A FILE that
+//! is itself a bundle contributes its envelopes, proofs and keys, so a
+//! bundle can be extended. Exit 0, or 2 naming the first bad input.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use herald_core::{EnvelopeRef, PublicKey};
+use herald_verify::auditlog::InclusionProof;
+use herald_verify::bundle::{self, Bundle};
+
+use crate::commands::verify::load_keyrings;
+use crate::error::CliError;
+use crate::input::{self, Item};
+use crate::output;
+
+/// What `bundle` was asked.
+#[derive(Debug)]
+pub(crate) struct Options {
+    /// Envelope, trace or bundle files (`-` is standard input).
+    pub(crate) files: Vec<PathBuf>,
+    /// Inclusion proof files (`herald log prove` output).
+    pub(crate) proofs: Vec<PathBuf>,
+    /// Keyring files or directories whose keys the bundle carries.
+    pub(crate) keys: Vec<PathBuf>,
+    /// Where to write the bundle (`-` for standard output).
+    pub(crate) out: PathBuf,
+}
+
+/// Run `bundle`.
+pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
+    let stdin_uses = opts
+        .files
+        .iter()
+        .chain(&opts.proofs)
+        .filter(|f| input::is_stdin(f))
+        .count();
+    if stdin_uses > 1 {
+        return Err(CliError::new("standard input (-) can be given only once"));
+    }
+    let mut envelopes: Vec<Vec<u8>> = Vec::new();
+    let mut proofs: Vec<(String, Vec<u8>)> = Vec::new();
+    let mut keys: Vec<PublicKey> = Vec::new();
+    for path in &opts.files {
+        let bytes = input::read(path)?;
+        let name = input::display_name(path);
+        if bundle::is_bundle(&bytes) {
+            let b = Bundle::decode(&bytes).map_err(|e| CliError::new(format!("{name}: {e}")))?;
+            for &(offset, env) in b.envelopes() {
+                EnvelopeRef::decode(env)
+                    .map_err(|e| CliError::new(format!("{name}: byte {offset}: {e}")))?;
+                envelopes.push(env.to_vec());
+            }
+            for &(offset, p) in b.proofs() {
+                proofs.push((format!("{name}: byte {offset}"), p.to_vec()));
+            }
+            keys.extend_from_slice(b.keys());
+            continue;
+        }
+        for item in input::items(&bytes) {
+            match item {
+                Item::Envelope(_, env) => envelopes.push(env.as_bytes().to_vec()),
+                Item::Bad(offset, why) => {
+                    return Err(CliError::new(format!("{name}: byte {offset}: {why}")));
+                }
+            }
+        }
+    }
+    for path in &opts.proofs {
+        proofs.push((input::display_name(path), input::read(path)?));
+    }
+    // Each proof must be an inclusion proof of an envelope of the bundle.
+    let views: Vec<EnvelopeRef<'_>> = envelopes
+        .iter()
+        .filter_map(|e| EnvelopeRef::decode(e).ok())
+        .collect();
+    for (name, bytes) in &proofs {
+        let proof = InclusionProof::decode(bytes)
+            .map_err(|e| CliError::new(format!("--proof {name}: {e}")))?;
+        let Some(env) = views.iter().find(|v| v.id() == proof.leaf().id()) else {
+            return Err(CliError::new(format!(
+                "--proof {name}: proves {}, which is not one of the bundle's envelopes",
+                herald_verify::report::hex(proof.leaf().id())
+            )));
+        };
+        proof
+            .matches(env)
+            .map_err(|e| CliError::new(format!("--proof {name}: {e}")))?;
+    }
+    keys.extend(load_keyrings(&opts.keys)?.keys());
+    keys.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
+    keys.dedup();
+    if envelopes.is_empty() {
+        return Err(CliError::new("no envelopes to bundle"));
+    }
+    let envelope_refs: Vec<&[u8]> = envelopes.iter().map(Vec::as_slice).collect();
+    let proof_refs: Vec<&[u8]> = proofs.iter().map(|(_, b)| b.as_slice()).collect();
+    let bytes = bundle::encode(&envelope_refs, &proof_refs, &keys);
+    output::write_envelope(&opts.out, &bytes)?;
+    Ok(ExitCode::SUCCESS)
+}
