@@ -53,22 +53,35 @@ fn conformance_fails_loudly_on_a_changed_vector() {
         .status()
         .unwrap();
     assert!(status.success());
-    let file = dir.join("cases/verify/genesis.cbor");
-    let mut bytes = std::fs::read(&file).unwrap();
-    let n = bytes.len() - 3;
-    bytes[n] ^= 0x40;
-    std::fs::write(&file, bytes).unwrap();
-    let out = Command::new(env!("CARGO_BIN_EXE_herald"))
-        .arg("conformance")
-        .arg(&dir)
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(1));
-    let stdout = String::from_utf8(out.stdout).unwrap();
-    assert!(
-        stdout.lines().any(|l| l.starts_with("FAIL genesis:")),
-        "{stdout}"
-    );
-    assert!(stdout.lines().last().unwrap().contains(" passed, 1 failed"));
+    // An envelope of a verify case, and an audit-log proof: one at a time.
+    for (rel, case) in [
+        ("cases/verify/genesis.cbor", "genesis"),
+        (
+            "cases/proof/inclusion_last_leaf.cbor",
+            "inclusion_last_leaf",
+        ),
+    ] {
+        let file = dir.join(rel);
+        let original = std::fs::read(&file).unwrap();
+        let mut bytes = original.clone();
+        let n = bytes.len() - 3;
+        bytes[n] ^= 0x40;
+        std::fs::write(&file, bytes).unwrap();
+        let out = Command::new(env!("CARGO_BIN_EXE_herald"))
+            .arg("conformance")
+            .arg(&dir)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let stdout = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            stdout
+                .lines()
+                .any(|l| l.starts_with(&format!("FAIL {case}:"))),
+            "{stdout}"
+        );
+        assert!(stdout.lines().last().unwrap().contains(" passed, 1 failed"));
+        std::fs::write(&file, original).unwrap();
+    }
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -14,6 +14,8 @@ use herald_core::{
 };
 use sha2::{Digest, Sha256};
 
+mod proof;
+
 use crate::forge::{self, Signer};
 use crate::manifest::{
     Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, KeyEntry, Manifest, SigilExpect,
@@ -24,9 +26,10 @@ pub const T0: u64 = 1_746_432_000;
 /// `now` of the verify cases: one day after [`T0`].
 pub const NOW: u64 = T0 + 86_400;
 
-/// The test keys, in manifest order.
-pub const KEY_NAMES: [&str; 8] = [
-    "alice", "bob", "carol", "sandbox", "conduit", "human", "herald", "witness",
+/// The test keys, in manifest order (`log` and `log2` sign audit-log tree
+/// heads).
+pub const KEY_NAMES: [&str; 10] = [
+    "alice", "bob", "carol", "sandbox", "conduit", "human", "herald", "witness", "log", "log2",
 ];
 
 fn seed(name: &str) -> [u8; 32] {
@@ -242,6 +245,7 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     envelope_cases(&mut g);
     lifecycle_cases(&mut g);
     receive_cases(&mut g);
+    proof::proof_cases(&mut g)?;
 
     let mut keys = Vec::new();
     for name in KEY_NAMES {

@@ -102,6 +102,28 @@ pub enum Case {
         /// Per envelope, in order.
         expect: Vec<EnvelopeExpect>,
     },
+    /// Verify one audit-log proof object against a keyring (P9, CLI.md
+    /// `herald log verify-proof`).
+    Proof {
+        /// Unique name.
+        name: String,
+        /// What it tests.
+        description: String,
+        /// `inclusion` or `consistency`: the object `input` is decoded as.
+        object: String,
+        /// The proof's P1 bytes, as a file path relative to the manifest.
+        input: String,
+        /// The JSON display form, one line (non-normative).
+        display: String,
+        /// Names of the keys in the verifier's keyring.
+        keyring: Vec<String>,
+        /// An envelope (P1 bytes) the inclusion proof's leaf must be the
+        /// leaf of, when given.
+        #[serde(skip_serializing_if = "Option::is_none", default)]
+        envelope: Option<String>,
+        /// The verdict.
+        expect: ProofExpect,
+    },
 }
 
 impl Case {
@@ -111,7 +133,8 @@ impl Case {
             Self::Cbor { name, .. }
             | Self::Sigil { name, .. }
             | Self::Verify { name, .. }
-            | Self::Receive { name, .. } => name,
+            | Self::Receive { name, .. }
+            | Self::Proof { name, .. } => name,
         }
     }
 }
@@ -144,6 +167,31 @@ pub struct SigilExpect {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
 }
+
+/// Verdict of a proof case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProofExpect {
+    /// Whether the proof holds (and, with an envelope, the leaf is its leaf).
+    pub valid: bool,
+    /// The first check that fails (one of [`PROOF_ERRORS`]), when invalid.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// The stable error names of proof cases, in the order the checks run
+/// (`vectors/README.md` defines each).
+pub const PROOF_ERRORS: [&str; 10] = [
+    "format",
+    "log_mismatch",
+    "short_sigil",
+    "reserved_sigil",
+    "unknown_log",
+    "sth_signature",
+    "size_mismatch",
+    "split_view",
+    "path",
+    "envelope_mismatch",
+];
 
 /// Expected verdict of one envelope.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

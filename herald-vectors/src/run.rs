@@ -5,7 +5,8 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use herald_core::cbor;
-use herald_core::{PublicKey, Scope, Sigil, SigningKey};
+use herald_core::{EnvelopeRef, KeyResolver, PublicKey, Scope, Sigil, SigningKey};
+use herald_verify::auditlog::{CheckError, ConsistencyProof, InclusionProof, SthError};
 use herald_verify::live::Receiver;
 use herald_verify::store::Store;
 use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, audit};
@@ -13,7 +14,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::manifest::{
-    Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, Manifest, SigilExpect,
+    Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, Manifest, ProofExpect, SigilExpect,
 };
 
 /// The vectors could not be read at all (not a failed case).
@@ -201,6 +202,20 @@ impl Runner<'_> {
                 let _ = std::fs::remove_dir_all(&dir);
                 result
             }
+            Case::Proof {
+                object,
+                input,
+                keyring,
+                envelope,
+                expect,
+                ..
+            } => {
+                let bytes = self.file(input)?;
+                let envelope = envelope.as_deref().map(|e| self.file(e)).transpose()?;
+                let got =
+                    proof_verdict(object, &bytes, &self.keyring(keyring)?, envelope.as_deref())?;
+                compare(expect, &got)
+            }
         }
     }
 
@@ -266,6 +281,87 @@ pub fn envelope_verdict(report: &EnvelopeReport) -> EnvelopeExpect {
     EnvelopeExpect {
         status: report.status.name().into(),
         reasons,
+    }
+}
+
+/// What this implementation says of a proof case (P9, CLI.md `herald log
+/// verify-proof`), in manifest terms: `bytes` decoded strictly as `object`
+/// (`inclusion` or `consistency`), verified against `keys`, and for an
+/// inclusion proof with `envelope`, the leaf matched against it. The error
+/// names are [`crate::manifest::PROOF_ERRORS`]. `Err` when the case itself is
+/// unusable (an unknown object, an envelope that does not decode, an
+/// envelope with a consistency proof).
+pub fn proof_verdict(
+    object: &str,
+    bytes: &[u8],
+    keys: &impl KeyResolver,
+    envelope: Option<&[u8]>,
+) -> Result<ProofExpect, String> {
+    let envelope = envelope
+        .map(|e| EnvelopeRef::decode(e).map_err(|e| format!("the case's envelope: {e}")))
+        .transpose()?;
+    let result = match object {
+        "inclusion" => match InclusionProof::decode(bytes) {
+            Err(_) => Err("format"),
+            Ok(p) => p
+                .verify(keys)
+                .map_err(|e| check_error_name(&e))
+                .and_then(|_| {
+                    envelope.map_or(Ok(()), |env| {
+                        p.matches(&env).map_err(|e| check_error_name(&e))
+                    })
+                }),
+        },
+        "consistency" => {
+            if envelope.is_some() {
+                return Err("an envelope is given only with an inclusion proof".into());
+            }
+            match ConsistencyProof::decode(bytes) {
+                Err(_) => Err("format"),
+                Ok(p) => p.verify(keys).map(|_| ()).map_err(|e| match e {
+                    CheckError::Path(_) if is_split_view(&p) => "split_view",
+                    e => check_error_name(&e),
+                }),
+            }
+        }
+        other => return Err(format!("unknown proof object {other:?}")),
+    };
+    Ok(match result {
+        Ok(()) => ProofExpect {
+            valid: true,
+            error: None,
+        },
+        Err(name) => ProofExpect {
+            valid: false,
+            error: Some(name.into()),
+        },
+    })
+}
+
+/// Both tree heads (already verified, of the proof's log and sizes) are of
+/// one size with different roots: no path can join them, and the log's own
+/// signatures show two histories (spec §5.3).
+fn is_split_view(p: &ConsistencyProof) -> bool {
+    p.sth1().size() == p.sth2().size() && p.sth1().root() != p.sth2().root()
+}
+
+/// The stable name of a failed check (`vectors/README.md`); a kind of
+/// failure this runner does not know is `unclassified`, which no case
+/// expects.
+fn check_error_name(e: &CheckError) -> &'static str {
+    match e {
+        CheckError::Sth { error, .. } => match error {
+            SthError::ShortSigil { .. } => "short_sigil",
+            SthError::ReservedSigil { .. } => "reserved_sigil",
+            SthError::UnknownLog { .. } => "unknown_log",
+            SthError::BadSignature { .. } | SthError::WrongKey { .. } => "sth_signature",
+            _ => "unclassified",
+        },
+        CheckError::LogMismatch { .. } => "log_mismatch",
+        CheckError::SizeMismatch { .. } => "size_mismatch",
+        CheckError::Path(_) => "path",
+        CheckError::Envelope(_) => "envelope_mismatch",
+        _ => "unclassified",
     }
 }
 

@@ -5,7 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use herald_core::ReasonCode;
-use herald_vectors::manifest::{Case, Manifest};
+use herald_vectors::manifest::{Case, Manifest, PROOF_ERRORS};
 
 fn committed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/conformance")
@@ -83,11 +83,16 @@ fn a_one_byte_change_to_any_case_file_fails_loudly() {
     copy_dir(&committed(), &dir);
     let manifest: Manifest =
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
-    // One envelope file, one CBOR case, one keyring: each flipped once.
+    // One envelope file, one CBOR case, one received envelope, an
+    // inclusion and a consistency proof, and an envelope a proof's leaf must
+    // match: each flipped once.
     let targets = [
         "cases/verify/reply_chain_5_hops.cbor",
         "cases/cbor/canonical_every_type.cbor",
         "cases/receive/live_reception-0.cbor",
+        "cases/proof/inclusion_middle_leaf.cbor",
+        "cases/proof/consistency_3_to_7.cbor",
+        "cases/proof/inclusion_consented_metadata.envelope.cbor",
     ];
     for rel in targets {
         let path = dir.join(rel);
@@ -193,4 +198,91 @@ fn every_p1_rule_the_issue_lists_has_a_case() {
     ] {
         assert!(rules.contains(rule), "no CBOR case for {rule}");
     }
+}
+
+#[test]
+fn every_proof_error_has_a_case() {
+    let manifest: Manifest =
+        serde_json::from_slice(&std::fs::read(committed().join("manifest.json")).unwrap()).unwrap();
+    let mut errors = BTreeSet::new();
+    let mut verdicts = BTreeSet::new();
+    for case in &manifest.cases {
+        if let Case::Proof {
+            name,
+            object,
+            envelope,
+            expect,
+            ..
+        } = case
+        {
+            assert!(
+                expect.valid == expect.error.is_none(),
+                "{name}: `error` must be present exactly when invalid"
+            );
+            if let Some(e) = &expect.error {
+                assert!(
+                    PROOF_ERRORS.contains(&e.as_str()),
+                    "{name}: unknown error {e:?}"
+                );
+                errors.insert(e.clone());
+            }
+            assert!(
+                envelope.is_none() || object == "inclusion",
+                "{name}: only an inclusion proof has an envelope"
+            );
+            verdicts.insert((object.clone(), expect.valid));
+        }
+    }
+    let missing: Vec<&str> = PROOF_ERRORS
+        .iter()
+        .filter(|e| !errors.contains(**e))
+        .copied()
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "proof errors without a case: {missing:?}"
+    );
+    for object in ["inclusion", "consistency"] {
+        for valid in [true, false] {
+            assert!(
+                verdicts.contains(&(object.to_string(), valid)),
+                "no {object} case with valid = {valid}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_proof_case_run_as_the_other_object_or_without_its_envelope_changes_verdict() {
+    // The runner decodes `input` as the object the case names: an inclusion
+    // proof read as a consistency proof is a format error.
+    let dir = committed();
+    let bytes = std::fs::read(dir.join("cases/proof/inclusion_middle_leaf.cbor")).unwrap();
+    let mut keys = herald_verify::Keyring::new();
+    keys.parse(
+        &std::fs::read_to_string(dir.join("keys/log.pub")).unwrap(),
+        "log.pub",
+    )
+    .unwrap();
+    let as_inclusion =
+        herald_vectors::run::proof_verdict("inclusion", &bytes, &keys, None).unwrap();
+    assert!(as_inclusion.valid);
+    let as_consistency =
+        herald_vectors::run::proof_verdict("consistency", &bytes, &keys, None).unwrap();
+    assert_eq!(as_consistency.error.as_deref(), Some("format"));
+    // Without its keyring the same proof's log is unknown.
+    let empty = herald_verify::Keyring::new();
+    let unknown = herald_vectors::run::proof_verdict("inclusion", &bytes, &empty, None).unwrap();
+    assert_eq!(unknown.error.as_deref(), Some("unknown_log"));
+    // An envelope with a consistency proof, or one that does not decode, is
+    // a broken case, not a verdict.
+    let consistency = std::fs::read(dir.join("cases/proof/consistency_3_to_7.cbor")).unwrap();
+    let envelope =
+        std::fs::read(dir.join("cases/proof/inclusion_middle_leaf.envelope.cbor")).unwrap();
+    assert!(
+        herald_vectors::run::proof_verdict("consistency", &consistency, &keys, Some(&envelope))
+            .is_err()
+    );
+    assert!(herald_vectors::run::proof_verdict("inclusion", &bytes, &keys, Some(&[0xa0])).is_err());
+    assert!(herald_vectors::run::proof_verdict("sth", &bytes, &keys, None).is_err());
 }
