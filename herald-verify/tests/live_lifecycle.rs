@@ -496,3 +496,73 @@ fn the_whole_state_survives_reopening() {
     assert_eq!(rx.lifecycle(&sigil(&a)).unwrap().unwrap(), before);
     assert_eq!(rx.lifecycle(&sigil(&key(4))).unwrap(), None);
 }
+
+#[test]
+fn a_damaged_lifecycle_record_is_a_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.redb");
+    let a = key(1);
+    let rx = receiver(&path, &[&a]);
+    ok(&rx, &say(&a, T0));
+    drop(rx);
+    // Overwrite a's record with bytes that are not one.
+    let who: [u8; 10] = a.sigil(SigilForm::Short).hash_prefix()[..10]
+        .try_into()
+        .unwrap();
+    {
+        let db = redb::Database::create(&path).unwrap();
+        let txn = db.begin_write().unwrap();
+        {
+            let def: redb::TableDefinition<&[u8; 10], &[u8]> =
+                redb::TableDefinition::new("lifecycle");
+            let mut table = txn.open_table(def).unwrap();
+            table.insert(&who, b"\xa1\x61v\x02".as_slice()).unwrap();
+        }
+        txn.commit().unwrap();
+    }
+    let rx = receiver(&path, &[&a]);
+    let e = rx.receive(say(&a, T0 + 1).as_bytes()).unwrap_err();
+    assert!(
+        matches!(e, herald_verify::StoreError::Corrupted { .. }),
+        "{e:?}"
+    );
+    let text = e.to_string();
+    assert!(text.contains(&path.display().to_string()), "{text}");
+    assert!(text.contains("lifecycle record"), "{text}");
+    assert!(rx.lifecycle(&sigil(&a)).is_err());
+    // Other identities are unaffected.
+    let b = key(2);
+    let rx = {
+        drop(rx);
+        receiver(&path, &[&a, &b])
+    };
+    ok(&rx, &say(&b, T0));
+}
+
+/// Receiving threads share one `Receiver`: each read-modify-write of an
+/// identity's record happens under the write lock, so no update is lost.
+#[test]
+fn concurrent_receives_lose_no_update() {
+    let dir = tempfile::tempdir().unwrap();
+    let a = key(1);
+    let rx = std::sync::Arc::new(receiver(&dir.path().join("live.redb"), &[&a]));
+    let envs: Vec<Envelope> = (0..64).map(|i| say(&a, T0 + i)).collect();
+    let envs = std::sync::Arc::new(envs);
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let (rx, envs) = (std::sync::Arc::clone(&rx), std::sync::Arc::clone(&envs));
+            std::thread::spawn(move || {
+                // Thread t takes every fourth envelope, latest first.
+                for e in envs.iter().rev().skip(t).step_by(4) {
+                    ok(&rx, e);
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().unwrap();
+    }
+    let w = rx.lifecycle(&sigil(&a)).unwrap().unwrap();
+    assert_eq!(w.last_seen, [(*a.public_key().as_bytes(), T0 + 63)]);
+    assert_eq!(rx.store().len().unwrap(), 64);
+}
