@@ -12,7 +12,8 @@
 //!
 //! and the P8 lifecycle of the sender as witnessed so far (`rotated_key`,
 //! `molt_unproven`, `deprecated_signer`, `disputed`, `signer_under_duress`,
-//! and a molt's `molt_cooloff` and `molt_cosign_missing`). The lifecycle
+//! a molt's `molt_cooloff` and `molt_cosign_missing`, a birth's
+//! `lineage_deprecated_parent` and `lineage_cycle`). The lifecycle
 //! writes of an envelope (a birth, molt, deprecation or duress, the
 //! signing key's `t_last`) are in the same write transaction as its replay
 //! claim, committed durably before [`Receiver::receive`] returns.
@@ -217,6 +218,9 @@ impl Receiver {
         // P8: the sender's witnessed lifecycle, then a molt's own rules.
         let mut state = current.clone().unwrap_or_default();
         witness::judge(&mut report, env, origin.signer, &state);
+        if env.kind() == Kind::Birth && origin.signer.is_some() {
+            witness::lineage(&self.store, &txn, &mut report, env)?;
+        }
         let new_molt = match origin.signer.and_then(|s| state.key_of(s)) {
             Some(outgoing) if env.kind() == Kind::Molt && accepted(&report) => {
                 witness::molt_rules(&mut report, env, outgoing, &state, &self.keyring)

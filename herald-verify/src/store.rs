@@ -13,10 +13,11 @@
 //! The `lifecycle` record (written by [`crate::witness`], see
 //! docs/lifecycle.md "Live mode") is the map
 //! `{v: 1, birth?: {key: bstr 32, molt_policy?: bstr, duress_witness?:
-//! bstr}, keys: [[bstr 32, uint]], molts: [{id, from, new_key: bstr 32, ts,
+//! bstr, lineage: [bstr 10]}, keys: [[bstr 32, uint]], molts: [{id, from, new_key: bstr 32, ts,
 //! not_before, flags: uint, leaf: bstr}], deprecated?: uint, disputed:
 //! bool, duress: [uint]}`: the birth key and the birth's `molt_policy` and
-//! `duress_witness` attestation values (their P1 bytes), the greatest `ts`
+//! `duress_witness` attestation values (their P1 bytes) and the identities
+//! its lineage names, the greatest `ts`
 //! accepted per key of the identity (P8 rule 2's `t_last`), every molt
 //! witnessed (its outgoing key `from`, the verdict of rules 2, 4 and 5 and
 //! whether an inclusion proof was accepted, as `flags`, and its P9 leaf),

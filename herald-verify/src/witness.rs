@@ -52,6 +52,8 @@ pub struct WitnessedBirth {
     /// The birth's `duress_witness` attestation value (P1 bytes), if it has
     /// a well-formed one.
     pub duress_witness: Option<Vec<u8>>,
+    /// The identities its lineage names (spec §2.3), for cycle checks.
+    pub lineage: Vec<[u8; 10]>,
 }
 
 /// A molt as witnessed (P8). Its number (`molt N` in reports) is its
@@ -205,6 +207,10 @@ impl Witnessed {
             if let Some(w) = &b.duress_witness {
                 birth.insert("duress_witness", Value::Bytes(w.clone()));
             }
+            birth.insert(
+                "lineage",
+                Value::Array(b.lineage.iter().map(|p| Value::Bytes(p.to_vec())).collect()),
+            );
             map.insert("birth", Value::Map(birth));
         }
         map.insert(
@@ -269,6 +275,14 @@ impl Witnessed {
                     key: key32(&b, "key")?,
                     molt_policy: optional_bytes(&b, "molt_policy")?,
                     duress_witness: optional_bytes(&b, "duress_witness")?,
+                    lineage: array(&b, "lineage")?
+                        .iter()
+                        .map(|p| {
+                            p.as_bytes()
+                                .and_then(|p| p.try_into().ok())
+                                .ok_or("`lineage` entry is not 10 bytes")
+                        })
+                        .collect::<Result<_, _>>()?,
                 })
             }
         };
@@ -790,8 +804,14 @@ impl Witnessed {
                         .map(|v| Value::from(&v).to_vec())
                         .filter(|b| ok(b))
                 };
+                let lineage = att
+                    .parents()
+                    .filter_map(|p| identity(&p))
+                    .filter(|p| Some(*p) != identity(&env.from_sigil()))
+                    .collect();
                 self.birth = Some(WitnessedBirth {
                     key: *att.key,
+                    lineage,
                     molt_policy: raw("molt_policy", |b| parse_policy(b).is_some()),
                     duress_witness: raw("duress_witness", |b| parse_witness(b).is_some()),
                 });
@@ -811,6 +831,70 @@ impl Witnessed {
             _ => {}
         }
     }
+}
+
+/// Lineage rules of a birth whose origin verified, against the births and
+/// deprecations witnessed (spec §2.3, P8): `lineage_deprecated_parent`
+/// for a parent deprecated at or before the birth's `ts`,
+/// `lineage_cycle` when a parent's witnessed lineage leads back to the
+/// child, and the parents that co-signed `lineage_consent` in the report's
+/// `lineage_consents` (a consent graph, never proof of training).
+pub(crate) fn lineage(
+    store: &Store,
+    txn: &redb::WriteTransaction,
+    report: &mut EnvelopeReport,
+    env: &EnvelopeRef<'_>,
+) -> Result<(), StoreError> {
+    let Some(att) = env
+        .attestation("birth")
+        .and_then(|a| BirthAttestation::parse(a).ok())
+    else {
+        return Ok(());
+    };
+    let Some(child) = identity(&env.from_sigil()) else {
+        return Ok(());
+    };
+    let consenting = valid_cosigners(env, report, Scope::LineageConsent);
+    let mut stack: Vec<Identity> = Vec::new();
+    for p in att.parents() {
+        let Some(pid) = identity(&p) else { continue };
+        if let Some(d) = load_in(store, txn, &pid)?.and_then(|w| w.deprecated)
+            && d <= env.ts()
+        {
+            report.push(reason(
+                ReasonCode::LineageDeprecatedParent,
+                std::format!(
+                    "lineage parent {p} was deprecated at {d}, before this birth (spec §2.3)"
+                ),
+            ));
+        }
+        if consenting.iter().any(|c| c.same_key_as(&p)) {
+            report.lineage_consents.push(std::format!("{p}"));
+        }
+        // A birth naming itself is lineage_self (checked alone), not a cycle.
+        if pid != child {
+            stack.push(pid);
+        }
+    }
+    // A walk over witnessed births only, each visited once.
+    let mut seen: Vec<Identity> = Vec::new();
+    while let Some(next) = stack.pop() {
+        if next == child {
+            report.push(reason(
+                ReasonCode::LineageCycle,
+                "the lineage closes a cycle through births this receiver witnessed (spec §2.3)",
+            ));
+            break;
+        }
+        if seen.contains(&next) {
+            continue;
+        }
+        seen.push(next);
+        if let Some(b) = load_in(store, txn, &next)?.and_then(|w| w.birth) {
+            stack.extend(b.lineage);
+        }
+    }
+    Ok(())
 }
 
 // --------------------------------------------------- inclusion proofs

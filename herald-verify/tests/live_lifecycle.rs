@@ -566,3 +566,58 @@ fn concurrent_receives_lose_no_update() {
     assert_eq!(w.last_seen, [(*a.public_key().as_bytes(), T0 + 63)]);
     assert_eq!(rx.store().len().unwrap(), 64);
 }
+
+fn birth_of(k: &SigningKey, ts: u64, lineage: &[Sigil]) -> Envelope {
+    EnvelopeBuilder::genesis(ts)
+        .kind(Kind::Birth)
+        .nonce(nonce())
+        .attest(
+            "birth",
+            birth_attestation(&k.public_key(), "test agent", lineage),
+        )
+        .sign(k)
+        .unwrap()
+}
+
+#[test]
+fn lineage_deprecated_parent_cycle_and_consent() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("live.redb");
+    let (x, y, p, c, d) = (key(21), key(22), key(23), key(24), key(25));
+    let rx = receiver(&path, &[&p]);
+    // x names y before y is witnessed: no cycle yet; y naming x closes one.
+    ok(&rx, &birth_of(&x, T0, &[sigil(&y)]));
+    only(
+        &rx,
+        &birth_of(&y, T0 + 1, &[sigil(&x)]),
+        ReasonCode::LineageCycle,
+    );
+    // A refused birth is not witnessed; x's lineage is.
+    assert_eq!(rx.lifecycle(&sigil(&y)).unwrap(), None);
+    let x_birth = rx.lifecycle(&sigil(&x)).unwrap().unwrap().birth.unwrap();
+    assert_eq!(x_birth.lineage.len(), 1);
+
+    ok(&rx, &birth_of(&p, T0, &[]));
+    // Consent: the parent co-signed lineage_consent.
+    let consented = birth_of(&c, T0 + 5, &[sigil(&p)])
+        .cosign(&p, Scope::LineageConsent, None)
+        .unwrap();
+    let r = ok(&rx, &consented);
+    assert_eq!(r.lineage_consents, vec![sigil(&p).to_string()]);
+    ok(&rx, &deprecation(&p, T0 + 10));
+    // Restart: a birth after the parent's deprecation names a dead parent.
+    drop(rx);
+    let rx = receiver(&path, &[&p]);
+    only(
+        &rx,
+        &birth_of(&d, T0 + 20, &[sigil(&p)]),
+        ReasonCode::LineageDeprecatedParent,
+    );
+    // ...and one dated at it too (P8: "at or before"); not one before it.
+    only(
+        &rx,
+        &birth_of(&d, T0 + 10, &[sigil(&p)]),
+        ReasonCode::LineageDeprecatedParent,
+    );
+    ok(&rx, &birth_of(&d, T0 + 9, &[sigil(&p)]));
+}
