@@ -621,3 +621,77 @@ fn lineage_deprecated_parent_cycle_and_consent() {
     );
     ok(&rx, &birth_of(&d, T0 + 9, &[sigil(&p)]));
 }
+
+/// A molt for `identity`'s sigil signed by `signer`, its current key.
+fn molt_as(
+    identity: &SigningKey,
+    signer: &SigningKey,
+    new: &SigningKey,
+    ts: u64,
+    not_before: u64,
+) -> Envelope {
+    let mut p = Map::new();
+    p.insert(
+        "new_key",
+        Value::Bytes(new.public_key().as_bytes().to_vec()),
+    );
+    p.insert("not_before", Value::Unsigned(not_before));
+    EnvelopeBuilder::genesis(ts)
+        .kind(Kind::Molt)
+        .from_sigil(sigil(identity))
+        .nonce(nonce())
+        .payload(Value::Map(p))
+        .sign(signer)
+        .unwrap()
+}
+
+#[test]
+fn a_molted_in_key_molts_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, a2, a3, lk) = (key(1), key(2), key(3), key(50));
+    let rx = receiver(&dir.path().join("live.redb"), &[&lk]);
+    let log_dir = tempfile::tempdir().unwrap();
+    let mut log = Log::create(log_dir.path(), &lk.public_key(), None).unwrap();
+    let prove = |log: &mut Log, m: &Envelope| {
+        log.append(&m.view()).unwrap();
+        let p = log.inclusion_proof(&lk, &m.id(), None, NOW).unwrap();
+        rx.accept_inclusion_proof(&p).unwrap()
+    };
+    ok(&rx, &birth(&a));
+    let nb1 = T0 + DAY;
+    let first = molt(&a, &a2, T0 + 10, nb1);
+    ok(&rx, &first);
+    assert_eq!(prove(&mut log, &first).number, 1);
+    ok(&rx, &say_as(&a, &a2, nb1 + 10));
+    // The new key's own cool-off counts from its own last envelope.
+    let hasty = molt_as(&a, &a2, &a3, nb1 + 20, nb1 + 10 + DAY - 1);
+    only(&rx, &hasty, ReasonCode::MoltCooloff);
+    let nb2 = nb1 + 10 + DAY;
+    let second = molt_as(&a, &a2, &a3, nb1 + 30, nb2 + 100);
+    // The hasty molt's window overlaps: both are void and the sigil disputed.
+    only(&rx, &second, ReasonCode::Disputed);
+    let w = rx.lifecycle(&sigil(&a)).unwrap().unwrap();
+    assert!(w.disputed && w.molts[1].disputed && w.molts[2].disputed);
+    assert!(w.molts[0].accepted() && w.molts[0].proven);
+
+    // Without the hasty attempt, the second molt is accepted: molt 2.
+    let dir = tempfile::tempdir().unwrap();
+    let rx = receiver(&dir.path().join("live.redb"), &[&lk]);
+    let prove = |log: &mut Log, m: &Envelope| {
+        let p = log.inclusion_proof(&lk, &m.id(), None, NOW).unwrap();
+        rx.accept_inclusion_proof(&p).unwrap()
+    };
+    ok(&rx, &birth(&a));
+    ok(&rx, &first);
+    assert_eq!(prove(&mut log, &first).number, 1);
+    ok(&rx, &say_as(&a, &a2, nb1 + 10));
+    ok(&rx, &second);
+    log.append(&second.view()).unwrap();
+    assert_eq!(prove(&mut log, &second).number, 2);
+    let r = ok(&rx, &say_as(&a, &a3, nb2 + 200));
+    assert_eq!(r.signing_key.as_deref(), Some("molt 2"));
+    // Molt 1's key is retired by molt 2; the birth key by molt 1.
+    let r = only(&rx, &say_as(&a, &a2, nb2 + 200), ReasonCode::RotatedKey);
+    assert_eq!(r.signing_key.as_deref(), Some("molt 1"));
+    only(&rx, &say(&a, nb2 + 200), ReasonCode::RotatedKey);
+}
