@@ -192,6 +192,10 @@ impl Receiver {
             None => None,
         };
         let mut origin = witness::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
+        if origin.checked.envelope.is_none() {
+            // Not an envelope: nothing to look up or record.
+            return Ok(Self::report(&origin));
+        }
         let txn = self.store.begin_write(OP)?;
         let current = match &who {
             Some(w) => witness::load_in(&self.store, &txn, w)?,
