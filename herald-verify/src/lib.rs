@@ -18,6 +18,7 @@ pub mod report;
 pub mod sequence;
 pub mod store;
 pub mod trace;
+pub mod witness;
 
 pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
@@ -28,3 +29,4 @@ pub use live::{Clock, Receiver, SystemClock};
 pub use report::{EnvelopeReport, ProofReport, Report, ReportReason, Summary, TraceReport};
 pub use store::{Claim, Store, StoreError};
 pub use trace::{AuditOptions, Input, audit};
+pub use witness::{ProofError, ProvenMolt, Witnessed, WitnessedBirth, WitnessedMolt};

@@ -25,9 +25,10 @@ use crate::keyring::{Keyring, Provenance};
 use crate::report::{EnvelopeReport, ReportReason};
 
 /// The 10-byte key-hash prefix every sigil form of one identity shares.
-type Identity = [u8; 10];
+pub(crate) type Identity = [u8; 10];
 
-fn identity(sigil: &Sigil) -> Option<Identity> {
+/// The identity `sigil` names (any of its forms), if it has a key hash.
+pub(crate) fn identity(sigil: &Sigil) -> Option<Identity> {
     sigil
         .to_form(SigilForm::Short)?
         .hash_prefix()
@@ -35,7 +36,7 @@ fn identity(sigil: &Sigil) -> Option<Identity> {
         .ok()
 }
 
-fn reason(code: ReasonCode, detail: impl Into<String>) -> ReportReason {
+pub(crate) fn reason(code: ReasonCode, detail: impl Into<String>) -> ReportReason {
     ReportReason {
         code,
         index: None,
@@ -44,10 +45,10 @@ fn reason(code: ReasonCode, detail: impl Into<String>) -> ReportReason {
 }
 
 /// Resolves the molting identity's sigil to one candidate molted-in key.
-struct Molted<'a> {
-    keys: &'a Keyring,
-    who: Identity,
-    key: PublicKey,
+pub(crate) struct Molted<'a> {
+    pub(crate) keys: &'a Keyring,
+    pub(crate) who: Identity,
+    pub(crate) key: PublicKey,
 }
 
 impl KeyResolver for Molted<'_> {
@@ -65,7 +66,7 @@ impl KeyResolver for Molted<'_> {
 
 /// Whether signature 0 verified and the envelope is intact (no reason
 /// about index 0, no id or shape fault).
-fn origin_ok(r: &EnvelopeReport) -> bool {
+pub(crate) fn origin_ok(r: &EnvelopeReport) -> bool {
     !r.reasons.iter().any(|x| {
         (x.index == Some(0) && !x.code.is_warning())
             || matches!(
@@ -76,7 +77,7 @@ fn origin_ok(r: &EnvelopeReport) -> bool {
 }
 
 /// Signers (by sigil) of the signatures k ≥ 1 in `scope` that verified.
-fn valid_cosigners(v: &EnvelopeRef<'_>, r: &EnvelopeReport, scope: Scope) -> Vec<Sigil> {
+pub(crate) fn valid_cosigners(v: &EnvelopeRef<'_>, r: &EnvelopeReport, scope: Scope) -> Vec<Sigil> {
     v.signatures()
         .enumerate()
         .skip(1)
@@ -242,17 +243,7 @@ fn one_identity(
         };
         let Some(v) = view(*m) else { continue };
         let endorsers = valid_cosigners(v, &reports[*m], Scope::HeraldEndorsement);
-        let meets_policy = |p: &MoltPolicy<'_>| {
-            let mut distinct: Vec<Sigil> = Vec::new();
-            for e in &endorsers {
-                if p.cosigners().any(|c| c.same_key_as(e))
-                    && !distinct.iter().any(|d| d.same_key_as(e))
-                {
-                    distinct.push(*e);
-                }
-            }
-            distinct.len() as u64 >= p.threshold
-        };
+        let meets_policy = |p: &MoltPolicy<'_>| policy_met(p, &endorsers);
         let mut ok = true;
         // Rule 5: another molt of the same outgoing key with an overlapping window.
         let overlap = molts.iter().any(|(o, other)| {
@@ -421,6 +412,20 @@ fn one_identity(
         }
     }
     deprecation
+}
+
+/// P8 rule 4: `endorsers` (valid `herald_endorsement` signers) hold at
+/// least `threshold` distinct keys among the policy's `cosigners`.
+pub(crate) fn policy_met(policy: &MoltPolicy<'_>, endorsers: &[Sigil]) -> bool {
+    let mut distinct: Vec<Sigil> = Vec::new();
+    for e in endorsers {
+        if policy.cosigners().any(|c| c.same_key_as(e))
+            && !distinct.iter().any(|d| d.same_key_as(e))
+        {
+            distinct.push(*e);
+        }
+    }
+    distinct.len() as u64 >= policy.threshold
 }
 
 /// Lineage rules across births (spec §2.3, P8): deprecated parents, cycles,

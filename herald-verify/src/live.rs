@@ -1,5 +1,6 @@
-//! Live reception (PROFILE.md P10, P11, P13): one envelope at a time,
-//! against the clock and the persistent replay cache of [`crate::store`].
+//! Live reception (PROFILE.md P8, P10, P11, P13): one envelope at a time,
+//! against the clock, the persistent replay cache of [`crate::store`] and
+//! the identity lifecycle this receiver has witnessed ([`crate::witness`]).
 //!
 //! [`Receiver::receive`] runs [`herald_core::check`] with `now` from its
 //! clock (so `expired` and `future_ts` are decided there), then the P10
@@ -7,7 +8,15 @@
 //!
 //! - `stale`: no `expires`, and `ts < now − 30 days` (the cache can no
 //!   longer vouch for it);
-//! - `replayed_nonce`: the `(from key, nonce)` pair is cached.
+//! - `replayed_nonce`: the `(from key, nonce)` pair is cached;
+//!
+//! and the P8 lifecycle of the sender as witnessed so far (`rotated_key`,
+//! `molt_unproven`, `deprecated_signer`, `disputed`, `signer_under_duress`,
+//! a molt's `molt_cooloff` and `molt_cosign_missing`, a birth's
+//! `lineage_deprecated_parent` and `lineage_cycle`). The lifecycle
+//! writes of an envelope (a birth, molt, deprecation or duress, the
+//! signing key's `t_last`) are in the same write transaction as its replay
+//! claim, committed durably before [`Receiver::receive`] returns.
 //!
 //! Which envelopes take a cache slot: only an envelope that is accepted,
 //! status `valid` or `partial` after every other rule — so its origin
@@ -29,11 +38,14 @@ use alloc::{boxed::Box, string::String, vec::Vec};
 use core::fmt;
 
 use herald_core::cbor::Limits;
-use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Status, check};
+use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Status};
 
+use crate::auditlog::InclusionProof;
 use crate::keyring::Keyring;
+use crate::lifecycle::identity;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
-use crate::store::{Claim, Store, StoreError};
+use crate::store::{Claim, Store, StoreError, claim_in, contains_in};
+use crate::witness::{self, ProofError, ProvenMolt, Witnessed};
 
 /// How long the cache vouches for an envelope without `expires`, and the
 /// least time a pair is kept: 30 days, in seconds (P10).
@@ -164,6 +176,7 @@ impl Receiver {
     /// pair durably before this returns; on an error nothing may be assumed
     /// about the claim, and the envelope must be treated as not accepted.
     pub fn receive_at(&self, bytes: &[u8], now: u64) -> Result<EnvelopeReport, StoreError> {
+        const OP: &str = "receive";
         let opts = CheckOptions {
             now: Some(now),
             skew: self.skew,
@@ -171,27 +184,30 @@ impl Receiver {
             required_scopes: &self.required_scopes,
             learn_birth_keys: self.learn_birth_keys,
         };
-        let mut reasons = Vec::new();
-        let checked = check(bytes, &self.keyring, &opts, &mut reasons);
-        let env = checked.envelope;
-        let key_source = self
-            .keyring
-            .source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
-        let mut report = EnvelopeReport {
-            id: env.as_ref().map(|v| hex(v.id())),
-            from: env.as_ref().map(|v| String::from(v.from())),
-            status: Status::Valid,
-            reasons: Vec::new(),
-            key_source,
-            source: Source::default(),
-            trace: env.as_ref().map(|v| hex(v.trace())),
-            parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
-            ..EnvelopeReport::default()
+        // What was witnessed about the sender (P8), read without the write
+        // lock, so that signatures are checked outside it.
+        let who = witness::claimed_identity(bytes, &self.limits);
+        let seen = match &who {
+            Some(w) => witness::load(&self.store, w)?,
+            None => None,
         };
-        for r in &reasons {
-            report.push(r.into());
+        let mut origin = witness::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
+        if origin.checked.envelope.is_none() {
+            // Not an envelope: nothing to look up or record.
+            return Ok(Self::report(&origin));
         }
-        let Some(env) = env else {
+        let txn = self.store.begin_write(OP)?;
+        let current = match &who {
+            Some(w) => witness::load_in(&self.store, &txn, w)?,
+            None => None,
+        };
+        if current != seen {
+            // Another receive changed the record meanwhile: check again,
+            // under the lock this time.
+            origin = witness::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
+        }
+        let mut report = Self::report(&origin);
+        let Some(env) = origin.checked.envelope.as_ref() else {
             return Ok(report);
         };
 
@@ -203,17 +219,34 @@ impl Receiver {
             ));
         }
 
+        // P8: the sender's witnessed lifecycle, then a molt's own rules.
+        let mut state = current.clone().unwrap_or_default();
+        witness::judge(&mut report, env, origin.signer, &state);
+        if env.kind() == Kind::Birth && origin.signer.is_some() {
+            witness::lineage(&self.store, &txn, &mut report, env)?;
+        }
+        let new_molt = match origin.signer.and_then(|s| state.key_of(s)) {
+            Some(outgoing) if env.kind() == Kind::Molt && accepted(&report) => {
+                witness::molt_rules(&mut report, env, outgoing, &state, &self.keyring)
+            }
+            _ => None,
+        };
+
         // P10: the replay cache, keyed by the key `from` names.
-        let Some(signer) = self.signer_key(&env) else {
+        let Some(signer) = self.signer_key(env, &state) else {
             // No key for `from`: the origin is `unknown_signer`, so invalid,
             // and no cache entry can name this signer.
             return Ok(report);
         };
-        let replayed = if report.status == Status::Invalid {
-            self.store.contains(&signer, env.nonce(), now)?
+        let err = |e: redb::Error| StoreError::storage(self.store.path(), OP, e);
+        let mut claimed = false;
+        let replayed = if accepted(&report) {
+            let retain_until = self.retain_until(env, now);
+            claimed = claim_in(&txn, &signer, env.nonce(), retain_until, now).map_err(err)?
+                == Claim::Fresh;
+            !claimed
         } else {
-            let retain_until = self.retain_until(&env, now);
-            self.store.claim(&signer, env.nonce(), retain_until, now)? == Claim::Replayed
+            contains_in(&txn, &signer, env.nonce(), now).map_err(err)?
         };
         if replayed {
             report.push(reason(
@@ -221,7 +254,71 @@ impl Receiver {
                 "this (from key, nonce) pair was received before (P10)",
             ));
         }
+
+        // P8: what this envelope makes the receiver witness, in the same
+        // transaction as the claim.
+        if let Some(molt) = new_molt
+            && !replayed
+        {
+            state.record_molt(molt);
+        }
+        if accepted(&report)
+            && let Some(s) = origin.signer
+        {
+            state.witness(env, &report, s);
+        }
+        let changed = match &current {
+            Some(c) => *c != state,
+            None => state != Witnessed::default(),
+        };
+        if let (true, Some(w)) = (changed, &who) {
+            witness::save_in(&self.store, &txn, w, &state)?;
+        }
+        if claimed || changed {
+            txn.commit().map_err(|e| err(e.into()))?;
+        }
         Ok(report)
+    }
+
+    /// The report of an origin check.
+    fn report(origin: &witness::Origin<'_>) -> EnvelopeReport {
+        let env = origin.checked.envelope.as_ref();
+        let mut report = EnvelopeReport {
+            id: env.map(|v| hex(v.id())),
+            from: env.map(|v| String::from(v.from())),
+            status: Status::Valid,
+            reasons: Vec::new(),
+            key_source: origin.key_source,
+            source: Source::default(),
+            trace: env.map(|v| hex(v.trace())),
+            parent: env.and_then(|v| v.parent()).map(|p| hex(p)),
+            ..EnvelopeReport::default()
+        };
+        for r in &origin.reasons {
+            report.push(r.clone());
+        }
+        report
+    }
+
+    /// Accept an inclusion proof of a molt this receiver witnessed (P8
+    /// rule 3, P9): the proof must verify against a log key *pinned* in
+    /// the keyring (a key learned from a birth is not enough), and its leaf
+    /// must be the leaf of a molt received and accepted before. The molt
+    /// is then recorded as proven, durably, before this returns: envelopes
+    /// signed by its new key with `ts ≥ not_before` count from now on. A
+    /// proof offered before its molt is refused
+    /// ([`ProofError::UnknownMolt`]); offer it again after the molt.
+    pub fn accept_inclusion_proof(&self, proof: &InclusionProof) -> Result<ProvenMolt, ProofError> {
+        witness::accept_proof(&self.store, &self.keyring, proof)
+    }
+
+    /// What this receiver has witnessed about the identity `sigil` names
+    /// (any form of it), if anything (P8).
+    pub fn lifecycle(&self, sigil: &Sigil) -> Result<Option<Witnessed>, StoreError> {
+        match identity(sigil) {
+            Some(who) => witness::load(&self.store, &who),
+            None => Ok(None),
+        }
     }
 
     /// Until when a claimed pair is kept (module docs).
@@ -232,20 +329,34 @@ impl Receiver {
             .max(env.ts().saturating_add(CACHE_WINDOW))
     }
 
-    /// The public key `from` names: the keyring's, else (as [`check`] does)
-    /// a birth's self-certified key.
-    fn signer_key(&self, env: &EnvelopeRef<'_>) -> Option<[u8; 32]> {
+    /// The public key `from` names: the keyring's, else (as
+    /// [`check`](herald_core::check) does) the witnessed birth key or a
+    /// birth's self-certified key.
+    fn signer_key(&self, env: &EnvelopeRef<'_>, state: &Witnessed) -> Option<[u8; 32]> {
         let sigil = env.from_sigil();
         if let Some((key, _)) = self.keyring.lookup(&sigil) {
             return Some(*key.as_bytes());
         }
-        if !self.learn_birth_keys || env.kind() != Kind::Birth {
+        if !self.learn_birth_keys {
+            return None;
+        }
+        if let Some(b) = &state.birth
+            && sigil.names_key(&b.key)
+        {
+            return Some(b.key);
+        }
+        if env.kind() != Kind::Birth {
             return None;
         }
         let birth =
             herald_core::attestation::BirthAttestation::parse(env.attestation("birth")?).ok()?;
         sigil.names_key(birth.key).then_some(*birth.key)
     }
+}
+
+/// Accepted: `valid` or `partial` (P13).
+fn accepted(r: &EnvelopeReport) -> bool {
+    matches!(r.status, Status::Valid | Status::Partial)
 }
 
 fn reason(code: ReasonCode, detail: &str) -> ReportReason {

@@ -1,4 +1,5 @@
-//! The persistent replay cache of live reception (PROFILE.md P10, spec §3.7).
+//! The persistent replay cache (PROFILE.md P10, spec §3.7) and identity
+//! lifecycle state (P8) of live reception.
 //!
 //! P10: "The cache is persistent and survives a crash without losing entries
 //! it acknowledged." A [`Store`] is one [redb] database file. Its tables:
@@ -6,11 +7,27 @@
 //! | table | key | value |
 //! |---|---|---|
 //! | `replay` | signer public key (32 bytes) ‖ nonce (16 bytes) | retain-until, Unix seconds (`u64`) |
+//! | `lifecycle` | identity: the 10-byte key-hash prefix all its sigil forms share | the identity's witnessed P8 state, one P1 (CBOR) map |
+//! | `molts` | molt envelope id (32 bytes) | the molting identity (10 bytes) |
 //!
-//! The identity lifecycle state (P8) is meant to live in the same file, in a
-//! table of its own (`lifecycle`), so that one transaction can cover both:
-//! `Store::database` (crate-private) hands the database to the rest of this
-//! crate.
+//! The `lifecycle` record (written by [`crate::witness`], see
+//! docs/lifecycle.md "Live mode") is the map
+//! `{v: 1, birth?: {key: bstr 32, molt_policy?: bstr, duress_witness?:
+//! bstr, lineage: [bstr 10]}, keys: [[bstr 32, uint]], molts: [{id, from, new_key: bstr 32, ts,
+//! not_before, flags: uint, leaf: bstr}], deprecated?: uint, disputed:
+//! bool, duress: [uint]}`: the birth key and the birth's `molt_policy` and
+//! `duress_witness` attestation values (their P1 bytes) and the identities
+//! its lineage names, the greatest `ts`
+//! accepted per key of the identity (P8 rule 2's `t_last`), every molt
+//! witnessed (its outgoing key `from`, the verdict of rules 2, 4 and 5 and
+//! whether an inclusion proof was accepted, as `flags`, and its P9 leaf),
+//! the deprecation time, whether the identity is disputed (rule 5), and the
+//! times of its valid duress envelopes. `molts` indexes molts by id, to
+//! find the molt an inclusion proof is about.
+//!
+//! A received envelope's lifecycle writes and its replay claim are one
+//! write transaction, committed before the receive returns: the state and
+//! the cache never disagree after a crash.
 //!
 //! Durability: every [`Store::claim`] that answers [`Claim::Fresh`] has
 //! committed its write transaction with [`redb::Durability::Immediate`]
@@ -32,6 +49,14 @@ use redb::{
 
 /// The `replay` table: `signer key ‖ nonce` → retain-until (P10).
 const REPLAY: TableDefinition<'static, &'static [u8; 48], u64> = TableDefinition::new("replay");
+
+/// The `lifecycle` table: identity (key-hash prefix) → its P8 record.
+pub(crate) const LIFECYCLE: TableDefinition<'static, &'static [u8; 10], &'static [u8]> =
+    TableDefinition::new("lifecycle");
+
+/// The `molts` table: molt envelope id → the molting identity.
+pub(crate) const MOLTS: TableDefinition<'static, &'static [u8; 32], &'static [u8; 10]> =
+    TableDefinition::new("molts");
 
 /// What [`Store::claim`] found (P10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -79,7 +104,11 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    fn storage(path: &Path, operation: &'static str, error: impl Into<redb::Error>) -> Self {
+    pub(crate) fn storage(
+        path: &Path,
+        operation: &'static str,
+        error: impl Into<redb::Error>,
+    ) -> Self {
         match error.into() {
             redb::Error::Corrupted(detail) => Self::Corrupted {
                 path: path.to_path_buf(),
@@ -210,10 +239,14 @@ impl Store {
             db,
             path: path.to_path_buf(),
         };
-        // Create the table, so that reads never meet a missing one, and
-        // check that an existing one has the replay store's types.
+        // Create the tables, so that reads never meet a missing one, and
+        // check that existing ones have this store's types.
         let txn = store.begin_write("open")?;
         txn.open_table(REPLAY)
+            .map_err(|e| StoreError::storage(path, "open", e))?;
+        txn.open_table(LIFECYCLE)
+            .map_err(|e| StoreError::storage(path, "open", e))?;
+        txn.open_table(MOLTS)
             .map_err(|e| StoreError::storage(path, "open", e))?;
         txn.commit()
             .map_err(|e| StoreError::storage(path, "open", e))?;
@@ -225,14 +258,17 @@ impl Store {
         &self.path
     }
 
-    /// The underlying database, for other tables of this crate (the P8
-    /// `lifecycle` table is to live beside `replay`).
-    #[allow(dead_code)] // the lifecycle table is not written yet
+    /// The underlying database, for the other tables of this crate (the P8
+    /// `lifecycle` and `molts` tables beside `replay`).
     pub(crate) fn database(&self) -> &Database {
         &self.db
     }
 
-    fn begin_write(&self, operation: &'static str) -> Result<redb::WriteTransaction, StoreError> {
+    /// A write transaction committed with [`Durability::Immediate`].
+    pub(crate) fn begin_write(
+        &self,
+        operation: &'static str,
+    ) -> Result<redb::WriteTransaction, StoreError> {
         let mut txn = self
             .db
             .begin_write()
@@ -259,22 +295,11 @@ impl Store {
         now: u64,
     ) -> Result<Claim, StoreError> {
         const OP: &str = "claim";
-        let key = replay_key(signer, nonce);
         let err = |e: redb::Error| StoreError::storage(&self.path, OP, e);
         let txn = self.begin_write(OP)?;
-        {
-            let mut table = txn.open_table(REPLAY).map_err(|e| err(e.into()))?;
-            let cached = table
-                .get(&key)
-                .map_err(|e| err(e.into()))?
-                .map(|v| v.value());
-            if cached.is_some_and(|until| until >= now) {
-                // Dropping the transaction aborts it: nothing was written.
-                return Ok(Claim::Replayed);
-            }
-            table
-                .insert(&key, retain_until)
-                .map_err(|e| err(e.into()))?;
+        if claim_in(&txn, signer, nonce, retain_until, now).map_err(err)? == Claim::Replayed {
+            // Dropping the transaction aborts it: nothing was written.
+            return Ok(Claim::Replayed);
         }
         txn.commit().map_err(|e| err(e.into()))?;
         Ok(Claim::Fresh)
@@ -292,11 +317,7 @@ impl Store {
         let err = |e: redb::Error| StoreError::storage(&self.path, OP, e);
         let txn = self.db.begin_read().map_err(|e| err(e.into()))?;
         let table = txn.open_table(REPLAY).map_err(|e| err(e.into()))?;
-        let cached = table
-            .get(&replay_key(signer, nonce))
-            .map_err(|e| err(e.into()))?
-            .map(|v| v.value());
-        Ok(cached.is_some_and(|until| until >= now))
+        retained(&table, signer, nonce, now).map_err(err)
     }
 
     /// Remove every entry whose retain-until is before `now`; returns how
@@ -336,6 +357,45 @@ impl Store {
     pub fn is_empty(&self) -> Result<bool, StoreError> {
         self.len().map(|n| n == 0)
     }
+}
+
+/// [`Store::claim`] inside the caller's write transaction `txn`: on
+/// [`Claim::Fresh`] the pair is written (not yet committed); on
+/// [`Claim::Replayed`] nothing is.
+pub(crate) fn claim_in(
+    txn: &redb::WriteTransaction,
+    signer: &[u8; 32],
+    nonce: &[u8; 16],
+    retain_until: u64,
+    now: u64,
+) -> Result<Claim, redb::Error> {
+    let mut table = txn.open_table(REPLAY)?;
+    if retained(&table, signer, nonce, now)? {
+        return Ok(Claim::Replayed);
+    }
+    table.insert(&replay_key(signer, nonce), retain_until)?;
+    Ok(Claim::Fresh)
+}
+
+/// Whether `(signer, nonce)` is in `table` with a retain-until ≥ `now`.
+pub(crate) fn retained(
+    table: &impl ReadableTable<&'static [u8; 48], u64>,
+    signer: &[u8; 32],
+    nonce: &[u8; 16],
+    now: u64,
+) -> Result<bool, redb::Error> {
+    let cached = table.get(&replay_key(signer, nonce))?.map(|v| v.value());
+    Ok(cached.is_some_and(|until| until >= now))
+}
+
+/// [`Store::contains`] inside the caller's write transaction.
+pub(crate) fn contains_in(
+    txn: &redb::WriteTransaction,
+    signer: &[u8; 32],
+    nonce: &[u8; 16],
+    now: u64,
+) -> Result<bool, redb::Error> {
+    retained(&txn.open_table(REPLAY)?, signer, nonce, now)
 }
 
 /// `signer ‖ nonce`, the `replay` table key.
