@@ -1,11 +1,13 @@
-//! Reading inputs: a path, or `-` for standard input; an envelope file or a
-//! CBOR sequence of envelopes (CLI.md, RFC 8742).
+//! Reading inputs: a path, or `-` for standard input; an envelope file, a
+//! CBOR sequence of envelopes (CLI.md, RFC 8742), or a proof bundle
+//! (`herald_verify::bundle`), whose envelopes are its items.
 
 use std::io::Read;
 use std::path::Path;
 
 use herald_core::cbor::Limits;
 use herald_core::{Envelope, EnvelopeRef};
+use herald_verify::bundle::{self, Bundle};
 use herald_verify::sequence::{Piece, split};
 
 use crate::error::CliError;
@@ -80,8 +82,23 @@ pub(crate) enum Item<'a> {
     Bad(usize, String),
 }
 
-/// Split `bytes` into envelopes, in order (an empty input is one `Bad`).
+/// Split `bytes` into envelopes, in order (an empty input is one `Bad`). A
+/// proof bundle's items are its envelopes, at their offsets in the bundle;
+/// a bundle that is not in its format is one `Bad`.
 pub(crate) fn items(bytes: &[u8]) -> Vec<Item<'_>> {
+    if bundle::is_bundle(bytes) {
+        return match Bundle::decode(bytes) {
+            Ok(b) => b
+                .envelopes()
+                .iter()
+                .map(|&(offset, env)| match EnvelopeRef::decode(env) {
+                    Ok(env) => Item::Envelope(offset, Box::new(env)),
+                    Err(e) => Item::Bad(offset, e.to_string()),
+                })
+                .collect(),
+            Err(e) => vec![Item::Bad(0, e.to_string())],
+        };
+    }
     split(bytes, Limits::DEFAULT.max_size, SPLIT_DEPTH)
         .into_iter()
         .map(|piece| match piece {

@@ -405,6 +405,58 @@ fn bundle_refuses_what_it_cannot_vouch_for() {
     assert!(run.stderr.contains("--kind molt"), "{}", run.stderr);
 }
 
+#[test]
+fn a_bundle_reads_like_its_envelopes_elsewhere() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    molt_story(d);
+    herald(
+        d,
+        &[
+            "bundle",
+            "birth.cbor",
+            "hello.cbor",
+            "molt.cbor",
+            "after.cbor",
+            "--proof",
+            "molt.proof",
+            "-o",
+            "alice.bundle",
+        ],
+    )
+    .expect(0);
+    // inspect shows the bundle's envelopes, in order.
+    let out = herald(d, &["inspect", "--json", "alice.bundle"])
+        .expect(0)
+        .out();
+    let kinds: Vec<String> = out
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).unwrap();
+            v["kind"].as_str().unwrap_or("message").to_owned()
+        })
+        .collect();
+    assert_eq!(kinds, ["birth", "message", "molt", "message"]);
+    // A log takes them as it takes a trace file (the molt is already there).
+    let out = herald(d, &["log", "append", "audit", "alice.bundle"])
+        .expect(0)
+        .out();
+    let indices: Vec<&str> = out.lines().map(|l| &l[..1]).collect();
+    assert_eq!(indices, ["1", "2", "0", "3"]);
+    // A damaged container is named, not guessed at.
+    let mut bytes = std::fs::read(d.join("alice.bundle")).unwrap();
+    let at = bytes.windows(6).position(|w| w == b"proofs").unwrap();
+    bytes[at..at + 6].copy_from_slice(b"proofz");
+    std::fs::write(d.join("bad.bundle"), &bytes).unwrap();
+    let run = herald(d, &["inspect", "bad.bundle"]);
+    run.expect(1);
+    assert!(
+        run.stderr.contains("bundle: unknown field `proofz`"),
+        "{}",
+        run.stderr
+    );
+}
+
 /// The worked example of docs/lifecycle.md, run from the document.
 #[test]
 fn docs_worked_example() {
