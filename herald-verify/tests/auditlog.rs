@@ -2,8 +2,8 @@
 //! and without consent, signed tree heads, inclusion and consistency proof
 //! objects (round trip, verification, any tampering fails, split views
 //! refuted), the file-backed log (idempotent append, corruption is an error
-//! naming the file and offset, a torn tail is recovered), and a
-//! 100 000-leaf log.
+//! naming the file and offset, a torn tail is recovered, the leaf-file
+//! reader on bytes in memory agrees with `open`), and a 100 000-leaf log.
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -15,7 +15,7 @@ use herald_core::cbor::{Map, Value};
 use herald_core::{
     Envelope, EnvelopeBuilder, EnvelopeRef, Nonce, ReasonCode, SigilForm, SigningKey,
 };
-use herald_verify::auditlog::file::{DATA_FILE, HEADER_LEN};
+use herald_verify::auditlog::file::{DATA_FILE, HEADER_LEN, scan_leaf_file};
 use herald_verify::auditlog::proof::EnvelopeMismatch;
 use herald_verify::auditlog::{
     AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log, LogError,
@@ -886,6 +886,63 @@ fn a_torn_tail_is_recovered_without_losing_acknowledged_leaves() {
             .unwrap()
             .contains("checksum")
     );
+}
+
+#[test]
+fn the_leaf_file_reader_reads_bytes_as_open_reads_the_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let (path, bytes) = ten_leaf_log(dir.path());
+    let scan = |b: &[u8]| scan_leaf_file(b, b.len() as u64, &path);
+    let intact = scan(&bytes).unwrap();
+    let log = Log::open(dir.path()).unwrap();
+    assert_eq!(
+        (intact.len(), intact.acknowledged(), intact.end()),
+        (10, 10, bytes.len() as u64)
+    );
+    assert_eq!(intact.tree(), log.tree());
+    assert!(!intact.needs_repair() && intact.torn().is_none());
+    for (i, leaf) in leaves(3, 10).iter().enumerate() {
+        assert_eq!(intact.index_of(leaf.id()), Some(i as u64));
+    }
+    drop(log);
+
+    // A torn tail after a complete unacknowledged record: reported, not
+    // repaired (the bytes are not touched; `open` would cut and adopt).
+    let next = leaves(3, 12);
+    let rec10 = record(10, &next[10].encode());
+    let mut torn = bytes.clone();
+    torn.extend_from_slice(&rec10);
+    torn.extend_from_slice(&record(11, &next[11].encode())[..7]);
+    let s = scan(&torn).unwrap();
+    let cut = bytes.len() as u64 + rec10.len() as u64;
+    assert_eq!((s.len(), s.acknowledged(), s.end()), (11, 10, cut));
+    assert_eq!(s.torn().map(|t| t.0), Some(cut));
+    assert!(s.needs_repair());
+    std::fs::write(&path, &torn).unwrap();
+    let log = Log::open(dir.path()).unwrap();
+    let r = log.recovery().unwrap();
+    assert_eq!((r.torn_at, r.adopted), (Some(cut), 1));
+    assert_eq!(log.tree(), s.tree());
+    drop(log);
+
+    // Damaged acknowledged data: the same error as `open`'s.
+    let mut damaged = bytes.clone();
+    damaged[HEADER_LEN as usize + 50] ^= 1;
+    let e = scan(&damaged).unwrap_err();
+    assert!(
+        matches!(e, LogError::Corrupted { offset, .. } if offset == HEADER_LEN),
+        "{e}"
+    );
+    std::fs::write(&path, &damaged).unwrap();
+    assert_eq!(
+        Log::open(dir.path()).unwrap_err().to_string(),
+        e.to_string()
+    );
+
+    // A reader holding fewer bytes than it was said to: an I/O error, not
+    // a judgement on the data.
+    let e = scan_leaf_file(&bytes[..5000], bytes.len() as u64, &path).unwrap_err();
+    assert!(matches!(e, LogError::Io { .. }), "{e}");
 }
 
 // ------------------------------------------------------- 100 000 leaves

@@ -7,10 +7,14 @@
 //! `fuzz/regressions/<target>/` (committed reproducers) and of any local
 //! `fuzz/artifacts/<target>/crash-*`, and asserts none panics.
 //!
+//! `log_file_open_agrees_with_the_scan` also opens every `log_file` input
+//! as a real log directory and compares `Log::open` with the in-memory
+//! reader the target fuzzes.
+//!
 //! `seeds` builds the seed inputs (envelope sequences, keyring lines, the
-//! Merkle vectors in the `merkle_proof` layout). With
-//! `HERALD_WRITE_SEEDS=1` it writes them as `fuzz/corpus/<target>/seed-*`;
-//! otherwise it checks that they are there.
+//! Merkle vectors in the `merkle_proof` layout, leaf files written by
+//! `Log`). With `HERALD_WRITE_SEEDS=1` it writes them as
+//! `fuzz/corpus/<target>/seed-*`; otherwise it checks that they are there.
 
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -27,8 +31,11 @@ use data_encoding::BASE64;
 use herald_core::cbor::Value;
 use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Scope, SigilForm, SigningKey};
+use herald_verify::auditlog::file::{DATA_FILE, HEADER_LEN, scan_leaf_file};
+use herald_verify::auditlog::{Leaf, Log, LogError};
 use herald_verify::keyring::key_line;
 use serde_json::Value as Json;
+use sha2::Digest;
 
 /// 2025-05-05T08:00:00Z, the tests' fixed `ts`.
 const TS: u64 = 1_746_432_000;
@@ -95,6 +102,103 @@ fn replay_merkle_proof() {
 #[test]
 fn replay_sequence_split() {
     replay("sequence_split", targets::sequence_split);
+}
+
+#[test]
+fn replay_log_file() {
+    replay("log_file", targets::log_file);
+}
+
+/// The `log_file` target reads leaf files in memory with `scan_leaf_file`
+/// and models `Log::open`'s repair itself (`log_file_repaired`). Here every
+/// corpus and regression input is also opened for real, in a log
+/// directory: `open` must accept or refuse it exactly as the scan did (the
+/// same error), keep the same leaves and tree, report the recovery the scan
+/// predicts, leave on disk exactly the modelled repaired file, and reopen
+/// without a repair. Each seed has the outcome its name says.
+#[test]
+fn log_file_open_agrees_with_the_scan() {
+    let root = fuzz_dir();
+    let mut inputs = files(&root.join("corpus/log_file"), "");
+    inputs.extend(files(&root.join("regressions/log_file"), ""));
+    let dir = tempfile::tempdir().unwrap();
+    drop(Log::create(dir.path(), &key(0x55).public_key(), None).unwrap());
+    let data_path = dir.path().join(DATA_FILE);
+    let expected = [
+        ("seed-empty", "intact"),
+        ("seed-minimal", "intact"),
+        ("seed-consent", "intact"),
+        ("seed-raw-consent", "intact"),
+        ("seed-unacknowledged", "adopted"),
+        ("seed-torn-tail", "adopted and torn"),
+        ("seed-flipped-checksum-tail", "adopted and torn"),
+        ("seed-zeros-tail", "torn"),
+        ("seed-duplicate-id", "torn"),
+        ("seed-not-a-leaf", "torn"),
+        ("seed-truncated-acknowledged", "corrupted"),
+        ("seed-flipped-checksum", "corrupted"),
+        ("seed-bad-header-checksum", "corrupted"),
+        ("seed-end-inside-header", "corrupted"),
+        ("seed-count-mismatch", "corrupted"),
+        ("seed-duplicate-id-acknowledged", "corrupted"),
+        ("seed-short", "corrupted"),
+        ("seed-bad-magic", "not a log"),
+    ];
+    let mut seen = std::collections::BTreeMap::new();
+    for input in &inputs {
+        let bytes = targets::log_file_bytes(&fs::read(input).unwrap());
+        fs::write(&data_path, &bytes).unwrap();
+        let scan = scan_leaf_file(bytes.as_slice(), bytes.len() as u64, &data_path);
+        let opened = Log::open(dir.path());
+        let name = input.display();
+        let outcome = match (&scan, opened) {
+            (Ok(scan), Ok(log)) => {
+                assert_eq!(log.len(), scan.len(), "{name}");
+                assert_eq!(log.tree(), scan.tree(), "{name}");
+                let outcome = match log.recovery() {
+                    None => {
+                        assert!(!scan.needs_repair(), "{name}");
+                        "intact"
+                    }
+                    Some(r) => {
+                        assert!(scan.needs_repair(), "{name}");
+                        assert_eq!(r.adopted, scan.len() - scan.acknowledged(), "{name}");
+                        assert_eq!(r.torn_at, scan.torn().map(|t| t.0), "{name}");
+                        assert_eq!(r.torn_problem.as_deref(), scan.torn().map(|t| t.1));
+                        assert_eq!(r.torn_bytes, bytes.len() as u64 - scan.end(), "{name}");
+                        match (r.adopted > 0, r.torn_at.is_some()) {
+                            (true, true) => "adopted and torn",
+                            (true, false) => "adopted",
+                            _ => "torn",
+                        }
+                    }
+                };
+                drop(log);
+                assert_eq!(
+                    fs::read(&data_path).unwrap(),
+                    targets::log_file_repaired(&bytes, scan),
+                    "{name}: open left what the target models"
+                );
+                let again = Log::open(dir.path()).unwrap();
+                assert!(again.recovery().is_none(), "{name}");
+                assert_eq!(again.tree(), scan.tree(), "{name}");
+                outcome
+            }
+            (Err(a), Err(b)) => {
+                assert_eq!(a.to_string(), b.to_string(), "{name}");
+                match b {
+                    LogError::NotALog { .. } => "not a log",
+                    _ => "corrupted",
+                }
+            }
+            (a, b) => panic!("{name}: scan {a:?}, open {b:?}"),
+        };
+        let file_name = input.file_name().unwrap().to_str().unwrap().to_string();
+        seen.insert(file_name, outcome);
+    }
+    for (seed, outcome) in expected {
+        assert_eq!(seen.get(seed), Some(&outcome), "{seed}");
+    }
 }
 
 // ---- seeds ----------------------------------------------------------------
@@ -325,6 +429,146 @@ fn merkle_seeds() -> Vec<(String, Vec<u8>)> {
     out
 }
 
+/// The leaves of the seed logs: a chain of `n` genesis-and-replies, every
+/// third one without consent (minimal), the others with `from` and `ts`,
+/// every third with a `to` as well; or all minimal.
+fn log_leaves(n: u8, consent: bool) -> Vec<Leaf> {
+    let (a, b) = (key(0x11), key(0x22));
+    (0..n)
+        .map(|i| {
+            let id = [0x40 + i; 32];
+            let parent = (i > 0).then_some([0x40 + i - 1; 32]);
+            let metadata = match i % 3 {
+                _ if !consent => None,
+                0 => None,
+                1 => Some((a.sigil(SigilForm::Default), None)),
+                _ => Some((a.sigil(SigilForm::Default), Some(b.sigil(SigilForm::Short)))),
+            };
+            Leaf::from_parts(id, parent, [0x40; 32], TS + 1000 * u64::from(i), metadata)
+        })
+        .collect()
+}
+
+/// `leaves.dat` of a new log, then after appending each batch in turn, as
+/// `Log` writes it.
+fn log_snapshots(batches: &[&[Leaf]]) -> Vec<Vec<u8>> {
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = Log::create(dir.path(), &key(0x55).public_key(), None).unwrap();
+    let path = log.data_path().to_path_buf();
+    let mut out = vec![fs::read(&path).unwrap()];
+    for batch in batches {
+        log.append_leaves(batch).unwrap();
+        out.push(fs::read(&path).unwrap());
+    }
+    out
+}
+
+/// A `log_file` input in compact mode (mode bits as given, bit 0 set): the
+/// header's mark, then the records.
+fn compact(mode: u8, file: &[u8]) -> Vec<u8> {
+    let mut out = vec![mode | 1];
+    out.extend_from_slice(&file[..64]);
+    out.extend_from_slice(&file[HEADER_LEN as usize..]);
+    out
+}
+
+/// A `log_file` input in raw mode: the file as it is.
+fn raw(file: &[u8]) -> Vec<u8> {
+    let mut out = vec![0];
+    out.extend_from_slice(file);
+    out
+}
+
+/// `file` with its header's acknowledged end and count replaced (the
+/// checksum is left stale: seal it with mode bit 1).
+fn with_mark(file: &[u8], end: u64, count: u64) -> Vec<u8> {
+    let mut out = file.to_vec();
+    out[16..24].copy_from_slice(&end.to_be_bytes());
+    out[24..32].copy_from_slice(&count.to_be_bytes());
+    out
+}
+
+/// A record as the file holds it: length, leaf, sha256(index ‖ leaf).
+fn log_record(index: u64, leaf: &[u8]) -> Vec<u8> {
+    let mut out = (leaf.len() as u32).to_be_bytes().to_vec();
+    out.extend_from_slice(leaf);
+    out.extend_from_slice(&sha2::Sha256::digest(
+        [&index.to_be_bytes()[..], leaf].concat(),
+    ));
+    out
+}
+
+/// Leaf files for `log_file`: intact logs (empty, minimal leaves, leaves
+/// with consent metadata), complete unacknowledged records, torn tails,
+/// zeros after the last record, truncated acknowledged data, flipped
+/// checksum bytes (acknowledged and not), bad headers, a repeated id and a
+/// record that is not a leaf (with sealed checksums), a file shorter than
+/// its header.
+fn log_files() -> Vec<(String, Vec<u8>)> {
+    let mixed = log_leaves(5, true);
+    let minimal = log_leaves(3, false);
+    let snaps = log_snapshots(&[&mixed[..2], &mixed[2..]]);
+    let (empty, two, five) = (&snaps[0], &snaps[1], &snaps[2]);
+    let minimal_file = log_snapshots(&[&minimal]).pop().unwrap();
+    let sizes: Vec<usize> = mixed.iter().map(|l| l.encode().len() + 36).collect();
+    let start = |i: usize| HEADER_LEN as usize + sizes[..i].iter().sum::<usize>();
+
+    // The header of two leaves over the records of five: three complete,
+    // unacknowledged records.
+    let mut unacknowledged = five.clone();
+    unacknowledged[..64].copy_from_slice(&two[..64]);
+    let torn = unacknowledged[..unacknowledged.len() - 20].to_vec();
+    let mut flipped_tail = unacknowledged.clone();
+    flipped_tail[start(4) - 1] ^= 0x01;
+    let mut flipped = five.clone();
+    flipped[start(2) - 1] ^= 0x01;
+    let mut zeros = five.clone();
+    zeros.extend_from_slice(&[0; 100]);
+    let mut bad_magic = five.clone();
+    bad_magic[0] = b'H';
+    let mut bad_check = five.clone();
+    bad_check[40] ^= 0x80;
+    // Record 5 repeats record 0's leaf (checksum for position 5).
+    let mut duplicate = five.clone();
+    duplicate.extend(log_record(5, &mixed[0].encode()));
+    let duplicate_acknowledged = with_mark(&duplicate, duplicate.len() as u64, 6);
+    let mut not_a_leaf = five.clone();
+    not_a_leaf.extend(log_record(5, &[0xa0]));
+    let end = five.len() as u64;
+    vec![
+        ("empty".into(), compact(0, empty)),
+        ("minimal".into(), compact(0, &minimal_file)),
+        ("consent".into(), compact(0, five)),
+        ("raw-consent".into(), raw(five)),
+        ("unacknowledged".into(), compact(0, &unacknowledged)),
+        ("torn-tail".into(), compact(0, &torn)),
+        ("flipped-checksum-tail".into(), compact(0, &flipped_tail)),
+        ("zeros-tail".into(), compact(0, &zeros)),
+        (
+            "truncated-acknowledged".into(),
+            compact(0, &five[..five.len() - 10]),
+        ),
+        ("flipped-checksum".into(), compact(0, &flipped)),
+        ("bad-magic".into(), compact(0, &bad_magic)),
+        ("bad-header-checksum".into(), compact(0, &bad_check)),
+        (
+            "end-inside-header".into(),
+            compact(2, &with_mark(five, 100, 0)),
+        ),
+        (
+            "count-mismatch".into(),
+            compact(2, &with_mark(five, end, 4)),
+        ),
+        ("duplicate-id".into(), compact(4, &duplicate)),
+        (
+            "duplicate-id-acknowledged".into(),
+            compact(6, &duplicate_acknowledged),
+        ),
+        ("not-a-leaf".into(), compact(4, &not_a_leaf)),
+        ("short".into(), raw(&five[..100])),
+    ]
+}
+
 fn all_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut seeds = Vec::new();
     for (name, bytes) in sequences() {
@@ -336,6 +580,9 @@ fn all_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     }
     for (name, bytes) in merkle_seeds() {
         seeds.push(("merkle_proof", name, bytes));
+    }
+    for (name, bytes) in log_files() {
+        seeds.push(("log_file", name, bytes));
     }
     seeds
 }

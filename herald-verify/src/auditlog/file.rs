@@ -31,7 +31,9 @@
 //! crash wrote: complete records are kept (their appender never saw an
 //! index; appending them again is idempotent and returns the same one),
 //! and from the first incomplete or damaged record on the tail is cut off
-//! and reported as a [`Recovery`].
+//! and reported as a [`Recovery`]. That reading, without the repair, is
+//! [`scan_leaf_file`], over any reader (the `log_file` fuzz target feeds it
+//! bytes, docs/fuzzing.md).
 //!
 //! One process at a time: the leaf file is locked exclusively while a
 //! [`Log`] is open (a second opener waits).
@@ -380,7 +382,16 @@ impl Log {
             })?;
         file.lock()
             .map_err(|e| LogError::io(&data_path, "lock", e))?;
-        let scan = scan(&file, &data_path)?;
+        let file_len = file
+            .metadata()
+            .map_err(|e| LogError::io(&data_path, "stat", e))?
+            .len();
+        let scan = scan_leaf_file(
+            BufReader::with_capacity(SCAN_BUFFER, &file),
+            file_len,
+            &data_path,
+        )?;
+        let repair = scan.needs_repair();
         let mut log = Self {
             dir: dir.to_path_buf(),
             data_path,
@@ -394,7 +405,7 @@ impl Log {
             recovery: None,
             poisoned: false,
         };
-        if scan.torn.is_some() || log.len() > scan.marked_count {
+        if repair {
             log.repair(scan.torn, log.len() - scan.marked_count)?;
         }
         Ok(log)
@@ -885,8 +896,12 @@ fn read_record(
     Ok(leaf)
 }
 
-/// What a scan of the leaf file found.
-struct Scan {
+/// What reading a leaf file found ([`scan_leaf_file`]): the records
+/// [`Log::open`] keeps, the Merkle tree and id index rebuilt from them, and
+/// what an interrupted append left to repair (docs/audit-log.md, "Files"
+/// and "Crash safety"; PROFILE.md P9).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeafScan {
     tree: Tree,
     ids: HashMap<[u8; 32], u64>,
     offsets: Vec<u64>,
@@ -898,12 +913,81 @@ struct Scan {
     torn: Option<(u64, String)>,
 }
 
-fn scan(file: &File, path: &Path) -> Result<Scan, LogError> {
-    let file_len = file
-        .metadata()
-        .map_err(|e| LogError::io(path, "stat", e))?
-        .len();
-    let mut reader = BufReader::with_capacity(SCAN_BUFFER, file);
+impl LeafScan {
+    /// Number of records kept (acknowledged, and complete ones past the
+    /// acknowledged end).
+    pub fn len(&self) -> u64 {
+        self.tree.len()
+    }
+
+    /// Whether no record was kept.
+    pub fn is_empty(&self) -> bool {
+        self.tree.is_empty()
+    }
+
+    /// The Merkle tree of the kept records' leaves, in order.
+    pub fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    /// The index of the kept leaf with this id.
+    pub fn index_of(&self, id: &[u8; 32]) -> Option<u64> {
+        self.ids.get(id).copied()
+    }
+
+    /// The byte offset of each kept record, in order.
+    pub fn offsets(&self) -> &[u64] {
+        &self.offsets
+    }
+
+    /// The byte offset just past the last kept record: the acknowledged
+    /// end once the log is repaired.
+    pub fn end(&self) -> u64 {
+        self.end
+    }
+
+    /// The acknowledged leaf count the header states.
+    pub fn acknowledged(&self) -> u64 {
+        self.marked_count
+    }
+
+    /// Where the tail that [`Log::open`] cuts off begins, and why its first
+    /// record was not kept (`None`: every byte past the header is a kept
+    /// record).
+    pub fn torn(&self) -> Option<(u64, &str)> {
+        self.torn.as_ref().map(|(at, why)| (*at, why.as_str()))
+    }
+
+    /// Whether [`Log::open`] repairs this file (a [`Recovery`]): a tail to
+    /// cut, or complete records past the acknowledged end to adopt.
+    pub fn needs_repair(&self) -> bool {
+        self.torn.is_some() || self.len() > self.marked_count
+    }
+}
+
+/// Read the contents of a leaf file (`leaves.dat`, the format of
+/// docs/audit-log.md "Files"; PROFILE.md P9) from `reader`, which holds
+/// `file_len` bytes: the header, then every record, each checked (length,
+/// checksum, P9 leaf, no repeated id). This is the reader [`Log::open`]
+/// runs on the file (`path` is only named in errors); it changes nothing:
+/// what `open` would repair is reported by [`LeafScan::torn`] and
+/// [`LeafScan::needs_repair`].
+///
+/// Errors (docs/audit-log.md "Crash safety"): [`LogError::NotALog`] when the
+/// header has no `herald-leaves-v1` magic; [`LogError::Corrupted`] with the
+/// byte offset of the damage for a file ending inside its header (offset
+/// `len`), a header whose checksum fails or whose acknowledged end lies
+/// inside it (offset 16), a file shorter than its acknowledged end (offset
+/// `file_len`), and an acknowledged record that is incomplete, has a bad length
+/// or checksum, is not a P9 leaf or repeats an id (the record's offset; at
+/// the acknowledged end when the records there are not as many as the
+/// header counts); [`LogError::Io`] when `reader` fails or holds fewer than
+/// `file_len` bytes.
+pub fn scan_leaf_file(
+    mut reader: impl Read,
+    file_len: u64,
+    path: &Path,
+) -> Result<LeafScan, LogError> {
     let mut header = [0u8; MARK_LEN];
     if file_len < HEADER_LEN {
         return Err(LogError::corrupted(
@@ -951,9 +1035,17 @@ fn scan(file: &File, path: &Path) -> Result<Scan, LogError> {
             ),
         ));
     }
-    reader
-        .seek(SeekFrom::Start(HEADER_LEN))
+    // The rest of the header block holds nothing.
+    let padding = HEADER_LEN - MARK_LEN as u64;
+    let skipped = io::copy(&mut reader.by_ref().take(padding), &mut io::sink())
         .map_err(|e| LogError::io(path, "read", e))?;
+    if skipped != padding {
+        return Err(LogError::io(
+            path,
+            "read",
+            io::ErrorKind::UnexpectedEof.into(),
+        ));
+    }
 
     let mut tree = Tree::new();
     let mut ids = HashMap::new();
@@ -1007,7 +1099,7 @@ fn scan(file: &File, path: &Path) -> Result<Scan, LogError> {
             }
         }
     }
-    Ok(Scan {
+    Ok(LeafScan {
         tree,
         ids,
         offsets,
