@@ -14,4 +14,6 @@ pub mod core_targets;
 pub mod verify_targets;
 
 pub use core_targets::{cbor_decode, cbor_differential, envelope_check, sigil_parse};
-pub use verify_targets::{keyring_parse, log_file, merkle_proof, sequence_split, trace_audit};
+pub use verify_targets::{
+    bundle_verify, keyring_parse, log_file, merkle_proof, sequence_split, trace_audit,
+};

@@ -105,6 +105,36 @@ fn replay_sequence_split() {
 }
 
 #[test]
+fn replay_bundle_verify() {
+    replay("bundle_verify", targets::bundle_verify);
+}
+
+/// The bundle seeds reach both verdicts: the proven molt lets the new key
+/// speak (every envelope and the proof valid), one flipped proof byte loses
+/// the proof and leaves the new key `molt_unproven`.
+#[test]
+fn bundle_seeds_reach_both_verdicts() {
+    let run = |name: &str| {
+        let bytes = fs::read(fuzz_dir().join("corpus/bundle_verify").join(name)).unwrap();
+        let opts = herald_verify::AuditOptions {
+            now: Some(targets::NOW),
+            ..herald_verify::AuditOptions::default()
+        };
+        let input = herald_verify::Input {
+            name: name.into(),
+            bytes,
+        };
+        herald_verify::audit(&[input], targets::fuzz_keyring(), &opts)
+    };
+    let proven = run("seed-molt-proven");
+    assert!(proven.all_valid(), "{}", proven.to_json());
+    assert_eq!(proven.proofs.len(), 1);
+    let flipped = run("seed-proof-flipped");
+    assert_eq!(flipped.proofs[0].status, herald_core::Status::Invalid);
+    assert!(flipped.envelopes[2].has(herald_core::ReasonCode::MoltUnproven));
+}
+
+#[test]
 fn replay_log_file() {
     replay("log_file", targets::log_file);
 }
@@ -569,6 +599,115 @@ fn log_files() -> Vec<(String, Vec<u8>)> {
     ]
 }
 
+/// Proof bundles: a molt proven in a log keyed by Bob's (pinned) key, the
+/// same with a flipped proof byte, with keys, without proofs; containers
+/// that are not in the format (each error once), and a bad envelope inside.
+fn bundles() -> Vec<(String, Vec<u8>)> {
+    let (alice, next, bob) = (key(0x11), key(0x55), key(0x22));
+    // Days before the target's clock (TS + 1 h), so nothing is future_ts.
+    let day = 86_400;
+    let birth = EnvelopeBuilder::genesis(TS - 3 * day)
+        .kind(Kind::Birth)
+        .nonce(nonce(20))
+        .attest(
+            "birth",
+            birth_attestation(&alice.public_key(), "alice", &[]),
+        )
+        .sign(&alice)
+        .unwrap();
+    let mut payload = herald_core::cbor::Map::new();
+    payload.insert(
+        "new_key",
+        Value::Bytes(next.public_key().as_bytes().to_vec()),
+    );
+    payload.insert("not_before", Value::Unsigned(TS - day));
+    let molt = EnvelopeBuilder::reply(&birth.view(), TS - 2 * day)
+        .kind(Kind::Molt)
+        .nonce(nonce(21))
+        .payload(Value::Map(payload))
+        .sign(&alice)
+        .unwrap();
+    let after = EnvelopeBuilder::reply(&molt.view(), TS)
+        .from_sigil(alice.sigil(SigilForm::Default))
+        .nonce(nonce(22))
+        .payload(Value::text("new key"))
+        .sign(&next)
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = Log::create(dir.path(), &bob.public_key(), None).unwrap();
+    log.append_envelopes(&[birth.view(), molt.view()]).unwrap();
+    let proof = log
+        .inclusion_proof(&bob, &molt.id(), None, TS - day)
+        .unwrap()
+        .encode();
+    let mut flipped = proof.clone();
+    let last = flipped.len() - 1;
+    flipped[last] ^= 0x01;
+    let envs = [birth.as_bytes(), molt.as_bytes(), after.as_bytes()];
+    let with = |fields: &[(&str, Value)]| {
+        let mut m = herald_core::cbor::Map::new();
+        m.insert("format", Value::text(herald_verify::bundle::FORMAT));
+        m.insert(
+            "envelopes",
+            Value::Array(vec![Value::Bytes(birth.as_bytes().to_vec())]),
+        );
+        m.insert("proofs", Value::Array(Vec::new()));
+        for (k, v) in fields {
+            m.insert(*k, v.clone());
+        }
+        Value::Map(m).to_vec()
+    };
+    let mut truncated = birth.as_bytes().to_vec();
+    truncated.truncate(truncated.len() / 2);
+    vec![
+        (
+            "molt-proven".into(),
+            herald_verify::bundle::encode(&envs, &[&proof], &[]),
+        ),
+        (
+            "proof-flipped".into(),
+            herald_verify::bundle::encode(&envs, &[&flipped], &[]),
+        ),
+        (
+            "keys".into(),
+            herald_verify::bundle::encode(
+                &envs,
+                &[&proof],
+                &[next.public_key(), key(0x33).public_key()],
+            ),
+        ),
+        (
+            "no-proofs".into(),
+            herald_verify::bundle::encode(&envs, &[], &[]),
+        ),
+        ("minimal".into(), with(&[])),
+        (
+            "bad-format".into(),
+            with(&[("format", Value::text("herald-bundle-v0"))]),
+        ),
+        ("unknown-field".into(), with(&[("extra", Value::Null)])),
+        (
+            "no-envelopes".into(),
+            with(&[("envelopes", Value::Array(Vec::new()))]),
+        ),
+        (
+            "not-bytes".into(),
+            with(&[("proofs", Value::Array(vec![Value::Null]))]),
+        ),
+        (
+            "bad-key".into(),
+            with(&[(
+                "keys",
+                Value::Array(vec![Value::text("sigil:none ed25519 00")]),
+            )]),
+        ),
+        (
+            "truncated-envelope".into(),
+            herald_verify::bundle::encode(&[&truncated, after.as_bytes()], &[b"x"], &[]),
+        ),
+    ]
+}
+
 fn all_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut seeds = Vec::new();
     for (name, bytes) in sequences() {
@@ -583,6 +722,9 @@ fn all_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     }
     for (name, bytes) in log_files() {
         seeds.push(("log_file", name, bytes));
+    }
+    for (name, bytes) in bundles() {
+        seeds.push(("bundle_verify", name, bytes));
     }
     seeds
 }
