@@ -460,40 +460,8 @@ fn a_bundle_reads_like_its_envelopes_elsewhere() {
 /// The worked example of docs/lifecycle.md, run from the document.
 #[test]
 fn docs_worked_example() {
-    let doc =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/lifecycle.md"))
-            .unwrap();
-    let example = doc.split("## Worked example").nth(1).unwrap();
-    let script = example
-        .split("```sh\n")
-        .nth(1)
-        .unwrap()
-        .split("```")
-        .next()
-        .unwrap();
-    assert!(script.contains("herald bundle"), "{script}");
-    let tmp = tempfile::tempdir().unwrap();
+    let (tmp, stdout) = support::run_doc_example("lifecycle.md");
     let d = tmp.path();
-    std::fs::write(d.join("example.sh"), format!("set -eu\n{script}")).unwrap();
-    let bin = Path::new(env!("CARGO_BIN_EXE_herald")).parent().unwrap();
-    let path = format!(
-        "{}:{}",
-        bin.display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    let out = std::process::Command::new("sh")
-        .arg("example.sh")
-        .current_dir(d)
-        .env("PATH", path)
-        .output()
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{:?}\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
-    );
     // What the comments in the example say.
     assert!(stdout.contains("molt_unproven"), "{stdout}");
     let disputed: serde_json::Value =

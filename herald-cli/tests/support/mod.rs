@@ -104,3 +104,46 @@ pub(crate) fn codes(entry: &serde_json::Value) -> Vec<String> {
         })
         .collect()
 }
+
+/// Run the first `sh` block after "## Worked example" in `docs/NAME` with
+/// `set -eu`, `herald` on `PATH`, in a fresh directory; assert it succeeds.
+/// The directory (kept alive by the handle) and standard output.
+pub(crate) fn run_doc_example(name: &str) -> (tempfile::TempDir, String) {
+    let doc = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../docs")
+            .join(name),
+    )
+    .unwrap();
+    let example = doc.split("## Worked example").nth(1).unwrap();
+    let script = example
+        .split("```sh\n")
+        .nth(1)
+        .unwrap()
+        .split("```")
+        .next()
+        .unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("example.sh"), format!("set -eu\n{script}")).unwrap();
+    let bin = Path::new(env!("CARGO_BIN_EXE_herald")).parent().unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let out = Command::new("sh")
+        .arg("example.sh")
+        .current_dir(d)
+        .env("PATH", path)
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{:?}\n--- script\n{script}\n--- stdout\n{stdout}\n--- stderr\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (tmp, stdout)
+}
