@@ -14,6 +14,7 @@ use herald_core::{
 };
 use sha2::{Digest, Sha256};
 
+mod bundle;
 mod proof;
 
 use crate::forge::{self, Signer};
@@ -300,6 +301,8 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     lifecycle_cases(&mut g);
     receive_cases(&mut g);
     proof::proof_cases(&mut g)?;
+    // Last, so that every earlier case keeps its nonces and bytes.
+    bundle::bundle_cases(&mut g)?;
 
     let mut keys = Vec::new();
     for name in KEY_NAMES {
