@@ -39,7 +39,13 @@ fn conformance_passes_on_the_committed_vectors() {
     );
     assert_eq!(json["vectors_digest"].as_str().unwrap().len(), 64);
     assert_eq!(json["failed"], 0);
-    assert!(json["passed"].as_u64().unwrap() > 0);
+    // Every case ran, the proof bundles among them.
+    let manifest: serde_json::Value =
+        serde_json::from_slice(&std::fs::read(vectors().join("manifest.json")).unwrap()).unwrap();
+    let cases = manifest["cases"].as_array().unwrap();
+    assert!(cases.iter().any(|c| c["type"] == "bundle"));
+    assert_eq!(json["passed"].as_u64().unwrap(), cases.len() as u64);
+    assert_eq!(json["skipped"], 0);
 }
 
 #[test]
@@ -53,13 +59,15 @@ fn conformance_fails_loudly_on_a_changed_vector() {
         .status()
         .unwrap();
     assert!(status.success());
-    // An envelope of a verify case, and an audit-log proof: one at a time.
+    // An envelope of a verify case, an audit-log proof and a proof bundle:
+    // one at a time.
     for (rel, case) in [
         ("cases/verify/genesis.cbor", "genesis"),
         (
             "cases/proof/inclusion_last_leaf.cbor",
             "inclusion_last_leaf",
         ),
+        ("cases/bundle/bundle_molt_proven.cbor", "bundle_molt_proven"),
     ] {
         let file = dir.join(rel);
         let original = std::fs::read(&file).unwrap();

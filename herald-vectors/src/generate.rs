@@ -14,6 +14,7 @@ use herald_core::{
 };
 use sha2::{Digest, Sha256};
 
+mod bundle;
 mod proof;
 
 use crate::forge::{self, Signer};
@@ -143,6 +144,60 @@ impl Gen {
         self.build(signer, b)
     }
 
+    /// The birth of `who`, self-certified (P7), naming `lineage`.
+    fn born(
+        &mut self,
+        who: &str,
+        ts: u64,
+        lineage: Vec<Sigil>,
+        extra: Vec<(&str, Value)>,
+    ) -> Envelope {
+        let key = self.key(who).public_key();
+        self.birth(who, &key, who, ts, &lineage, extra)
+    }
+
+    /// A plain genesis message by `who` at `ts`.
+    fn said(&mut self, who: &str, ts: u64) -> Envelope {
+        let n = self.fresh_nonce();
+        self.build(
+            who,
+            EnvelopeBuilder::genesis(ts)
+                .nonce(n)
+                .payload(Value::text("words")),
+        )
+    }
+
+    /// A molt of `who`'s key to `new`'s, effective from `not_before` (P8).
+    fn molt(&mut self, who: &str, new: &str, ts: u64, not_before: u64) -> Envelope {
+        let mut p = Map::new();
+        p.insert(
+            "new_key",
+            Value::Bytes(self.key(new).public_key().as_bytes().to_vec()),
+        );
+        p.insert("not_before", Value::Unsigned(not_before));
+        let n = self.fresh_nonce();
+        self.build(
+            who,
+            EnvelopeBuilder::genesis(ts)
+                .kind(Kind::Molt)
+                .nonce(n)
+                .payload(Value::Map(p)),
+        )
+    }
+
+    /// A message from `identity`'s sigil signed by `signer`'s key (a
+    /// molted-in key, P8).
+    fn speak_as(&mut self, identity: &str, signer: &str, ts: u64) -> Envelope {
+        let n = self.fresh_nonce();
+        self.build(
+            signer,
+            EnvelopeBuilder::genesis(ts)
+                .from_sigil(self.key(identity).sigil(SigilForm::Default))
+                .nonce(n)
+                .payload(Value::text("the new key speaks")),
+        )
+    }
+
     fn cosign(&self, e: &Envelope, by: &str, scope: Scope, ts: Option<u64>) -> Envelope {
         match e.cosign(self.key(by), scope, ts) {
             Ok(e) => e,
@@ -246,6 +301,8 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     lifecycle_cases(&mut g);
     receive_cases(&mut g);
     proof::proof_cases(&mut g)?;
+    // Last, so that every earlier case keeps its nonces and bytes.
+    bundle::bundle_cases(&mut g)?;
 
     let mut keys = Vec::new();
     for name in KEY_NAMES {
@@ -1292,40 +1349,10 @@ fn origin(g: &Gen) -> Signer<'_> {
 fn lifecycle_cases(g: &mut Gen) {
     let b = |e: &Envelope| e.as_bytes().to_vec();
     let day = 86_400;
-    let birth_of =
-        |g: &mut Gen, who: &str, ts: u64, lineage: Vec<Sigil>, extra: Vec<(&str, Value)>| {
-            let key = g.key(who).public_key();
-            g.birth(who, &key, who, ts, &lineage, extra)
-        };
-    let said = |g: &mut Gen, who: &str, ts: u64| {
-        let n = g.fresh_nonce();
-        g.build(
-            who,
-            EnvelopeBuilder::genesis(ts)
-                .nonce(n)
-                .payload(Value::text("words")),
-        )
-    };
-    let molt_of = |g: &mut Gen, who: &str, new: &str, ts: u64, not_before: u64| {
-        let mut p = Map::new();
-        p.insert(
-            "new_key",
-            Value::Bytes(g.key(new).public_key().as_bytes().to_vec()),
-        );
-        p.insert("not_before", Value::Unsigned(not_before));
-        let n = g.fresh_nonce();
-        g.build(
-            who,
-            EnvelopeBuilder::genesis(ts)
-                .kind(Kind::Molt)
-                .nonce(n)
-                .payload(Value::Map(p)),
-        )
-    };
     let alice = g.key("alice").sigil(SigilForm::Default);
 
     // Deprecation (P8): later envelopes from the sigil are rejected.
-    let born = birth_of(g, "alice", T0, Vec::new(), Vec::new());
+    let born = g.born("alice", T0, Vec::new(), Vec::new());
     let n = g.fresh_nonce();
     let death = g.build(
         "alice",
@@ -1334,7 +1361,7 @@ fn lifecycle_cases(g: &mut Gen) {
             .nonce(n)
             .payload(Value::Map(Map::new())),
     );
-    let after = said(g, "alice", T0 + 30);
+    let after = g.said("alice", T0 + 30);
     let n = g.fresh_nonce();
     let citation = g.build(
         "bob",
@@ -1349,8 +1376,7 @@ fn lifecycle_cases(g: &mut Gen) {
     // Duress co-signed by the registered witness (P8).
     let mut dw = Map::new();
     dw.insert("sigil", Value::Text(g.sigil("witness", SigilForm::Default)));
-    let guarded = birth_of(
-        g,
+    let guarded = g.born(
         "alice",
         T0,
         Vec::new(),
@@ -1365,7 +1391,7 @@ fn lifecycle_cases(g: &mut Gen) {
             .payload(Value::Map(Map::new())),
     );
     let black = g.cosign(&black, "witness", Scope::DuressWitness, None);
-    let later = said(g, "alice", T0 + 20);
+    let later = g.said("alice", T0 + 20);
     g.verify(
         "signer_under_duress",
         "a current duress envelope marks later envelopes with a warning; the verdict stays (P8)",
@@ -1379,20 +1405,13 @@ fn lifecycle_cases(g: &mut Gen) {
     );
 
     // Molts (P8 rules 2-5).
-    let last = said(g, "alice", T0 + 100);
-    let hasty = molt_of(g, "alice", "carol", T0 + 200, T0 + 100 + day - 1);
+    let last = g.said("alice", T0 + 100);
+    let hasty = g.molt("alice", "carol", T0 + 200, T0 + 100 + day - 1);
     g.verify("molt_cooloff", "a molt whose not_before is less than 24 h after the outgoing key's last envelope (P8 rule 2)", &[b(&born), b(&last), b(&hasty)], &[], vec![valid(), valid(), invalid(&[(R::MoltCooloff, None)])]);
     let not_before = T0 + 100 + day;
-    let patient = molt_of(g, "alice", "carol", T0 + 200, not_before);
-    let n = g.fresh_nonce();
-    let new_key = g.build(
-        "carol",
-        EnvelopeBuilder::genesis(not_before + 10)
-            .from_sigil(g.key("alice").sigil(SigilForm::Default))
-            .nonce(n)
-            .payload(Value::text("the new key speaks")),
-    );
-    let old_key = said(g, "alice", not_before + 20);
+    let patient = g.molt("alice", "carol", T0 + 200, not_before);
+    let new_key = g.speak_as("alice", "carol", not_before + 10);
+    let old_key = g.said("alice", not_before + 20);
     g.verify(
         "molt_accepted",
         "an accepted molt: the new key's envelope lacks an inclusion proof (rule 3), the old key is rotated from not_before",
@@ -1409,14 +1428,13 @@ fn lifecycle_cases(g: &mut Gen) {
         ]),
     );
     policy.insert("threshold", Value::Unsigned(2));
-    let governed = birth_of(
-        g,
+    let governed = g.born(
         "alice",
         T0,
         Vec::new(),
         vec![("molt_policy", Value::Map(policy))],
     );
-    let endorsed_once = molt_of(g, "alice", "carol", T0 + 3600, T0 + 2 * day);
+    let endorsed_once = g.molt("alice", "carol", T0 + 3600, T0 + 2 * day);
     let endorsed_once = g.cosign(&endorsed_once, "herald", Scope::HeraldEndorsement, None);
     g.verify(
         "molt_cosign_missing",
@@ -1425,16 +1443,15 @@ fn lifecycle_cases(g: &mut Gen) {
         &["herald", "human"],
         vec![valid(), invalid(&[(R::MoltCosignMissing, None)])],
     );
-    let m1 = molt_of(g, "alice", "bob", T0 + 10, T0 + 2 * day);
-    let m2 = molt_of(g, "alice", "carol", T0 + 20, T0 + 3 * day);
-    let after_dispute = said(g, "alice", T0 + 30);
+    let m1 = g.molt("alice", "bob", T0 + 10, T0 + 2 * day);
+    let m2 = g.molt("alice", "carol", T0 + 20, T0 + 3 * day);
+    let after_dispute = g.said("alice", T0 + 30);
     g.verify("disputed", "two molts of one key with overlapping windows: both void, the sigil disputed from then on (P8 rule 5)", &[b(&born), b(&m1), b(&m2), b(&after_dispute)], &[], vec![valid(), invalid(&[(R::Disputed, None)]), invalid(&[(R::Disputed, None)]), invalid(&[(R::Disputed, None)])]);
 
     // Lineage across births (spec §2.3).
     let bob = g.key("bob").sigil(SigilForm::Default);
-    let x = birth_of(g, "alice", T0, vec![bob], Vec::new());
-    let y = birth_of(
-        g,
+    let x = g.born("alice", T0, vec![bob], Vec::new());
+    let y = g.born(
         "bob",
         T0 + 1,
         vec![g.key("alice").sigil(SigilForm::Default)],
@@ -1450,7 +1467,7 @@ fn lifecycle_cases(g: &mut Gen) {
             invalid(&[(R::LineageCycle, None)]),
         ],
     );
-    let carol_born = birth_of(g, "carol", T0, Vec::new(), Vec::new());
+    let carol_born = g.born("carol", T0, Vec::new(), Vec::new());
     let n = g.fresh_nonce();
     let carol_dies = g.build(
         "carol",
@@ -1459,8 +1476,7 @@ fn lifecycle_cases(g: &mut Gen) {
             .nonce(n)
             .payload(Value::Map(Map::new())),
     );
-    let orphan = birth_of(
-        g,
+    let orphan = g.born(
         "sandbox",
         T0 + 20,
         vec![g.key("carol").sigil(SigilForm::Default)],

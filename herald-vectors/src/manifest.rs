@@ -124,6 +124,29 @@ pub enum Case {
         /// The verdict.
         expect: ProofExpect,
     },
+    /// Verify a proof bundle (`docs/audit-log.md`, "Proof bundle"): its
+    /// envelopes as one set and its inclusion proofs against the pinned
+    /// keys (P8 rule 3, P9, P10 audit mode, P11).
+    Bundle {
+        /// Unique name.
+        name: String,
+        /// What it tests.
+        description: String,
+        /// The bundle's bytes (`herald-bundle-v1`), as a file path.
+        input: String,
+        /// The JSON display form, one line (non-normative).
+        display: String,
+        /// Names of the keys pinned for this case.
+        keyring: Vec<String>,
+        /// `now`, Unix seconds.
+        now: u64,
+        /// Skew tolerated, seconds.
+        skew: u64,
+        /// Scopes the policy requires.
+        required_scopes: Vec<String>,
+        /// Per envelope and per proof, in bundle order.
+        expect: BundleExpect,
+    },
 }
 
 impl Case {
@@ -134,7 +157,8 @@ impl Case {
             | Self::Sigil { name, .. }
             | Self::Verify { name, .. }
             | Self::Receive { name, .. }
-            | Self::Proof { name, .. } => name,
+            | Self::Proof { name, .. }
+            | Self::Bundle { name, .. } => name,
         }
     }
 }
@@ -192,6 +216,25 @@ pub const PROOF_ERRORS: [&str; 10] = [
     "path",
     "envelope_mismatch",
 ];
+
+/// Verdict of a bundle case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleExpect {
+    /// Per envelope of the bundle, in order; a bundle whose container is
+    /// not `herald-bundle-v1` is one `malformed` entry.
+    pub envelopes: Vec<EnvelopeExpect>,
+    /// Per inclusion proof of the bundle, in order (none when the
+    /// container is bad).
+    pub proofs: Vec<BundleProofExpect>,
+}
+
+/// Verdict of one inclusion proof of a bundle.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct BundleProofExpect {
+    /// Whether it verifies under a pinned log key and its leaf is exactly
+    /// the leaf of an envelope of the set.
+    pub valid: bool,
+}
 
 /// Expected verdict of one envelope.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

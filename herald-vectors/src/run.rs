@@ -5,16 +5,19 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use herald_core::cbor;
-use herald_core::{EnvelopeRef, KeyResolver, PublicKey, Scope, Sigil, SigningKey};
+use herald_core::{EnvelopeRef, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status};
 use herald_verify::auditlog::{CheckError, ConsistencyProof, InclusionProof, SthError};
+use herald_verify::bundle;
 use herald_verify::live::Receiver;
+use herald_verify::report::ProofReport;
 use herald_verify::store::Store;
-use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, audit};
+use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, Report, audit};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::manifest::{
-    Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, Manifest, ProofExpect, SigilExpect,
+    BundleProofExpect, Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, Manifest,
+    ProofExpect, SigilExpect,
 };
 
 /// The vectors could not be read at all (not a failed case).
@@ -162,22 +165,26 @@ impl Runner<'_> {
                 expect,
                 ..
             } => {
-                let bytes = self.file(input)?;
-                let opts = AuditOptions {
-                    now: Some(*now),
-                    skew: *skew,
-                    required_scopes: scopes(required_scopes)?,
-                    ..AuditOptions::default()
-                };
-                let report = audit(
-                    &[Input {
-                        name: input.clone(),
-                        bytes,
-                    }],
-                    &self.keyring(keyring)?,
-                    &opts,
-                );
+                let report = self.audit(input, keyring, *now, *skew, required_scopes)?;
                 compare_envelopes(expect, &report.envelopes)
+            }
+            Case::Bundle {
+                input,
+                keyring,
+                now,
+                skew,
+                required_scopes,
+                expect,
+                ..
+            } => {
+                if !bundle::is_bundle(&self.file(input)?) {
+                    return Err(format!(
+                        "{input} is not a bundle (a map with `format` and no `v`)"
+                    ));
+                }
+                let report = self.audit(input, keyring, *now, *skew, required_scopes)?;
+                compare_envelopes(&expect.envelopes, &report.envelopes)?;
+                compare_proofs(&expect.proofs, &report.proofs)
             }
             Case::Receive {
                 inputs,
@@ -217,6 +224,29 @@ impl Runner<'_> {
                 compare(expect, &got)
             }
         }
+    }
+
+    /// A trace audit of the file `input` (a CBOR sequence, or a bundle)
+    /// with the keys `keyring` pinned.
+    fn audit(
+        &self,
+        input: &str,
+        keyring: &[String],
+        now: u64,
+        skew: u64,
+        required_scopes: &[String],
+    ) -> Result<Report, String> {
+        let opts = AuditOptions {
+            now: Some(now),
+            skew,
+            required_scopes: scopes(required_scopes)?,
+            ..AuditOptions::default()
+        };
+        let inputs = [Input {
+            name: input.into(),
+            bytes: self.file(input)?,
+        }];
+        Ok(audit(&inputs, &self.keyring(keyring)?, &opts))
     }
 
     fn sigil_verdict(&self, input: &str) -> SigilExpect {
@@ -385,6 +415,23 @@ fn compare_envelopes(want: &[EnvelopeExpect], got: &[EnvelopeReport]) -> Result<
         let g = envelope_verdict(g);
         if *w != g {
             return Err(format!("envelope {i}: expected {w:?}, got {g:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// A bundle's proofs, in order: each one's validity.
+fn compare_proofs(want: &[BundleProofExpect], got: &[ProofReport]) -> Result<(), String> {
+    if want.len() != got.len() {
+        return Err(format!("expected {} proofs, got {}", want.len(), got.len()));
+    }
+    for (i, (w, g)) in want.iter().zip(got).enumerate() {
+        let valid = g.status == Status::Valid;
+        if w.valid != valid {
+            return Err(format!(
+                "proof {i}: expected valid = {}, got valid = {valid} ({})",
+                w.valid, g.detail
+            ));
         }
     }
     Ok(())

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use herald_core::ReasonCode;
+use herald_core::Status;
 use herald_vectors::manifest::{Case, Manifest, PROOF_ERRORS};
 
 fn committed() -> PathBuf {
@@ -84,8 +85,8 @@ fn a_one_byte_change_to_any_case_file_fails_loudly() {
     let manifest: Manifest =
         serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap();
     // One envelope file, one CBOR case, one received envelope, an
-    // inclusion and a consistency proof, and an envelope a proof's leaf must
-    // match: each flipped once.
+    // inclusion and a consistency proof, an envelope a proof's leaf must
+    // match, and a proof bundle: each flipped once.
     let targets = [
         "cases/verify/reply_chain_5_hops.cbor",
         "cases/cbor/canonical_every_type.cbor",
@@ -93,6 +94,7 @@ fn a_one_byte_change_to_any_case_file_fails_loudly() {
         "cases/proof/inclusion_middle_leaf.cbor",
         "cases/proof/consistency_3_to_7.cbor",
         "cases/proof/inclusion_consented_metadata.envelope.cbor",
+        "cases/bundle/bundle_molt_proven.cbor",
     ];
     for rel in targets {
         let path = dir.join(rel);
@@ -140,11 +142,14 @@ fn every_registry_code_has_a_case() {
         serde_json::from_slice(&std::fs::read(committed().join("manifest.json")).unwrap()).unwrap();
     let mut covered = BTreeSet::new();
     for case in &manifest.cases {
-        if let Case::Verify { expect, .. } | Case::Receive { expect, .. } = case {
-            for e in expect {
-                for r in &e.reasons {
-                    covered.insert(ReasonCode::from_name(&r.code).unwrap());
-                }
+        let envelopes = match case {
+            Case::Verify { expect, .. } | Case::Receive { expect, .. } => expect,
+            Case::Bundle { expect, .. } => &expect.envelopes,
+            _ => continue,
+        };
+        for e in envelopes {
+            for r in &e.reasons {
+                covered.insert(ReasonCode::from_name(&r.code).unwrap());
             }
         }
     }
@@ -285,4 +290,189 @@ fn a_proof_case_run_as_the_other_object_or_without_its_envelope_changes_verdict(
     );
     assert!(herald_vectors::run::proof_verdict("inclusion", &bytes, &keys, Some(&[0xa0])).is_err());
     assert!(herald_vectors::run::proof_verdict("sth", &bytes, &keys, None).is_err());
+}
+
+fn manifest_of(dir: &Path) -> Manifest {
+    serde_json::from_slice(&std::fs::read(dir.join("manifest.json")).unwrap()).unwrap()
+}
+
+#[test]
+fn bundle_cases_cover_proven_unproven_and_broken_bundles() {
+    let manifest = manifest_of(&committed());
+    let mut proven = false;
+    let mut unproven_with_a_valid_proof = false;
+    let mut invalid_proof = false;
+    let mut broken_container = false;
+    let mut bad_item_among_good = false;
+    for case in &manifest.cases {
+        let Case::Bundle { name, expect, .. } = case else {
+            continue;
+        };
+        let codes: Vec<&str> = expect
+            .envelopes
+            .iter()
+            .flat_map(|e| e.reasons.iter().map(|r| r.code.as_str()))
+            .collect();
+        let any_valid_proof = expect.proofs.iter().any(|p| p.valid);
+        proven |=
+            any_valid_proof && codes.contains(&"rotated_key") && !codes.contains(&"molt_unproven");
+        unproven_with_a_valid_proof |= any_valid_proof && codes.contains(&"molt_unproven");
+        invalid_proof |= expect.proofs.iter().any(|p| !p.valid);
+        if expect.envelopes.len() == 1 && codes == ["malformed"] {
+            assert!(
+                expect.proofs.is_empty(),
+                "{name}: a broken container has no proofs"
+            );
+            broken_container = true;
+        }
+        bad_item_among_good |= expect.envelopes.len() > 1
+            && codes.contains(&"malformed")
+            && expect.envelopes.iter().any(|e| e.status == "valid");
+    }
+    assert!(proven, "no bundle proves a molt");
+    assert!(
+        unproven_with_a_valid_proof,
+        "no bundle with a valid proof that proves no molt"
+    );
+    assert!(invalid_proof, "no bundle with an invalid proof");
+    assert!(broken_container, "no bundle with a broken container");
+    assert!(
+        bad_item_among_good,
+        "no bundle with a bad envelope among good ones"
+    );
+}
+
+/// A bundle case's input audited as the runner does.
+fn audit_case(name: &str) -> herald_verify::Report {
+    let dir = committed();
+    let manifest = manifest_of(&dir);
+    let Some(Case::Bundle {
+        input,
+        keyring,
+        now,
+        ..
+    }) = manifest.cases.iter().find(|c| c.name() == name)
+    else {
+        panic!("no bundle case {name}");
+    };
+    let mut keys = herald_verify::Keyring::new();
+    for k in keyring {
+        let file = format!("keys/{k}.pub");
+        keys.parse(&std::fs::read_to_string(dir.join(&file)).unwrap(), &file)
+            .unwrap();
+    }
+    let opts = herald_verify::AuditOptions {
+        now: Some(*now),
+        ..herald_verify::AuditOptions::default()
+    };
+    let inputs = [herald_verify::Input {
+        name: input.clone(),
+        bytes: std::fs::read(dir.join(input)).unwrap(),
+    }];
+    herald_verify::audit(&inputs, &keys, &opts)
+}
+
+#[test]
+fn each_invalid_bundle_proof_fails_for_the_reason_its_case_names() {
+    // The manifest states validity only; here this implementation's detail
+    // shows each case breaks what its description says, and nothing else.
+    for (case, detail) in [
+        ("bundle_log_key_not_pinned", "no key for log"),
+        ("bundle_proof_of_another_molt", "no envelope of the set"),
+        ("bundle_proof_path_flipped", "Merkle path"),
+        ("bundle_proof_sth_signature_flipped", "bad_signature"),
+    ] {
+        let r = audit_case(case);
+        assert_eq!(r.proofs.len(), 1, "{case}");
+        assert_eq!(r.proofs[0].status, Status::Invalid, "{case}");
+        assert!(
+            r.proofs[0].detail.contains(detail),
+            "{case}: {}",
+            r.proofs[0].detail
+        );
+    }
+    // The log key travels in that bundle: a bundle key, not a pinned one.
+    let r = audit_case("bundle_log_key_not_pinned");
+    assert!(r.envelopes.iter().all(|e| e.key_source != Some("keyring")));
+    // The proven molt's new key speaks as its molt (P8 rule 3).
+    let r = audit_case("bundle_molt_proven");
+    assert_eq!(r.envelopes[3].signing_key.as_deref(), Some("molt 1"));
+    assert_eq!(r.envelopes[3].status, Status::Valid);
+    // The sender known only by the bundle is verified by the bundle's key.
+    let r = audit_case("bundle_keys_verify_unpinned_sender");
+    assert_eq!(r.envelopes[0].key_source, Some("bundle"));
+    // A broken container names its fault.
+    for (case, fault) in [
+        ("bundle_unknown_field", "unknown field `note`"),
+        ("bundle_no_envelopes", "`envelopes` is empty"),
+        ("bundle_key_not_its_sigil", "`keys` item 0"),
+    ] {
+        let r = audit_case(case);
+        assert!(
+            r.envelopes[0].reasons[0].detail.contains(fault),
+            "{case}: {}",
+            r.envelopes[0].reasons[0].detail
+        );
+    }
+}
+
+/// A change to a bundle case's expectation.
+type Edit = fn(&mut herald_vectors::manifest::BundleExpect);
+
+#[test]
+fn the_runner_compares_every_envelope_and_proof_of_a_bundle() {
+    let dir = scratch("bundle-expect");
+    copy_dir(&committed(), &dir);
+    let original = manifest_of(&dir);
+    let edits: [(&str, Edit); 4] = [
+        ("proof 0: expected valid = false", |e| {
+            e.proofs[0].valid = false
+        }),
+        ("expected 0 proofs, got 1", |e| e.proofs.clear()),
+        ("envelope 4", |e| e.envelopes[4].reasons.clear()),
+        ("expected 4 envelopes, got 5", |e| {
+            e.envelopes.pop();
+        }),
+    ];
+    for (message, edit) in edits {
+        let mut manifest = original.clone();
+        for case in &mut manifest.cases {
+            if let Case::Bundle { name, expect, .. } = case
+                && name == "bundle_molt_proven"
+            {
+                edit(expect);
+            }
+        }
+        std::fs::write(
+            dir.join("manifest.json"),
+            serde_json::to_string_pretty(&manifest).unwrap(),
+        )
+        .unwrap();
+        let outcome = herald_vectors::run(&dir).unwrap();
+        assert_eq!(outcome.failed, 1, "{message}");
+        assert_eq!(outcome.failures[0].case, "bundle_molt_proven");
+        assert!(
+            outcome.failures[0].message.contains(message),
+            "{}",
+            outcome.failures[0].message
+        );
+    }
+    // A bundle case whose input is not a bundle is a broken case.
+    let mut manifest = original;
+    for case in &mut manifest.cases {
+        if let Case::Bundle { name, input, .. } = case
+            && name == "bundle_molt_proven"
+        {
+            *input = "cases/verify/genesis.cbor".into();
+        }
+    }
+    std::fs::write(
+        dir.join("manifest.json"),
+        serde_json::to_string_pretty(&manifest).unwrap(),
+    )
+    .unwrap();
+    let outcome = herald_vectors::run(&dir).unwrap();
+    assert_eq!(outcome.failed, 1);
+    assert!(outcome.failures[0].message.contains("not a bundle"));
+    std::fs::remove_dir_all(&dir).unwrap();
 }

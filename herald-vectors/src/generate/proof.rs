@@ -22,14 +22,14 @@ use crate::manifest::{Case, ProofExpect};
 const STH_TS: u64 = T0 + 2 * 86_400;
 
 /// A log held in memory: its key's manifest name, its leaves and its tree.
-struct MemLog {
+pub(super) struct MemLog {
     key: &'static str,
     leaves: Vec<Leaf>,
     tree: Tree,
 }
 
 impl MemLog {
-    fn new(key: &'static str, leaves: Vec<Leaf>) -> Self {
+    pub(super) fn new(key: &'static str, leaves: Vec<Leaf>) -> Self {
         let tree = Tree::from_leaf_hashes(leaves.iter().map(Leaf::hash));
         Self { key, leaves, tree }
     }
@@ -44,7 +44,12 @@ impl MemLog {
     }
 
     /// The honest inclusion proof of leaf `index` in the tree of `size`.
-    fn inclusion(&self, g: &Gen, index: u64, size: u64) -> Result<InclusionProof, String> {
+    pub(super) fn inclusion(
+        &self,
+        g: &Gen,
+        index: u64,
+        size: u64,
+    ) -> Result<InclusionProof, String> {
         let leaf = usize::try_from(index)
             .ok()
             .and_then(|i| self.leaves.get(i))
@@ -87,14 +92,14 @@ fn forged_sth(head: TreeHead, key: &SigningKey) -> SignedTreeHead {
 }
 
 /// `sth` with one bit of its signature flipped.
-fn flipped_sig(sth: &SignedTreeHead) -> SignedTreeHead {
+pub(super) fn flipped_sig(sth: &SignedTreeHead) -> SignedTreeHead {
     let mut sig = *sth.sig();
     sig[10] ^= 0x01;
     SignedTreeHead::from_parts(sth.head().clone(), sig)
 }
 
 /// `path` with one bit of hash `i` flipped.
-fn flipped(path: &[Hash], i: usize) -> Vec<Hash> {
+pub(super) fn flipped(path: &[Hash], i: usize) -> Vec<Hash> {
     let mut path = path.to_vec();
     if let Some(h) = path.get_mut(i) {
         h[0] ^= 0x01;
