@@ -2,84 +2,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
-use herald_core::{
-    Envelope, EnvelopeBuilder, Kind, Nonce, ReasonCode, Scope, Sigil, SigilForm, SigningKey, Status,
-};
+use herald_core::{Envelope, EnvelopeBuilder, Kind, ReasonCode, Scope, SigningKey, Status};
 use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, Provenance, Report, audit};
 
-const T0: u64 = 1_746_432_000;
-const DAY: u64 = 86_400;
+mod support;
 
-fn key(n: u8) -> SigningKey {
-    SigningKey::from_seed(&[n; 32])
-}
-
-fn nonce() -> Nonce {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(1);
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&N.fetch_add(1, Ordering::Relaxed).to_be_bytes());
-    Nonce(b)
-}
-
-fn sigil(k: &SigningKey) -> Sigil {
-    k.sigil(SigilForm::Default)
-}
-
-fn birth_with(
-    k: &SigningKey,
-    ts: u64,
-    lineage: &[Sigil],
-    extra: impl FnOnce(EnvelopeBuilder) -> EnvelopeBuilder,
-) -> Envelope {
-    let b = EnvelopeBuilder::genesis(ts)
-        .kind(Kind::Birth)
-        .nonce(nonce())
-        .attest(
-            "birth",
-            birth_attestation(&k.public_key(), "test agent", lineage),
-        );
-    extra(b).sign(k).unwrap()
-}
-
-fn birth(k: &SigningKey, ts: u64) -> Envelope {
-    birth_with(k, ts, &[], |b| b)
-}
-
-fn say(k: &SigningKey, ts: u64) -> Envelope {
-    EnvelopeBuilder::genesis(ts)
-        .nonce(nonce())
-        .payload(Value::text("words"))
-        .sign(k)
-        .unwrap()
-}
-
-fn molt(old: &SigningKey, new: &SigningKey, ts: u64, not_before: u64) -> Envelope {
-    let mut p = Map::new();
-    p.insert(
-        "new_key",
-        Value::Bytes(new.public_key().as_bytes().to_vec()),
-    );
-    p.insert("not_before", Value::Unsigned(not_before));
-    EnvelopeBuilder::genesis(ts)
-        .kind(Kind::Molt)
-        .from_sigil(sigil(old))
-        .nonce(nonce())
-        .payload(Value::Map(p))
-        .sign(old)
-        .unwrap()
-}
-
-/// An envelope for `identity`'s sigil signed by `signer` (a molted-in key).
-fn say_as(identity: &SigningKey, signer: &SigningKey, ts: u64) -> Envelope {
-    EnvelopeBuilder::genesis(ts)
-        .from_sigil(sigil(identity))
-        .nonce(nonce())
-        .payload(Value::text("new key speaking"))
-        .sign(signer)
-        .unwrap()
-}
+use support::{DAY, T0, birth, birth_with, key, molt, nonce, say, say_as, sigil};
 
 fn run(envs: &[&Envelope], pinned: &[&SigningKey]) -> Report {
     let mut ring = Keyring::new();

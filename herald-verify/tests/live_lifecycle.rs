@@ -9,81 +9,18 @@ use std::path::Path;
 use herald_core::cbor::{Map, Value};
 use herald_core::envelope::birth_attestation;
 use herald_core::{
-    Envelope, EnvelopeBuilder, Kind, Nonce, ReasonCode, Scope, Sigil, SigilForm, SigningKey, Status,
+    Envelope, EnvelopeBuilder, Kind, ReasonCode, Scope, Sigil, SigilForm, SigningKey, Status,
 };
 use herald_verify::{
     EnvelopeReport, InclusionProof, Keyring, Leaf, Log, ProofError, Provenance, Receiver, Store,
 };
 
-const T0: u64 = 1_746_432_000;
-const DAY: u64 = 86_400;
+mod support;
+
+use support::{DAY, T0, birth, birth_with, key, molt, nonce, say, say_as, sigil};
+
 /// The receivers' clock: every envelope here is in its past, none stale.
 const NOW: u64 = T0 + 20 * DAY;
-
-fn key(n: u8) -> SigningKey {
-    SigningKey::from_seed(&[n; 32])
-}
-
-fn nonce() -> Nonce {
-    use std::sync::atomic::{AtomicU64, Ordering};
-    static N: AtomicU64 = AtomicU64::new(1);
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&N.fetch_add(1, Ordering::Relaxed).to_be_bytes());
-    Nonce(b)
-}
-
-fn sigil(k: &SigningKey) -> Sigil {
-    k.sigil(SigilForm::Default)
-}
-
-fn birth_with(k: &SigningKey, extra: impl FnOnce(EnvelopeBuilder) -> EnvelopeBuilder) -> Envelope {
-    let b = EnvelopeBuilder::genesis(T0)
-        .kind(Kind::Birth)
-        .nonce(nonce())
-        .attest(
-            "birth",
-            birth_attestation(&k.public_key(), "test agent", &[]),
-        );
-    extra(b).sign(k).unwrap()
-}
-
-fn birth(k: &SigningKey) -> Envelope {
-    birth_with(k, |b| b)
-}
-
-fn say(k: &SigningKey, ts: u64) -> Envelope {
-    EnvelopeBuilder::genesis(ts)
-        .nonce(nonce())
-        .payload(Value::text("words"))
-        .sign(k)
-        .unwrap()
-}
-
-fn molt(old: &SigningKey, new: &SigningKey, ts: u64, not_before: u64) -> Envelope {
-    let mut p = Map::new();
-    p.insert(
-        "new_key",
-        Value::Bytes(new.public_key().as_bytes().to_vec()),
-    );
-    p.insert("not_before", Value::Unsigned(not_before));
-    EnvelopeBuilder::genesis(ts)
-        .kind(Kind::Molt)
-        .from_sigil(sigil(old))
-        .nonce(nonce())
-        .payload(Value::Map(p))
-        .sign(old)
-        .unwrap()
-}
-
-/// An envelope for `identity`'s sigil signed by `signer` (a molted-in key).
-fn say_as(identity: &SigningKey, signer: &SigningKey, ts: u64) -> Envelope {
-    EnvelopeBuilder::genesis(ts)
-        .from_sigil(sigil(identity))
-        .nonce(nonce())
-        .payload(Value::text("new key speaking"))
-        .sign(signer)
-        .unwrap()
-}
 
 fn deprecation(k: &SigningKey, ts: u64) -> Envelope {
     EnvelopeBuilder::genesis(ts)
@@ -143,7 +80,7 @@ fn deprecation_rejects_later_envelopes_from_the_sigil_not_to_it() {
     let (a, b, mallory) = (key(1), key(2), key(3));
     let rx = receiver(&path, &[&b]);
     // `a` is not pinned: its birth teaches this receiver its key (P7).
-    let r = ok(&rx, &birth(&a));
+    let r = ok(&rx, &birth(&a, T0));
     assert_eq!(r.key_source, Some("birth"));
     let r = ok(&rx, &say(&a, T0 + 10));
     assert_eq!(
@@ -203,7 +140,7 @@ fn a_current_duress_marks_later_envelopes_with_a_warning() {
     let (a, w, other) = (key(1), key(9), key(8));
     let mut dw = Map::new();
     dw.insert("sigil", Value::Text(sigil(&w).to_string()));
-    let born = birth_with(&a, |b| b.attest("duress_witness", Value::Map(dw)));
+    let born = birth_with(&a, T0, &[], |b| b.attest("duress_witness", Value::Map(dw)));
 
     let rx = receiver(&dir.path().join("live.redb"), &[&w, &other]);
     ok(&rx, &born);
@@ -227,7 +164,7 @@ fn a_current_duress_marks_later_envelopes_with_a_warning() {
     // With no witness registered, any valid witness signature counts.
     let dir = tempfile::tempdir().unwrap();
     let rx = receiver(&dir.path().join("live.redb"), &[&other]);
-    ok(&rx, &birth(&a));
+    ok(&rx, &birth(&a, T0));
     ok(&rx, &duress(&a, &other, T0 + 10));
     let later = rx.receive(say(&a, T0 + 20).as_bytes()).unwrap();
     assert_eq!(codes(&later), [ReasonCode::SignerUnderDuress.name()]);
@@ -238,7 +175,7 @@ fn molt_inside_the_cooloff_is_refused_and_its_proof_too() {
     let dir = tempfile::tempdir().unwrap();
     let (a, a2, lk) = (key(1), key(2), key(50));
     let rx = receiver(&dir.path().join("live.redb"), &[&lk]);
-    ok(&rx, &birth(&a));
+    ok(&rx, &birth(&a, T0));
     ok(&rx, &say(&a, T0 + 100));
     // not_before less than 24 h after the outgoing key's last envelope.
     let hasty = molt(&a, &a2, T0 + 200, T0 + 100 + DAY - 1);
@@ -272,14 +209,14 @@ fn a_pinned_herald_waives_the_cooloff_when_there_is_no_policy() {
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let rx = receiver(&dir.path().join("live.redb"), &[&h]);
-    ok(&rx, &birth(&a));
+    ok(&rx, &birth(&a, T0));
     ok(&rx, &say(&a, T0 + 100));
     ok(&rx, &hasty);
     assert!(rx.lifecycle(&sigil(&a)).unwrap().unwrap().molts[0].accepted());
     // The same endorsement by an unpinned Herald waives nothing (and is unknown).
     let dir = tempfile::tempdir().unwrap();
     let rx = receiver(&dir.path().join("live.redb"), &[]);
-    ok(&rx, &birth(&a));
+    ok(&rx, &birth(&a, T0));
     ok(&rx, &say(&a, T0 + 100));
     let r = rx.receive(hasty.as_bytes()).unwrap();
     assert_eq!(codes(&r), ["molt_cooloff", "unknown_signer"]);
@@ -301,7 +238,7 @@ fn molt_policy_needs_its_threshold_of_distinct_cosigners() {
         ),
     );
     policy.insert("threshold", Value::Unsigned(2));
-    let born = birth_with(&a, |b| b.attest("molt_policy", Value::Map(policy)));
+    let born = birth_with(&a, T0, &[], |b| b.attest("molt_policy", Value::Map(policy)));
     let m = molt(&a, &a2, T0 + 10 * DAY, T0 + 11 * DAY);
     let one = m.cosign(&h1, Scope::HeraldEndorsement, None).unwrap();
     let dir = tempfile::tempdir().unwrap();
@@ -326,7 +263,7 @@ fn overlapping_molts_are_both_void_and_the_sigil_disputed() {
     let path = dir.path().join("live.redb");
     let (a, b, c) = (key(1), key(2), key(3));
     let rx = receiver(&path, &[]);
-    ok(&rx, &birth(&a));
+    ok(&rx, &birth(&a, T0));
     ok(&rx, &say(&a, T0 + 5));
     let m1 = molt(&a, &b, T0 + 10, T0 + 2 * DAY);
     let m2 = molt(&a, &c, T0 + 20, T0 + 3 * DAY);
@@ -375,7 +312,7 @@ fn the_new_key_needs_an_inclusion_proof_of_its_molt() {
     let path = dir.path().join("live.redb");
     let (a, a2, lk, unpinned_log) = (key(1), key(2), key(50), key(51));
     let rx = receiver(&path, &[&lk]);
-    ok(&rx, &birth(&a));
+    ok(&rx, &birth(&a, T0));
     ok(&rx, &say(&a, T0 + 100));
     let not_before = T0 + 100 + DAY;
     let patient = molt(&a, &a2, T0 + 200, not_before);
@@ -479,7 +416,7 @@ fn the_whole_state_survives_reopening() {
     let rx = receiver(&path, &[&w]);
     ok(
         &rx,
-        &birth_with(&a, |b| b.attest("duress_witness", Value::Map(dw))),
+        &birth_with(&a, T0, &[], |b| b.attest("duress_witness", Value::Map(dw))),
     );
     ok(&rx, &say(&a, T0 + 100));
     ok(&rx, &molt(&a, &a2, T0 + 200, T0 + 100 + DAY));
@@ -657,7 +594,7 @@ fn a_molted_in_key_molts_again() {
         let p = log.inclusion_proof(&lk, &m.id(), None, NOW).unwrap();
         rx.accept_inclusion_proof(&p).unwrap()
     };
-    ok(&rx, &birth(&a));
+    ok(&rx, &birth(&a, T0));
     let nb1 = T0 + DAY;
     let first = molt(&a, &a2, T0 + 10, nb1);
     ok(&rx, &first);
@@ -681,7 +618,7 @@ fn a_molted_in_key_molts_again() {
         let p = log.inclusion_proof(&lk, &m.id(), None, NOW).unwrap();
         rx.accept_inclusion_proof(&p).unwrap()
     };
-    ok(&rx, &birth(&a));
+    ok(&rx, &birth(&a, T0));
     ok(&rx, &first);
     assert_eq!(prove(&mut log, &first).number, 1);
     ok(&rx, &say_as(&a, &a2, nb1 + 10));
