@@ -8,13 +8,15 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use herald_core::{SigilForm, SigningKey};
 use herald_verify::auditlog::{Leaf, Log};
 use sha2::{Digest, Sha256};
+
+mod support;
+
+use support::crash::{self, Rng};
 
 const KILLS: usize = 24;
 
@@ -39,30 +41,6 @@ fn leaf(i: u64) -> Leaf {
         1_746_432_000 + 7 * i,
         consented,
     )
-}
-
-/// xorshift64*, seeded from the OS (or `HERALD_CRASH_SEED` to replay a run).
-struct Rng(u64);
-
-impl Rng {
-    fn new() -> (Self, u64) {
-        let seed = std::env::var("HERALD_CRASH_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                let n = herald_core::Nonce::generate().unwrap();
-                u64::from_le_bytes(n.0[..8].try_into().unwrap())
-            })
-            | 1;
-        (Self(seed), seed)
-    }
-
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        lo + self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % (hi - lo + 1)
-    }
 }
 
 /// Account for one whole line of a writer: `next` is the next index
@@ -110,53 +88,21 @@ fn acknowledged_leaves_survive_sigkill() {
         let logged = Log::open(&log_dir).unwrap().len();
         let start = next;
         let target = rng.range(1, 150);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_herald-log-writer"))
-            .arg(&log_dir)
-            .arg(start.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
-        let mut line = String::new();
-        while next - start < target {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                let mut err = String::new();
-                child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
-                panic!("the writer stopped: {:?}: {err}", child.wait().unwrap());
-            }
-            account(&line, logged, &mut next, &mut acks, &mut existing);
-        }
+        let start_arg = start.to_string();
         // A random moment: the writer is somewhere in its next appends
         // (writing, syncing, moving the header, printing).
-        std::thread::sleep(Duration::from_micros(rng.range(0, 8_000)));
-        child.kill().unwrap(); // SIGKILL on Unix
-        let status = child.wait().unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(status.signal(), Some(9), "killed by SIGKILL: {status:?}");
-        }
-        #[cfg(not(unix))]
-        assert!(!status.success());
+        crash::run_and_kill(
+            env!("CARGO_BIN_EXE_herald-log-writer"),
+            &[log_dir.as_os_str(), start_arg.as_ref()],
+            &mut rng,
+            target,
+            8_000,
+            |line| {
+                account(line, logged, &mut next, &mut acks, &mut existing);
+                true
+            },
+        );
         kills += 1;
-        // Lines written before the kill are acknowledgements too; a line
-        // cut short by the kill is not.
-        loop {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                break;
-            }
-            if line.ends_with('\n') {
-                account(&line, logged, &mut next, &mut acks, &mut existing);
-            }
-        }
 
         // The log opens cleanly after every kill; it holds every leaf
         // acknowledged, at its index, and at most one unacknowledged batch

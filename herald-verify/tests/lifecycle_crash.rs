@@ -9,14 +9,16 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, ReasonCode, SigilForm, SigningKey, Status};
 use herald_verify::{Keyring, Receiver, Store};
+
+mod support;
+
+use support::crash::{self, Rng};
 
 /// The writer's clock and times (src/bin/herald-lifecycle-writer.rs).
 const T0: u64 = 1_746_432_000;
@@ -29,31 +31,6 @@ fn key(index: u64) -> SigningKey {
     let mut s = [0x1d; 32];
     s[..8].copy_from_slice(&index.to_le_bytes());
     SigningKey::from_seed(&s)
-}
-
-/// xorshift64*, seeded from the OS (or `HERALD_CRASH_SEED` to replay a run).
-struct Rng(u64);
-
-impl Rng {
-    fn new() -> (Self, u64) {
-        let seed = std::env::var("HERALD_CRASH_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                let n = Nonce::generate().unwrap();
-                u64::from_le_bytes(n.0[..8].try_into().unwrap())
-            })
-            | 1;
-        (Self(seed), seed)
-    }
-
-    /// Uniform enough in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        lo + self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % (hi - lo + 1)
-    }
 }
 
 /// Account for one line from a writer started at `start`; `next` is the
@@ -143,61 +120,26 @@ fn acknowledged_lifecycle_facts_survive_sigkill() {
     for _ in 0..KILLS {
         let start = next;
         let target = rng.range(1, 12);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_herald-lifecycle-writer"))
-            .arg(&path)
-            .arg(start.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut round = 0u64;
-        let mut line = String::new();
-        while round < target {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                let mut err = String::new();
-                child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
-                panic!("the writer stopped: {:?}: {err}", child.wait().unwrap());
-            }
-            if account(&line, start, &mut next) {
-                round += 1;
-            } else {
-                recovered += 1;
-            }
-        }
+        let start_arg = start.to_string();
         // A random moment: the writer is somewhere in its next receives.
-        std::thread::sleep(Duration::from_micros(rng.range(0, 20_000)));
-        child.kill().unwrap(); // SIGKILL on Unix
-        let status = child.wait().unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(status.signal(), Some(9), "killed by SIGKILL: {status:?}");
-        }
-        #[cfg(not(unix))]
-        assert!(!status.success());
-        kills += 1;
-        // Acknowledgements written before the kill are acknowledgements too;
-        // a line cut short by the kill is not.
-        loop {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                break;
-            }
-            if line.ends_with('\n') {
-                if account(&line, start, &mut next) {
+        crash::run_and_kill(
+            env!("CARGO_BIN_EXE_herald-lifecycle-writer"),
+            &[path.as_os_str(), start_arg.as_ref()],
+            &mut rng,
+            target,
+            20_000,
+            |line| {
+                let acknowledged = account(line, start, &mut next);
+                if acknowledged {
                     round += 1;
                 } else {
                     recovered += 1;
                 }
-            }
-        }
+                acknowledged
+            },
+        );
+        kills += 1;
         acks += round;
 
         // The store opens cleanly after every kill; this round's facts are

@@ -7,12 +7,14 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
-use std::process::{Command, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use herald_verify::{Claim, Store, StoreError};
+
+mod support;
+
+use support::crash::{self, Rng};
 
 /// The writer's signer and clock (src/bin/herald-replay-writer.rs).
 const SIGNER: [u8; 32] = [0x5a; 32];
@@ -21,31 +23,6 @@ const KILLS: usize = 24;
 
 fn nonce(index: u64) -> [u8; 16] {
     u128::from(index).to_be_bytes()
-}
-
-/// xorshift64*, seeded from the OS (or `HERALD_CRASH_SEED` to replay a run).
-struct Rng(u64);
-
-impl Rng {
-    fn new() -> (Self, u64) {
-        let seed = std::env::var("HERALD_CRASH_SEED")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or_else(|| {
-                let n = herald_core::Nonce::generate().unwrap();
-                u64::from_le_bytes(n.0[..8].try_into().unwrap())
-            })
-            | 1;
-        (Self(seed), seed)
-    }
-
-    /// Uniform enough in `lo..=hi`.
-    fn range(&mut self, lo: u64, hi: u64) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        lo + self.0.wrapping_mul(0x2545_f491_4f6c_dd1d) % (hi - lo + 1)
-    }
 }
 
 /// What one writer process reported.
@@ -98,53 +75,21 @@ fn acknowledged_claims_survive_sigkill() {
     for _ in 0..KILLS {
         let start = next;
         let target = rng.range(1, 200);
-        let mut child = Command::new(env!("CARGO_BIN_EXE_herald-replay-writer"))
-            .arg(&path)
-            .arg(start.to_string())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut out = BufReader::new(child.stdout.take().unwrap());
         let mut round = Round::default();
-        let mut line = String::new();
-        while round.acks < target {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                let mut err = String::new();
-                child
-                    .stderr
-                    .take()
-                    .unwrap()
-                    .read_to_string(&mut err)
-                    .unwrap();
-                panic!("the writer stopped: {:?}: {err}", child.wait().unwrap());
-            }
-            account(&line, start, &mut next, &mut round);
-        }
-        // A random moment: the writer is somewhere in its next claims.
-        std::thread::sleep(Duration::from_micros(rng.range(0, 2_000)));
-        child.kill().unwrap(); // SIGKILL on Unix
-        let status = child.wait().unwrap();
-        #[cfg(unix)]
-        {
-            use std::os::unix::process::ExitStatusExt;
-            assert_eq!(status.signal(), Some(9), "killed by SIGKILL: {status:?}");
-        }
-        #[cfg(not(unix))]
-        assert!(!status.success());
+        let start_arg = start.to_string();
+        crash::run_and_kill(
+            env!("CARGO_BIN_EXE_herald-replay-writer"),
+            &[path.as_os_str(), start_arg.as_ref()],
+            &mut rng,
+            target,
+            2_000,
+            |line| {
+                let before = round.acks;
+                account(line, start, &mut next, &mut round);
+                round.acks > before
+            },
+        );
         kills += 1;
-        // Acknowledgements written before the kill are acknowledgements too;
-        // a line cut short by the kill is not.
-        loop {
-            line.clear();
-            if out.read_line(&mut line).unwrap() == 0 {
-                break;
-            }
-            if line.ends_with('\n') {
-                account(&line, start, &mut next, &mut round);
-            }
-        }
         acks += round.acks;
         recovered += u64::from(round.recovered);
 

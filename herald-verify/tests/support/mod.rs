@@ -5,6 +5,8 @@
 // uses every helper.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
+pub mod crash;
+
 use herald_core::cbor::{Map, Value};
 use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Sigil, SigilForm, SigningKey};
