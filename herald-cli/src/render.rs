@@ -137,7 +137,7 @@ fn write_proofs(out: &mut dyn Write, report: &Report, opts: &Options) -> io::Res
         if !p.detail.is_empty() {
             line.push_str(&format!("  ({})", p.detail));
         }
-        writeln!(out, "{line}")?;
+        writeln!(out, "{}", line.trim_end())?;
     }
     let n = report.proofs.len();
     writeln!(
