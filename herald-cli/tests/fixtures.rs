@@ -99,7 +99,44 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>)> {
     small[0] = 1;
     let small_sigil = herald_core::Sigil::from_key(&small, SigilForm::Default);
 
+    // A proof bundle: Alice molts to a new key three days before the
+    // snapshots' clock, the notary's log proves the molt, the new key speaks.
+    let (next, notary) = (key(4), key(5));
+    let mut molt_payload = Map::new();
+    molt_payload.insert(
+        "new_key",
+        Value::Bytes(next.public_key().as_bytes().to_vec()),
+    );
+    molt_payload.insert("not_before", Value::Unsigned(TS - 2 * 86_400));
+    let molt = EnvelopeBuilder::genesis(TS - 3 * 86_400)
+        .kind(herald_core::Kind::Molt)
+        .nonce(Nonce([5; 16]))
+        .payload(Value::Map(molt_payload))
+        .sign(&alice)
+        .unwrap();
+    let after = EnvelopeBuilder::reply(&molt.view(), TS)
+        .from_sigil(sigil(&alice))
+        .nonce(Nonce([6; 16]))
+        .payload(text("same alice, new key"))
+        .sign(&next)
+        .unwrap();
+    let log_dir = tempfile::tempdir().unwrap();
+    let mut log =
+        herald_verify::auditlog::Log::create(log_dir.path(), &notary.public_key(), None).unwrap();
+    log.append(&molt.view()).unwrap();
+    let proof = log
+        .inclusion_proof(&notary, &molt.id(), None, TS - 2 * 86_400)
+        .unwrap()
+        .encode();
+    let bundle =
+        herald_verify::bundle::encode(&[molt.as_bytes(), after.as_bytes()], &[&proof], &[]);
+
     vec![
+        ("molt.bundle", bundle),
+        (
+            "notary.pub",
+            format!("{}\n", key_line(&notary.public_key())).into_bytes(),
+        ),
         (
             "keys/alice.pub",
             format!("{}\n", key_line(&alice.public_key())).into_bytes(),
@@ -173,6 +210,24 @@ fn fixtures_still_verify() {
     assert_eq!(entry["status"], "invalid");
     assert!(support::codes(entry).contains(&"bad_signature[0]".to_owned()));
     verify("genesis.cbor").expect(0);
+    // The bundle: valid with the notary's log pinned, not without.
+    let proven = support::herald(
+        &d,
+        &[
+            "verify",
+            "molt.bundle",
+            "--keyring",
+            "keys",
+            "--keyring",
+            "notary.pub",
+            "--now",
+            NOW,
+            "--json",
+        ],
+    );
+    proven.expect(0);
+    assert_eq!(proven.json()["envelopes"][1]["signing_key"], "molt 1");
+    verify("molt.bundle").expect(1);
     for bad in ["truncated.cbor", "empty.cbor", "not-envelope.json"] {
         verify(bad).expect(1);
     }
