@@ -26,7 +26,7 @@ cpu_of() { # user + system seconds of pid $1, or nothing once it is gone
 for t in "$@"; do
     max_len=4096
     case $t in trace_audit | sequence_split | bundle_verify | log_file) max_len=8192 ;; esac
-    mkdir -p "/tmp/fzw/$t"
+    mkdir -p "/tmp/fzw/$t" "artifacts/$t"
     cargo +nightly fuzz build -s none "$t"
     bin=target/x86_64-unknown-linux-gnu/release/$t
     start=$(date -u +%FT%TZ)
@@ -34,7 +34,6 @@ for t in "$@"; do
         -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
         >"$logs/$t.log" 2>&1 &
     pid=$!
-    mkdir -p "artifacts/$t"
     used=0
     while kill -0 "$pid" 2>/dev/null; do
         c=$(cpu_of "$pid")
