@@ -10,7 +10,8 @@ use sha2::{Digest, Sha256};
 
 use super::{ED25519, EnvelopeError, EnvelopeRef, VERSION};
 use crate::cbor::{
-    Encoder, Limits, Map, SerdeError, Sink, Value, key_cmp, major, to_value, write_head,
+    Encoder, Limits, MAX_NESTING, Map, SerdeError, Sink, Value, key_cmp, major, to_value,
+    write_head,
 };
 use crate::key::SigningKey;
 use crate::kind::Kind;
@@ -90,10 +91,15 @@ impl From<SerdeError> for BuildError {
 
 /// An owned envelope: canonical bytes that decode as P3 (the bytes are the
 /// envelope; every accessor reads them through [`Envelope::view`]).
+///
+/// Invariant: `bytes` decode with `limits` ([`EnvelopeRef::decode_with`]),
+/// and `id` is the `id` they carry (kept so that [`Envelope::id`] does not
+/// decode again).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Envelope {
     bytes: Vec<u8>,
     limits: Limits,
+    id: [u8; 32],
 }
 
 impl Envelope {
@@ -104,8 +110,8 @@ impl Envelope {
 
     /// As [`Envelope::from_bytes`], with other decoder limits.
     pub fn from_bytes_with(bytes: Vec<u8>, limits: Limits) -> Result<Self, EnvelopeError> {
-        EnvelopeRef::decode_with(&bytes, &limits)?;
-        Ok(Self { bytes, limits })
+        let id = *EnvelopeRef::decode_with(&bytes, &limits)?.id();
+        Ok(Self { bytes, limits, id })
     }
 
     /// The borrowed view.
@@ -129,9 +135,9 @@ impl Envelope {
         self.bytes
     }
 
-    /// The id carried.
+    /// The id carried (kept from construction: no decoding).
     pub fn id(&self) -> [u8; 32] {
-        *self.view().id()
+        self.id
     }
 
     /// Check the envelope (see [`check`](crate::check)), collecting every reason.
@@ -211,6 +217,7 @@ impl fmt::Debug for Envelope {
     }
 }
 
+/// The size check and the full decode, for bytes spliced from received ones.
 fn finish(bytes: Vec<u8>, limits: Limits) -> Result<Envelope, BuildError> {
     if bytes.len() > limits.max_size {
         return Err(BuildError::TooLarge {
@@ -406,7 +413,71 @@ impl EnvelopeBuilder {
             &nonce,
             Some((&id, &origin)),
         ))?;
-        finish(wire, self.limits)
+        if wire.len() > self.limits.max_size {
+            return Err(BuildError::TooLarge {
+                size: wire.len(),
+                limit: self.limits.max_size,
+            });
+        }
+        if !self.decodes_as_written() {
+            // Some rule refuses it: the full decode names which, exactly as
+            // it would for received bytes (and accepts it, should the
+            // checks below be more cautious than the decoder).
+            return Envelope::from_bytes_with(wire, self.limits).map_err(BuildError::Invalid);
+        }
+        debug_assert!(EnvelopeRef::decode_with(&wire, &self.limits).is_ok());
+        Ok(Envelope {
+            bytes: wire,
+            limits: self.limits,
+            id,
+        })
+    }
+
+    /// Whether what [`Self::write`] produced decodes with `self.limits`
+    /// (P1, P3), without decoding it. The size was checked by the caller.
+    ///
+    /// `write` excludes by construction everything else the strict decode
+    /// (`scan.rs`) rejects: heads are shortest, map keys are text, sorted
+    /// and unique (P3 keys and extras merged; `extra_field` refuses P3 keys;
+    /// a [`Map`] keeps its keys sorted and unique), floats are canonical
+    /// ([`Value`] cannot hold others), text is UTF-8, there are no tags or
+    /// other simple values; every P3 field has its type (`v` is
+    /// [`VERSION`], `from`/`to` and `by` are written by [`Sigil::write_str`],
+    /// which [`Sigil::parse`] reads back, `kind` by [`Kind::name`], ids,
+    /// nonce and lineage proof have their fixed lengths); every required
+    /// field is there; and each attestation is a `{type: text, value}` map
+    /// ([`Self::attest`]). Unknown (extra) fields are only a warning. What
+    /// remains depends on the caller's values:
+    /// - `expires ≥ ts` (P3);
+    /// - the nesting depth (`Limits::max_depth`, never above
+    ///   [`MAX_NESTING`]): the top-level map is depth 1, `signatures` and
+    ///   its maps reach depth 3, an attestation's value sits at depth 4,
+    ///   the payload and extra fields at depth 2;
+    /// - the items of every container (`Limits::max_items`): the top-level
+    ///   map, the origin signature map (4 entries), `attestations`, each
+    ///   attestation map (2) and every container inside the values.
+    fn decodes_as_written(&self) -> bool {
+        let max_depth = self.limits.max_depth.min(MAX_NESTING);
+        let max_items = self.limits.max_items;
+        let present = 6 // v, id, ts, from, nonce, parent …
+            + 3 // … trace (a genesis writes it too), payload, signatures
+            + usize::from(self.to.is_some())
+            + usize::from(self.kind != Kind::Message)
+            + usize::from(self.expires.is_some())
+            + usize::from(!self.attestations.is_empty())
+            + usize::from(self.lineage_proof.is_some());
+        // Levels as the decoder counts them: a container at level d needs
+        // d + 1 <= max_depth; the top-level map is at level 0.
+        let fits = |v: &Value, level: usize| fits(v, level, max_depth, max_items);
+        self.expires.is_none_or(|x| x >= self.ts)
+            && max_depth >= 3
+            // The origin signature map (4 entries) and each attestation
+            // map (2) are smaller than the top-level map (at least 9).
+            && present + self.extra.len() <= max_items
+            && self.attestations.len() <= max_items
+            && self.attestations.iter().all(|a| fits(a, 2))
+            && fits(&self.payload, 1)
+            && self.extra.iter().all(|(_, v)| fits(v, 1))
     }
 
     fn payload_hint(&self) -> usize {
@@ -499,6 +570,27 @@ impl EnvelopeBuilder {
             v.encode(enc)?;
         }
         Ok(())
+    }
+}
+
+/// Whether `v`, decoded at `level` (the top-level map is level 0), stays
+/// within `max_depth` and `max_items` as the strict decoder counts them (P1).
+/// Recurses at most `max_depth` (≤ [`MAX_NESTING`]) levels.
+fn fits(v: &Value, level: usize, max_depth: usize, max_items: usize) -> bool {
+    let container = |len: usize| level < max_depth && len <= max_items;
+    match v {
+        Value::Array(items) => {
+            container(items.len())
+                && items
+                    .iter()
+                    .all(|i| fits(i, level + 1, max_depth, max_items))
+        }
+        Value::Map(m) => {
+            container(m.len())
+                && m.iter()
+                    .all(|(_, v)| fits(v, level + 1, max_depth, max_items))
+        }
+        _ => true,
     }
 }
 
