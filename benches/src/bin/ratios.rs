@@ -298,9 +298,25 @@ fn main() {
     );
     r.ratio(
         "5·",
-        "… / audit() (sequential today)",
+        "… / audit() (signatures: check_with + verify_each on every core)",
         t,
         "seq_verify_strict",
+        &["audit"],
+        Goal::Info,
+    );
+    r.ratio(
+        "5·",
+        "… / audit_sequential() (check, one envelope after the other)",
+        t,
+        "seq_verify_strict",
+        &["audit_sequential"],
+        Goal::Info,
+    );
+    r.ratio(
+        "5·",
+        "audit_sequential() / audit() (speed-up of the audit)",
+        t,
+        "audit_sequential",
         &["audit"],
         Goal::Info,
     );
