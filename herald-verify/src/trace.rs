@@ -362,19 +362,26 @@ fn audit_with(
         }
     }
 
-    // 7. Merge unparseable pieces back in input order.
-    let mut envelopes = Vec::with_capacity(reports.len() + unsplittable.len());
-    let mut reports = reports.into_iter();
-    for (position, r) in unsplittable {
-        while envelopes.len() < position {
-            match reports.next() {
-                Some(next) => envelopes.push(next),
-                None => break,
+    // 7. Merge unparseable pieces back in input order. The usual case has
+    //    none: keep `reports` rather than hold two copies at the peak.
+    drop((views, by_id, has_child, seen));
+    let envelopes = if unsplittable.is_empty() {
+        reports
+    } else {
+        let mut envelopes = Vec::with_capacity(reports.len() + unsplittable.len());
+        let mut reports = reports.into_iter();
+        for (position, r) in unsplittable {
+            while envelopes.len() < position {
+                match reports.next() {
+                    Some(next) => envelopes.push(next),
+                    None => break,
+                }
             }
+            envelopes.push(r);
         }
-        envelopes.push(r);
-    }
-    envelopes.extend(reports);
+        envelopes.extend(reports);
+        envelopes
+    };
     let mut summary = Summary::default();
     for e in &envelopes {
         summary.add(e.status);
