@@ -217,7 +217,7 @@ fn audit_with(
         learn_birth_keys: opts.learn_birth_keys,
     };
     if opts.learn_birth_keys {
-        for e in &entries {
+        for e in entries.iter().filter(|e| may_be_birth(e.bytes)) {
             let mut reasons = Vec::new();
             let checked = check(e.bytes, &(), &check_opts, &mut reasons);
             let origin_ok = !reasons
@@ -243,34 +243,9 @@ fn audit_with(
     while !rest.is_empty() {
         let (block, next) = rest.split_at(block_len(rest));
         rest = next;
-        for (e, (checked, reasons)) in
-            block
-                .iter()
-                .zip(check_block(block, &keys, &check_opts, signatures))
-        {
-            let env = checked.envelope.clone();
-            let key_source =
-                keys.source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
-            let mut report = EnvelopeReport {
-                id: env.as_ref().map(|v| hex(v.id())),
-                from: env.as_ref().map(|v| String::from(v.from())),
-                status: Status::Valid,
-                reasons: Vec::new(),
-                key_source,
-                source: e.source.clone(),
-                trace: env.as_ref().map(|v| hex(v.trace())),
-                parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
-                ..EnvelopeReport::default()
-            };
-            if report.id.is_none() {
-                // Fields that did parse are still worth naming.
-                report.id = id_field(e.bytes);
-            }
-            for r in &reasons {
-                report.push(r.into());
-            }
+        for (report, view) in check_block(block, &keys, &check_opts, signatures) {
             reports.push(report);
-            views.push(env);
+            views.push(view);
         }
     }
 
@@ -394,6 +369,26 @@ fn audit_with(
     }
 }
 
+/// `"kind": "birth"` as P1 writes it: text head and key, text head and value.
+const KIND_BIRTH: &[u8] = b"\x64kind\x65birth";
+
+/// Whether `bytes` could be a birth (P7) whose key step 2 learns: only an
+/// envelope of kind birth gets [`KeySource::Birth`] from [`check`], and a
+/// strictly decoded one holds the canonical entry `kind: "birth"`
+/// (P1: shortest heads), so without those bytes `check` cannot learn a key
+/// from it and step 2 skips the check.
+fn may_be_birth(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == KIND_BIRTH[0])
+        .any(|(i, _)| {
+            bytes
+                .get(i..)
+                .is_some_and(|rest| rest.starts_with(KIND_BIRTH))
+        })
+}
+
 /// Most envelope bytes in one block of step 3: a block's signed messages
 /// are copied (batch verification needs them contiguous), so this bounds
 /// that copy for any input size.
@@ -444,41 +439,84 @@ impl SignatureVerifier for Collect {
     }
 }
 
-/// [`check`] every entry of `block`: with [`Signatures::Parallel`], first
-/// [`check_with`] and [`Collect`] (as if every signature verified), then
-/// the collected signatures on every core with [`batch::verify_each`]
-/// (exactly `verify_strict`'s verdicts, P5), then plain [`check`] again for
-/// each entry with a signature that failed.
+/// One entry's report and view, as step 3 records them.
+type Checked3<'a> = (EnvelopeReport, Option<EnvelopeRef<'a>>);
+
+/// The report of entry `e` from what [`check`] (or [`check_with`]) said.
+fn report_of<'a>(
+    e: &Entry<'a>,
+    checked: Checked<'a>,
+    reasons: &[Reason],
+    keys: &Keyring,
+) -> Checked3<'a> {
+    let env = checked.envelope;
+    let key_source = keys.source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
+    let mut report = EnvelopeReport {
+        id: env.as_ref().map(|v| hex(v.id())),
+        from: env.as_ref().map(|v| String::from(v.from())),
+        status: Status::Valid,
+        reasons: Vec::new(),
+        key_source,
+        source: e.source.clone(),
+        trace: env.as_ref().map(|v| hex(v.trace())),
+        parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
+        ..EnvelopeReport::default()
+    };
+    if report.id.is_none() {
+        // Fields that did parse are still worth naming.
+        report.id = id_field(e.bytes);
+    }
+    for r in reasons {
+        report.push(r.into());
+    }
+    (report, env)
+}
+
+/// [`check`] entry `e` alone and make its report.
+fn alone<'a>(e: &Entry<'a>, keys: &Keyring, opts: &CheckOptions<'_>) -> Checked3<'a> {
+    let mut reasons = Vec::new();
+    let checked = check(e.bytes, keys, opts, &mut reasons);
+    report_of(e, checked, &reasons, keys)
+}
+
+/// Step 3 for every entry of `block`: its report and view, exactly as
+/// [`check`] would give them one after the other.
+///
+/// With [`Signatures::Parallel`]:
+/// - A. [`check_with`] and [`Collect`] (as if every signature verified),
+///   and the reports;
+/// - B. the collected signatures on every core with
+///   [`batch::verify_each`]: exactly `verify_strict`'s verdicts (P5);
+/// - C. plain [`check`] again for each entry with a signature that failed.
 ///
 /// The result equals [`check`]'s for every entry: one whose signatures all
-/// verify got the same answers from `Collect` as from [`herald_core::Strict`]; a good
-/// signature pushes no reason, and its verdict only decides the valid
-/// scopes and the key source, where `Collect` said the same. Every other
-/// entry is [`check`]ed.
+/// verify got the same answers from `Collect` as from
+/// [`herald_core::Strict`]; a good signature pushes no reason, and its
+/// verdict only decides the valid scopes and the key source, where
+/// `Collect` said the same. Every other entry is [`check`]ed.
+///
+/// Phase A stays on this thread: split between the cores it measured
+/// slower (docs/performance.md), its reports and messages then being
+/// allocated on other threads than the one freeing them.
 fn check_block<'a>(
     block: &[Entry<'a>],
     keys: &Keyring,
     opts: &CheckOptions<'_>,
     signatures: Signatures,
-) -> Vec<(Checked<'a>, Vec<Reason>)> {
-    let alone = |e: &Entry<'a>| {
-        let mut reasons = Vec::new();
-        let checked = check(e.bytes, keys, opts, &mut reasons);
-        (checked, reasons)
-    };
+) -> Vec<Checked3<'a>> {
     if signatures == Signatures::Sequential {
-        return block.iter().map(alone).collect();
+        return block.iter().map(|e| alone(e, keys, opts)).collect();
     }
     let mut collect = Collect {
         entry: 0,
         pending: Vec::new(),
     };
-    let mut out: Vec<(Checked<'a>, Vec<Reason>)> = Vec::with_capacity(block.len());
+    let mut out: Vec<Checked3<'a>> = Vec::with_capacity(block.len());
     for (i, e) in block.iter().enumerate() {
         collect.entry = i;
         let mut reasons = Vec::new();
         let checked = check_with(e.bytes, keys, opts, &mut reasons, &mut collect);
-        out.push((checked, reasons));
+        out.push(report_of(e, checked, &reasons, keys));
     }
     let items: Vec<batch::SignedItem<'_>> = collect
         .pending
@@ -498,7 +536,7 @@ fn check_block<'a>(
     }
     for ((slot, e), again) in out.iter_mut().zip(block).zip(again) {
         if again {
-            *slot = alone(e);
+            *slot = alone(e, keys, opts);
         }
     }
     out

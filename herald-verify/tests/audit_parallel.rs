@@ -283,7 +283,8 @@ fn several_blocks_with_bad_signatures_scattered() {
         .iter()
         .map(|e| e.as_bytes().to_vec())
         .collect();
-    let planted = [5usize, 4000, 8191, 8192, 8193, 8299];
+    // 4095 | 4096: where verify_each's chunks of 256 meet, mid-block.
+    let planted = [5usize, 4000, 4095, 4096, 8191, 8192, 8193, 8299];
     for &i in &planted {
         envs[i] = spoil(&envs[i], Spoil::FlipS, 0, i as u8);
     }
