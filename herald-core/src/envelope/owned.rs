@@ -238,7 +238,8 @@ pub struct EnvelopeBuilder {
     expires: Option<u64>,
     kind: Kind,
     lineage_proof: Option<[u8; 32]>,
-    attestations: Vec<Value>,
+    /// `(type, value)` of each attestation, written as `{type, value}`.
+    attestations: Vec<(String, Value)>,
     payload: Value,
     extra: Map,
     from_form: SigilForm,
@@ -328,10 +329,7 @@ impl EnvelopeBuilder {
 
     /// Append an attestation `{type, value}`.
     pub fn attest(mut self, ty: &str, value: Value) -> Self {
-        let mut m = Map::new();
-        m.insert("type", Value::text(ty));
-        m.insert("value", value);
-        self.attestations.push(Value::Map(m));
+        self.attestations.push((ty.into(), value));
         self
     }
 
@@ -475,7 +473,7 @@ impl EnvelopeBuilder {
             // map (2) are smaller than the top-level map (at least 9).
             && present + self.extra.len() <= max_items
             && self.attestations.len() <= max_items
-            && self.attestations.iter().all(|a| fits(a, 2))
+            && self.attestations.iter().all(|(_, v)| fits(v, 3))
             && fits(&self.payload, 1)
             && self.extra.iter().all(|(_, v)| fits(v, 1))
     }
@@ -558,8 +556,13 @@ impl EnvelopeBuilder {
                 },
                 "attestations" => {
                     enc.array(self.attestations.len() as u64)?;
-                    for a in &self.attestations {
-                        a.encode(enc)?;
+                    for (ty, value) in &self.attestations {
+                        // {type, value}: P1 order (shorter key first).
+                        enc.map(2)?;
+                        enc.text("type")?;
+                        enc.text(ty)?;
+                        enc.text("value")?;
+                        value.encode(enc)?;
                     }
                 }
                 _ => enc.bytes(self.lineage_proof.as_ref().map_or(&[][..], |p| &p[..]))?,
