@@ -418,3 +418,29 @@ fn expires_before_ts_is_refused_as_before() {
         agree(&p);
     }
 }
+
+#[test]
+fn map_head_widens_between_body_and_wire() {
+    // A genesis body has 7 P3 entries and its wire form 9: with 15 to 17
+    // extra fields the map head is one byte in body(E, 0) and two on the
+    // wire (24 entries and more); a reply adds one entry to both.
+    for n in 12..20 {
+        let extra: Vec<(String, Value)> = (0..n)
+            .map(|i| {
+                (
+                    format!("{}{i}", ["a", "k", "q", "z"][i % 4]),
+                    Value::Unsigned(i as u64),
+                )
+            })
+            .collect();
+        agree(&Params {
+            extra: extra.clone(),
+            ..base()
+        });
+        agree(&Params {
+            extra,
+            parent: Some(([5; 32], [6; 32])),
+            ..base()
+        });
+    }
+}

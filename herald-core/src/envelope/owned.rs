@@ -3,6 +3,7 @@
 //! signature map into the received bytes without re-encoding the rest.
 
 use alloc::{string::String, vec::Vec};
+use core::convert::Infallible;
 use core::fmt;
 
 use rand_core::{CryptoRng, RngCore};
@@ -391,7 +392,7 @@ impl EnvelopeBuilder {
         let mut from_buf = [0u8; 52];
         let from = from.write_str(&mut from_buf);
         let mut body0 = Vec::with_capacity(256 + self.payload_hint());
-        never(self.write(&mut Encoder::new(&mut body0), from, &nonce, None))?;
+        let marks = self.write_body(&mut body0, from, &nonce);
         let id: [u8; 32] = Sha256::digest(&body0).into();
         let tag = self.kind.origin_tag();
         let sig = key.sign_parts(|feed| {
@@ -404,13 +405,7 @@ impl EnvelopeBuilder {
             sig: &sig,
             ts: None,
         };
-        let mut wire = Vec::with_capacity(body0.len() + 160);
-        never(self.write(
-            &mut Encoder::new(&mut wire),
-            from,
-            &nonce,
-            Some((&id, &origin)),
-        ))?;
+        let wire = self.wire(&body0, &marks, &id, &origin);
         if wire.len() > self.limits.max_size {
             return Err(BuildError::TooLarge {
                 size: wire.len(),
@@ -486,33 +481,24 @@ impl EnvelopeBuilder {
         }
     }
 
-    /// Write the envelope straight into `enc` (P1, P3): `body(E, 0)` when
-    /// `signed` is `None`; else the wire form with `id`, a genesis's
-    /// `trace`, and the origin signature. Keys go out in canonical order,
-    /// extra fields merged in among them, without building a map.
-    fn write<S: Sink>(
-        &self,
-        enc: &mut Encoder<S>,
-        from: &str,
-        nonce: &Nonce,
-        signed: Option<(&[u8; 32], &SignatureEntry<'_>)>,
-    ) -> Result<(), S::Error> {
-        let id = signed.map(|(id, _)| id);
+    /// Write `body(E, 0)` straight into `out` (P1, P3, P4: no `id`, no
+    /// `trace` for a genesis, `signatures: []`). Keys go out in canonical
+    /// order, extra fields merged in among them, without building a map.
+    /// Returns where the wire form differs from it.
+    fn write_body(&self, out: &mut Vec<u8>, from: &str, nonce: &Nonce) -> Marks {
+        let mut enc = Encoder::new(out);
         let mut to_buf = [0u8; 52];
         let to = self.to.map(|t| t.write_str(&mut to_buf));
-        let trace: Option<&[u8; 32]> = match &self.parent {
-            Some((_, trace)) => Some(trace),
-            None => id,
-        };
+        let trace: Option<&[u8; 32]> = self.parent.as_ref().map(|(_, trace)| trace);
         let present = [
             true,                          // v
-            id.is_some(),                  // id
+            false,                         // id: never in a body
             to.is_some(),                  // to
             true,                          // ts
             true,                          // from
             self.kind != Kind::Message,    // kind
             true,                          // nonce
-            trace.is_some(),               // trace
+            trace.is_some(),               // trace: a reply's only
             true,                          // parent
             self.expires.is_some(),        // expires
             true,                          // payload
@@ -521,58 +507,127 @@ impl EnvelopeBuilder {
             self.lineage_proof.is_some(),  // lineage_proof
         ];
         let count = present.iter().filter(|p| **p).count() + self.extra.len();
-        enc.map(count as u64)?;
+        let mut marks = Marks {
+            count,
+            head: 0,
+            id: 0,
+            trace: 0,
+            signatures: 0,
+        };
+        never_write(enc.map(count as u64));
+        marks.head = enc.sink_mut().len();
         let mut extras = self.extra.iter().peekable();
         for (key, here) in P3_KEYS.iter().zip(present) {
             while let Some((k, v)) = extras.next_if(|(k, _)| key_cmp(k, key).is_lt()) {
-                enc.text(k)?;
-                v.encode(enc)?;
+                never_write(enc.text(k));
+                never_write(v.encode(&mut enc));
+            }
+            match *key {
+                "id" => marks.id = enc.sink_mut().len(),
+                "trace" => marks.trace = enc.sink_mut().len(),
+                _ => {}
             }
             if !here {
                 continue;
             }
-            enc.text(key)?;
-            match *key {
-                "v" => enc.text(VERSION)?,
-                "id" => enc.bytes(id.map_or(&[][..], |i| &i[..]))?,
-                "to" => enc.text(to.unwrap_or_default())?,
-                "ts" => enc.unsigned(self.ts)?,
-                "from" => enc.text(from)?,
-                "kind" => enc.text(self.kind.name())?,
-                "nonce" => enc.bytes(&nonce.0)?,
-                "trace" => enc.bytes(trace.map_or(&[][..], |t| &t[..]))?,
+            never_write(enc.text(key));
+            let r = match *key {
+                "v" => enc.text(VERSION),
+                "to" => enc.text(to.unwrap_or_default()),
+                "ts" => enc.unsigned(self.ts),
+                "from" => enc.text(from),
+                "kind" => enc.text(self.kind.name()),
+                "nonce" => enc.bytes(&nonce.0),
+                "trace" => enc.bytes(trace.map_or(&[][..], |t| &t[..])),
                 "parent" => match &self.parent {
-                    Some((p, _)) => enc.bytes(p)?,
-                    None => enc.null()?,
+                    Some((p, _)) => enc.bytes(p),
+                    None => enc.null(),
                 },
-                "expires" => enc.unsigned(self.expires.unwrap_or_default())?,
-                "payload" => self.payload.encode(enc)?,
-                "signatures" => match signed {
-                    Some((_, origin)) => {
-                        enc.array(1)?;
-                        origin.write(enc)?;
-                    }
-                    None => enc.array(0)?,
-                },
-                "attestations" => {
-                    enc.array(self.attestations.len() as u64)?;
-                    for (ty, value) in &self.attestations {
-                        // {type, value}: P1 order (shorter key first).
-                        enc.map(2)?;
-                        enc.text("type")?;
-                        enc.text(ty)?;
-                        enc.text("value")?;
-                        value.encode(enc)?;
-                    }
+                "expires" => enc.unsigned(self.expires.unwrap_or_default()),
+                "payload" => self.payload.encode(&mut enc),
+                "signatures" => {
+                    marks.signatures = enc.sink_mut().len();
+                    enc.array(0)
                 }
-                _ => enc.bytes(self.lineage_proof.as_ref().map_or(&[][..], |p| &p[..]))?,
-            }
+                "attestations" => self.write_attestations(&mut enc),
+                _ => enc.bytes(self.lineage_proof.as_ref().map_or(&[][..], |p| &p[..])),
+            };
+            never_write(r);
         }
         for (k, v) in extras {
-            enc.text(k)?;
-            v.encode(enc)?;
+            never_write(enc.text(k));
+            never_write(v.encode(&mut enc));
+        }
+        marks
+    }
+
+    fn write_attestations(&self, enc: &mut Encoder<&mut Vec<u8>>) -> Result<(), Infallible> {
+        enc.array(self.attestations.len() as u64)?;
+        for (ty, value) in &self.attestations {
+            // {type, value}: P1 order (shorter key first).
+            enc.map(2)?;
+            enc.text("type")?;
+            enc.text(ty)?;
+            enc.text("value")?;
+            value.encode(enc)?;
         }
         Ok(())
+    }
+
+    /// The wire form from `body(E, 0)` as [`Self::write_body`] wrote it:
+    /// one more entry (two for a genesis) in the map head, `id` where it
+    /// sorts, a genesis's `trace` (= `id`, P4) where it sorts, and the
+    /// origin signature in `signatures`; every other byte is copied.
+    fn wire(
+        &self,
+        body0: &[u8],
+        marks: &Marks,
+        id: &[u8; 32],
+        origin: &SignatureEntry<'_>,
+    ) -> Vec<u8> {
+        let genesis = self.parent.is_none();
+        let mut wire = Vec::with_capacity(body0.len() + 200);
+        let mut enc = Encoder::new(&mut wire);
+        let part = |r: core::ops::Range<usize>| body0.get(r).unwrap_or_default();
+        never_write(enc.map((marks.count + 1 + usize::from(genesis)) as u64));
+        enc.sink_mut().extend_from_slice(part(marks.head..marks.id));
+        never_write(enc.text("id"));
+        never_write(enc.bytes(id));
+        enc.sink_mut()
+            .extend_from_slice(part(marks.id..marks.trace));
+        if genesis {
+            never_write(enc.text("trace"));
+            never_write(enc.bytes(id));
+        }
+        enc.sink_mut()
+            .extend_from_slice(part(marks.trace..marks.signatures));
+        never_write(enc.array(1));
+        never_write(origin.write(&mut enc));
+        enc.sink_mut()
+            .extend_from_slice(part(marks.signatures + 1..body0.len()));
+        wire
+    }
+}
+
+/// Offsets in `body(E, 0)` as [`EnvelopeBuilder::write_body`] wrote it.
+struct Marks {
+    /// Entries of its top-level map.
+    count: usize,
+    /// End of the map head.
+    head: usize,
+    /// Where an `id` entry sorts.
+    id: usize,
+    /// Where a `trace` entry sorts (a reply's own `trace` starts there).
+    trace: usize,
+    /// The `[]` value of `signatures` (one byte, 0x80).
+    signatures: usize,
+}
+
+/// Vec sinks cannot fail.
+fn never_write(r: Result<(), Infallible>) {
+    match r {
+        Ok(()) => {}
+        Err(never) => match never {},
     }
 }
 
