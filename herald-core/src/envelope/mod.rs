@@ -40,9 +40,9 @@ impl core::error::Error for EnvelopeError {}
 /// checked: see [`check`](crate::check).
 ///
 /// Only the scan's fields are kept (a verifier holds one of these per
-/// envelope of a trace): [`Self::from_fields`] admits them only when every
-/// required field is present, so the fallbacks of the accessors below are
-/// never reached.
+/// envelope of a trace): an `EnvelopeRef` is only made when every required
+/// field is present, so the fallbacks of the accessors below are never
+/// reached.
 #[derive(Clone, Debug)]
 pub struct EnvelopeRef<'a> {
     fields: Fields<'a>,
