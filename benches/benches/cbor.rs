@@ -9,7 +9,7 @@
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use herald_benches::{Fixture, PAYLOAD_SIZES, attestation_values, builder_map_encode, direct};
+use herald_benches::{Fixture, PAYLOAD_SIZES, attestation_pairs, builder_map_encode, direct};
 use herald_core::SigilForm;
 use herald_core::cbor::{Encoder, Value};
 
@@ -45,12 +45,14 @@ fn cbor(c: &mut Criterion) {
         });
         // body(E, 0) from the parts: the route owned.rs took before (a
         // cbor::Map), the route it takes now (direct writes, payload and
-        // attestations from Values), and direct writes of constants.
+        // payload and attestation values from Values), and direct writes of
+        // constants.
         g.bench_function("builder_map_encode", |b| {
             b.iter(|| black_box(builder_map_encode(black_box(&f.parts), &sigil)))
         });
         let payload = Value::text(f.parts.payload.as_str());
-        let attestations = attestation_values();
+        let attestations = attestation_pairs();
+        assert_eq!(attestations.len(), 5);
         assert_eq!(
             direct::body_values(&f.parts, &from, &payload, &attestations),
             f.body

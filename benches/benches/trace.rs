@@ -3,7 +3,9 @@
 //! `herald_verify::batch::verify_all` (strict pre-checks, batch equations,
 //! every core) against sequential `verify_strict`; plus the alternatives that
 //! bound it (`verify_each`: strict verification on every core; a batch with
-//! only the pre-checks, which is unsound) and the full `audit`.
+//! only the pre-checks, which is unsound) and the full `audit`, with
+//! its signatures verified on every core and one envelope after the other
+//! (`audit_sequential`).
 
 // Benchmarks unwrap their fixtures: a failure there is a broken benchmark.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -18,6 +20,7 @@ use ed25519_dalek::{Signature, VerifyingKey};
 use herald_benches::{OwnedItem, TraceSet};
 use herald_core::{EnvelopeRef, PublicKey};
 use herald_verify::batch::{BatchOptions, SignedItem, verify_all, verify_all_with, verify_each};
+use herald_verify::trace::audit_sequential;
 use herald_verify::{AuditOptions, Input, audit};
 
 const N: usize = 10_000;
@@ -91,6 +94,10 @@ fn trace(c: &mut Criterion) {
     }];
     let audit_opts = AuditOptions::default();
     assert!(audit(&inputs, &keyring, &audit_opts).all_valid());
+    assert_eq!(
+        audit(&inputs, &keyring, &audit_opts),
+        audit_sequential(&inputs, &keyring, &audit_opts)
+    );
 
     let mut g = c.benchmark_group("trace_10k");
     g.sample_size(10);
@@ -157,6 +164,9 @@ fn trace(c: &mut Criterion) {
     });
     g.bench_function("audit", |b| {
         b.iter(|| audit(black_box(&inputs), &keyring, &audit_opts))
+    });
+    g.bench_function("audit_sequential", |b| {
+        b.iter(|| audit_sequential(black_box(&inputs), &keyring, &audit_opts))
     });
     g.finish();
 

@@ -137,6 +137,20 @@ pub fn attestation_values() -> Vec<Value> {
     ]
 }
 
+/// The five attestations as `EnvelopeBuilder` keeps them: `(type, value)`.
+pub fn attestation_pairs() -> Vec<(String, Value)> {
+    attestation_values()
+        .into_iter()
+        .filter_map(|a| {
+            let m = a.as_map()?;
+            Some((
+                String::from(m.get("type")?.as_text()?),
+                m.get("value")?.clone(),
+            ))
+        })
+        .collect()
+}
+
 /// One typical envelope and everything the benchmarks compare it with.
 #[derive(Debug)]
 pub struct Fixture {
@@ -339,14 +353,15 @@ pub mod direct {
         (e.into_inner(), at)
     }
 
-    /// As [`body`], but with the payload and the attestations encoded from
-    /// `Value`s, as `EnvelopeBuilder` holds them: the same encoder calls as
-    /// the builder's own `write` (owned.rs) for this shape.
+    /// As [`body`], but with the payload and the attestation values encoded
+    /// from `Value`s, as `EnvelopeBuilder` holds them (each attestation a
+    /// `(type, value)` pair): the same encoder calls as the builder's own
+    /// `write_body` (owned.rs) for this shape.
     pub fn body_values(
         parts: &Parts,
         from: &str,
         payload: &Value,
-        attestations: &[Value],
+        attestations: &[(String, Value)],
     ) -> Vec<u8> {
         let mut e = Encoder::new(Vec::with_capacity(parts.payload.len() + 512));
         let (parent, trace) = parts.parent.unwrap_or(([0; 32], [0; 32]));
@@ -366,8 +381,10 @@ pub mod direct {
         let _ = e
             .text("attestations")
             .and_then(|()| e.array(attestations.len() as u64));
-        for a in attestations {
-            let _ = a.encode(&mut e);
+        for (ty, value) in attestations {
+            let _ = e.map(2).and_then(|()| e.text("type"));
+            let _ = e.text(ty).and_then(|()| e.text("value"));
+            let _ = value.encode(&mut e);
         }
         e.into_inner()
     }

@@ -27,7 +27,10 @@ pub use nonce::Nonce;
 pub use reason::{Detail, Reason, ReasonCode, ReasonSink, Reasons, Status};
 pub use scope::{STH_TAG, Scope};
 pub use sigil::{Reserved, Sigil, SigilError, SigilForm};
-pub use verify::{CheckOptions, Checked, KeyResolver, KeySource, check, check_parent};
+pub use verify::{
+    CheckOptions, Checked, KeyResolver, KeySource, SignatureVerifier, Strict, check, check_parent,
+    check_with,
+};
 
 /// Re-exported so callers can supply their own RNG (P10 nonces, key generation).
 pub use rand_core;

@@ -4,7 +4,7 @@
 
 use crate::attestation::{Attestation, BirthAttestation};
 use crate::cbor::Limits;
-use crate::envelope::{ED25519, EnvelopeRef, SignatureRef, body_of, scan};
+use crate::envelope::{Body, ED25519, EnvelopeRef, SignatureRef, body_of, scan};
 use crate::key::PublicKey;
 use crate::kind::Kind;
 use crate::payload;
@@ -54,6 +54,34 @@ impl<T: KeyResolver + ?Sized> KeyResolver for &T {
     }
     fn resolve_molted(&self, sigil: &Sigil) -> Option<PublicKey> {
         (**self).resolve_molted(sigil)
+    }
+}
+
+/// The signature step of [`check_with`]: is `sig` by `key` a valid
+/// Ed25519 signature over `tag ‖ body` (P5)?
+///
+/// [`check`] uses [`Strict`]. Another verifier may defer the work (collect
+/// the signatures and verify them later, e.g. in a batch on every core);
+/// whatever it answers, [`check_with`] treats it as the verdict, so the
+/// result equals [`check`]'s only where the answers equal [`Strict`]'s.
+/// Nothing here needs an allocator.
+pub trait SignatureVerifier {
+    /// The verdict for signature `sig` by `key` over `tag ‖ body`.
+    fn verify(&mut self, key: &PublicKey, sig: &[u8; 64], tag: &[u8], body: &Body<'_>) -> bool;
+}
+
+/// The verifier of [`check`]: [`PublicKey::verify_parts`], exactly the
+/// checks of ed25519-dalek `verify_strict` (P5), streaming the body.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Strict;
+
+impl SignatureVerifier for Strict {
+    fn verify(&mut self, key: &PublicKey, sig: &[u8; 64], tag: &[u8], body: &Body<'_>) -> bool {
+        key.verify_parts(sig, |feed| {
+            feed(tag);
+            body.feed(feed);
+        })
+        .is_ok()
     }
 }
 
@@ -157,6 +185,19 @@ pub fn check<'a>(
     keys: &dyn KeyResolver,
     opts: &CheckOptions<'_>,
     out: &mut dyn ReasonSink,
+) -> Checked<'a> {
+    check_with(bytes, keys, opts, out, &mut Strict)
+}
+
+/// As [`check`], with `verifier` deciding each signature whose key was
+/// resolved and whose other checks passed (P5). `check` is
+/// `check_with(…, &mut Strict)`.
+pub fn check_with<'a>(
+    bytes: &'a [u8],
+    keys: &dyn KeyResolver,
+    opts: &CheckOptions<'_>,
+    out: &mut dyn ReasonSink,
+    verifier: &mut dyn SignatureVerifier,
 ) -> Checked<'a> {
     let mut t = Tally {
         out,
@@ -276,7 +317,9 @@ pub fn check<'a>(
                     continue;
                 }
             };
-            let verdict = check_signature(&fields, kind, from, birth, keys, opts, k, &sig, &mut t);
+            let verdict = check_signature(
+                &fields, kind, from, birth, keys, opts, k, &sig, verifier, &mut t,
+            );
             if let Some((scope, source)) = verdict {
                 if k == 0 {
                     key_source = Some(source);
@@ -343,6 +386,7 @@ fn check_signature(
     opts: &CheckOptions<'_>,
     k: u32,
     sig: &SignatureRef<'_>,
+    verifier: &mut dyn SignatureVerifier,
     t: &mut Tally<'_>,
 ) -> Option<(Scope, KeySource)> {
     let scope = Scope::from_name(sig.scope);
@@ -436,15 +480,11 @@ fn check_signature(
         other => other.tag().unwrap_or_default(),
     };
     let body = body_of(fields, k as usize)?;
-    match key.verify_parts(sig.sig, |feed| {
-        feed(tag);
-        body.feed(feed);
-    }) {
-        Ok(()) => Some((scope, source)),
-        Err(_) => {
-            t.push(Reason::at(ReasonCode::BadSignature, k, Detail::None));
-            None
-        }
+    if verifier.verify(&key, sig.sig, tag, &body) {
+        Some((scope, source))
+    } else {
+        t.push(Reason::at(ReasonCode::BadSignature, k, Detail::None));
+        None
     }
 }
 

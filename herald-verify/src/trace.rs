@@ -10,10 +10,11 @@ use std::collections::{HashMap, HashSet};
 
 use herald_core::cbor::Limits;
 use herald_core::{
-    CheckOptions, EnvelopeRef, KeySource, PublicKey, ReasonCode, Scope, SigilForm, Status, check,
-    check_parent,
+    Body, CheckOptions, Checked, EnvelopeRef, KeySource, PublicKey, Reason, ReasonCode, Scope,
+    SigilForm, SignatureVerifier, Status, check, check_parent, check_with,
 };
 
+use crate::batch;
 use crate::bundle::{self, Bundle, ProofInput};
 use crate::keyring::{Keyring, Provenance};
 use crate::report::{EnvelopeReport, Report, ReportReason, Source, Summary, TraceReport, hex};
@@ -89,9 +90,38 @@ fn unparsed(source: Source, detail: String) -> EnvelopeReport {
     r
 }
 
+/// How step 3 of an audit verifies signatures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Signatures {
+    /// [`check`], one envelope after the other.
+    Sequential,
+    /// [`check_with`] collecting the signatures, [`batch::verify_each`] on
+    /// every core, then [`check`] again for any envelope with a bad one.
+    Parallel,
+}
+
 /// Verify every envelope of `inputs` as one set (CLI.md: all files form one
 /// set for parents and replays) against `keyring`.
+///
+/// Signatures are verified on every core with exactly the verdicts of
+/// `verify_strict` (P5), and the report is the one [`audit_sequential`]
+/// gives (tests/audit_parallel.rs).
 pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
+    audit_with(inputs, keyring, opts, Signatures::Parallel)
+}
+
+/// As [`audit`], checking one envelope after the other on this thread: the
+/// reference the parallel path is tested and benchmarked against.
+pub fn audit_sequential(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
+    audit_with(inputs, keyring, opts, Signatures::Sequential)
+}
+
+fn audit_with(
+    inputs: &[Input],
+    keyring: &Keyring,
+    opts: &AuditOptions,
+    signatures: Signatures,
+) -> Report {
     // 1. Split every input into items, in argument order then file order.
     //    A bundle contributes its envelopes as items, its keys and its proofs.
     let mut entries = Vec::new();
@@ -187,7 +217,7 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         learn_birth_keys: opts.learn_birth_keys,
     };
     if opts.learn_birth_keys {
-        for e in &entries {
+        for e in entries.iter().filter(|e| may_be_birth(e.bytes)) {
             let mut reasons = Vec::new();
             let checked = check(e.bytes, &(), &check_opts, &mut reasons);
             let origin_ok = !reasons
@@ -205,34 +235,18 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         }
     }
 
-    // 3. Each envelope alone (P11 local reasons).
+    // 3. Each envelope alone (P11 local reasons), in blocks whose
+    //    signatures are verified together on every core (see `check_block`).
     let mut reports: Vec<EnvelopeReport> = Vec::with_capacity(entries.len());
     let mut views: Vec<Option<EnvelopeRef<'_>>> = Vec::with_capacity(entries.len());
-    for e in &entries {
-        let mut reasons = Vec::new();
-        let checked = check(e.bytes, &keys, &check_opts, &mut reasons);
-        let env = checked.envelope.clone();
-        let key_source = keys.source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
-        let mut report = EnvelopeReport {
-            id: env.as_ref().map(|v| hex(v.id())),
-            from: env.as_ref().map(|v| String::from(v.from())),
-            status: Status::Valid,
-            reasons: Vec::new(),
-            key_source,
-            source: e.source.clone(),
-            trace: env.as_ref().map(|v| hex(v.trace())),
-            parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
-            ..EnvelopeReport::default()
-        };
-        if report.id.is_none() {
-            // Fields that did parse are still worth naming.
-            report.id = id_field(e.bytes);
+    let mut rest = &entries[..];
+    while !rest.is_empty() {
+        let (block, next) = rest.split_at(block_len(rest));
+        rest = next;
+        for (report, view) in check_block(block, &keys, &check_opts, signatures) {
+            reports.push(report);
+            views.push(view);
         }
-        for r in &reasons {
-            report.push(r.into());
-        }
-        reports.push(report);
-        views.push(env);
     }
 
     // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
@@ -323,19 +337,26 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         }
     }
 
-    // 7. Merge unparseable pieces back in input order.
-    let mut envelopes = Vec::with_capacity(reports.len() + unsplittable.len());
-    let mut reports = reports.into_iter();
-    for (position, r) in unsplittable {
-        while envelopes.len() < position {
-            match reports.next() {
-                Some(next) => envelopes.push(next),
-                None => break,
+    // 7. Merge unparseable pieces back in input order. The usual case has
+    //    none: keep `reports` rather than hold two copies at the peak.
+    drop((views, by_id, has_child, seen));
+    let envelopes = if unsplittable.is_empty() {
+        reports
+    } else {
+        let mut envelopes = Vec::with_capacity(reports.len() + unsplittable.len());
+        let mut reports = reports.into_iter();
+        for (position, r) in unsplittable {
+            while envelopes.len() < position {
+                match reports.next() {
+                    Some(next) => envelopes.push(next),
+                    None => break,
+                }
             }
+            envelopes.push(r);
         }
-        envelopes.push(r);
-    }
-    envelopes.extend(reports);
+        envelopes.extend(reports);
+        envelopes
+    };
     let mut summary = Summary::default();
     for e in &envelopes {
         summary.add(e.status);
@@ -346,6 +367,179 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
         summary,
         proofs: proof_reports,
     }
+}
+
+/// `"kind": "birth"` as P1 writes it: text head and key, text head and value.
+const KIND_BIRTH: &[u8] = b"\x64kind\x65birth";
+
+/// Whether `bytes` could be a birth (P7) whose key step 2 learns: only an
+/// envelope of kind birth gets [`KeySource::Birth`] from [`check`], and a
+/// strictly decoded one holds the canonical entry `kind: "birth"`
+/// (P1: shortest heads), so without those bytes `check` cannot learn a key
+/// from it and step 2 skips the check.
+fn may_be_birth(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == KIND_BIRTH[0])
+        .any(|(i, _)| {
+            bytes
+                .get(i..)
+                .is_some_and(|rest| rest.starts_with(KIND_BIRTH))
+        })
+}
+
+/// Most envelope bytes in one block of step 3: a block's signed messages
+/// are copied (batch verification needs them contiguous), so this bounds
+/// that copy for any input size.
+const BLOCK_BYTES: usize = 4 << 20;
+
+/// Most envelopes in one block of step 3.
+const BLOCK_ENVELOPES: usize = 8192;
+
+/// How many entries from the start of `entries` form the next block: at
+/// least one, then up to [`BLOCK_ENVELOPES`] and [`BLOCK_BYTES`].
+fn block_len(entries: &[Entry<'_>]) -> usize {
+    let mut bytes = 0usize;
+    let n = entries
+        .iter()
+        .take(BLOCK_ENVELOPES)
+        .take_while(|e| {
+            bytes = bytes.saturating_add(e.bytes.len());
+            bytes <= BLOCK_BYTES
+        })
+        .count();
+    n.max(1).min(entries.len())
+}
+
+/// A signature [`Collect`] deferred: entry `entry` of the block.
+struct Pending {
+    entry: usize,
+    key: [u8; 32],
+    sig: [u8; 64],
+    message: Vec<u8>,
+}
+
+/// A [`SignatureVerifier`] that records every signature and answers
+/// `true`; the real verdicts come later from [`batch::verify_each`].
+struct Collect {
+    entry: usize,
+    pending: Vec<Pending>,
+}
+
+impl SignatureVerifier for Collect {
+    fn verify(&mut self, key: &PublicKey, sig: &[u8; 64], tag: &[u8], body: &Body<'_>) -> bool {
+        self.pending.push(Pending {
+            entry: self.entry,
+            key: *key.as_bytes(),
+            sig: *sig,
+            message: batch::message(tag, body),
+        });
+        true
+    }
+}
+
+/// One entry's report and view, as step 3 records them.
+type Checked3<'a> = (EnvelopeReport, Option<EnvelopeRef<'a>>);
+
+/// The report of entry `e` from what [`check`] (or [`check_with`]) said.
+fn report_of<'a>(
+    e: &Entry<'a>,
+    checked: Checked<'a>,
+    reasons: &[Reason],
+    keys: &Keyring,
+) -> Checked3<'a> {
+    let env = checked.envelope;
+    let key_source = keys.source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
+    let mut report = EnvelopeReport {
+        id: env.as_ref().map(|v| hex(v.id())),
+        from: env.as_ref().map(|v| String::from(v.from())),
+        status: Status::Valid,
+        reasons: Vec::new(),
+        key_source,
+        source: e.source.clone(),
+        trace: env.as_ref().map(|v| hex(v.trace())),
+        parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
+        ..EnvelopeReport::default()
+    };
+    if report.id.is_none() {
+        // Fields that did parse are still worth naming.
+        report.id = id_field(e.bytes);
+    }
+    for r in reasons {
+        report.push(r.into());
+    }
+    (report, env)
+}
+
+/// [`check`] entry `e` alone and make its report.
+fn alone<'a>(e: &Entry<'a>, keys: &Keyring, opts: &CheckOptions<'_>) -> Checked3<'a> {
+    let mut reasons = Vec::new();
+    let checked = check(e.bytes, keys, opts, &mut reasons);
+    report_of(e, checked, &reasons, keys)
+}
+
+/// Step 3 for every entry of `block`: its report and view, exactly as
+/// [`check`] would give them one after the other.
+///
+/// With [`Signatures::Parallel`]:
+/// - A. [`check_with`] and [`Collect`] (as if every signature verified),
+///   and the reports;
+/// - B. the collected signatures on every core with
+///   [`batch::verify_each`]: exactly `verify_strict`'s verdicts (P5);
+/// - C. plain [`check`] again for each entry with a signature that failed.
+///
+/// The result equals [`check`]'s for every entry: one whose signatures all
+/// verify got the same answers from `Collect` as from
+/// [`herald_core::Strict`]; a good signature pushes no reason, and its
+/// verdict only decides the valid scopes and the key source, where
+/// `Collect` said the same. Every other entry is [`check`]ed.
+///
+/// Phase A stays on this thread: split between the cores it measured
+/// slower (docs/performance.md), its reports and messages then being
+/// allocated on other threads than the one freeing them.
+fn check_block<'a>(
+    block: &[Entry<'a>],
+    keys: &Keyring,
+    opts: &CheckOptions<'_>,
+    signatures: Signatures,
+) -> Vec<Checked3<'a>> {
+    if signatures == Signatures::Sequential {
+        return block.iter().map(|e| alone(e, keys, opts)).collect();
+    }
+    let mut collect = Collect {
+        entry: 0,
+        pending: Vec::new(),
+    };
+    let mut out: Vec<Checked3<'a>> = Vec::with_capacity(block.len());
+    for (i, e) in block.iter().enumerate() {
+        collect.entry = i;
+        let mut reasons = Vec::new();
+        let checked = check_with(e.bytes, keys, opts, &mut reasons, &mut collect);
+        out.push(report_of(e, checked, &reasons, keys));
+    }
+    let items: Vec<batch::SignedItem<'_>> = collect
+        .pending
+        .iter()
+        .map(|p| batch::SignedItem {
+            key: &p.key,
+            signature: &p.sig,
+            message: &p.message,
+        })
+        .collect();
+    let verdicts = batch::verify_each(&items, 0);
+    let mut again = alloc::vec![false; block.len()];
+    for (p, ok) in collect.pending.iter().zip(verdicts) {
+        if !ok && let Some(slot) = again.get_mut(p.entry) {
+            *slot = true;
+        }
+    }
+    for ((slot, e), again) in out.iter_mut().zip(block).zip(again) {
+        if again {
+            *slot = alone(e, keys, opts);
+        }
+    }
+    out
 }
 
 /// A stand-in for the signer's key when it is unknown: the sigil's hash

@@ -38,18 +38,21 @@ impl core::error::Error for EnvelopeError {}
 /// A decoded envelope borrowing the received bytes (P3). Every field has
 /// its P3 type; nothing was allocated or re-encoded. Signatures are not yet
 /// checked: see [`check`](crate::check).
+///
+/// Only the scan's fields are kept (a verifier holds one of these per
+/// envelope of a trace): an `EnvelopeRef` is only made when every required
+/// field is present, so the fallbacks of the accessors below are never
+/// reached.
 #[derive(Clone, Debug)]
 pub struct EnvelopeRef<'a> {
     fields: Fields<'a>,
-    id: &'a [u8; 32],
-    from: &'a str,
-    from_sigil: Sigil,
-    trace: &'a [u8; 32],
-    ts: u64,
-    nonce: &'a [u8; 16],
-    payload: ValueRef<'a>,
-    signatures: ArrayRef<'a>,
 }
+
+/// What an accessor of a required field would return were it absent
+/// (unreachable: [`EnvelopeRef::from_fields`] requires them).
+const ABSENT_32: &[u8; 32] = &[0; 32];
+/// See [`ABSENT_32`].
+const ABSENT_16: &[u8; 16] = &[0; 16];
 
 impl<'a> EnvelopeRef<'a> {
     /// Strictly decode one envelope filling `bytes` (P1, P3), default limits.
@@ -79,22 +82,16 @@ impl<'a> EnvelopeRef<'a> {
     }
 
     pub(crate) fn from_fields(fields: Fields<'a>) -> Option<Self> {
-        if fields.faulty {
-            return None;
-        }
-        let from = fields.from?;
-        fields.spans.signatures_value.as_ref()?;
-        Some(Self {
-            id: fields.id?,
-            from: from.text,
-            from_sigil: from.sigil,
-            trace: fields.trace?,
-            ts: fields.ts?,
-            nonce: fields.nonce?,
-            payload: fields.payload.clone()?.0,
-            signatures: fields.signatures?,
-            fields,
-        })
+        let complete = !fields.faulty
+            && fields.from.is_some()
+            && fields.spans.signatures_value.is_some()
+            && fields.id.is_some()
+            && fields.trace.is_some()
+            && fields.ts.is_some()
+            && fields.nonce.is_some()
+            && fields.payload.is_some()
+            && fields.signatures.is_some();
+        complete.then_some(Self { fields })
     }
 
     #[cfg(feature = "alloc")]
@@ -114,17 +111,20 @@ impl<'a> EnvelopeRef<'a> {
 
     /// `id` as carried on the wire (check it with [`Self::computed_id`]).
     pub fn id(&self) -> &'a [u8; 32] {
-        self.id
+        self.fields.id.unwrap_or(ABSENT_32)
     }
 
     /// `from`, as received.
     pub fn from(&self) -> &'a str {
-        self.from
+        self.fields.from.map_or("", |f| f.text)
     }
 
     /// `from`, parsed.
     pub fn from_sigil(&self) -> Sigil {
-        self.from_sigil
+        match self.fields.from {
+            Some(f) => f.sigil,
+            None => Sigil::from_key(ABSENT_32, crate::sigil::SigilForm::Default),
+        }
     }
 
     /// `to`, as received and parsed.
@@ -144,17 +144,17 @@ impl<'a> EnvelopeRef<'a> {
 
     /// `trace`.
     pub fn trace(&self) -> &'a [u8; 32] {
-        self.trace
+        self.fields.trace.unwrap_or(ABSENT_32)
     }
 
     /// `ts`, Unix seconds.
     pub fn ts(&self) -> u64 {
-        self.ts
+        self.fields.ts.unwrap_or_default()
     }
 
     /// `nonce`.
     pub fn nonce(&self) -> &'a [u8; 16] {
-        self.nonce
+        self.fields.nonce.unwrap_or(ABSENT_16)
     }
 
     /// `expires`, Unix seconds.
@@ -189,7 +189,10 @@ impl<'a> EnvelopeRef<'a> {
 
     /// `payload`.
     pub fn payload(&self) -> ValueRef<'a> {
-        self.payload
+        self.fields
+            .payload
+            .as_ref()
+            .map_or(ValueRef::Null, |(v, _)| *v)
     }
 
     /// The payload's canonical bytes.
@@ -208,14 +211,18 @@ impl<'a> EnvelopeRef<'a> {
 
     /// Number of signature maps.
     pub fn signature_count(&self) -> usize {
-        self.signatures.len()
+        self.fields.signatures.map_or(0, |a| a.len())
     }
 
     /// Signature maps in order, each parsed (an error for a malformed one).
     pub fn signatures(
         &self,
     ) -> impl Iterator<Item = Result<SignatureRef<'a>, crate::reason::Detail>> + 'a {
-        self.signatures.iter().map(SignatureRef::parse)
+        self.fields
+            .signatures
+            .into_iter()
+            .flat_map(|a| a.iter())
+            .map(SignatureRef::parse)
     }
 
     /// `body(E, k)` (P4), or `None` when there are fewer than `k` signatures.

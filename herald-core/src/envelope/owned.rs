@@ -3,6 +3,7 @@
 //! signature map into the received bytes without re-encoding the rest.
 
 use alloc::{string::String, vec::Vec};
+use core::convert::Infallible;
 use core::fmt;
 
 use rand_core::{CryptoRng, RngCore};
@@ -10,7 +11,8 @@ use sha2::{Digest, Sha256};
 
 use super::{ED25519, EnvelopeError, EnvelopeRef, VERSION};
 use crate::cbor::{
-    Encoder, Limits, Map, SerdeError, Sink, Value, key_cmp, major, to_value, write_head,
+    Encoder, Limits, MAX_NESTING, Map, SerdeError, Sink, Value, key_cmp, major, to_value,
+    write_head,
 };
 use crate::key::SigningKey;
 use crate::kind::Kind;
@@ -90,10 +92,15 @@ impl From<SerdeError> for BuildError {
 
 /// An owned envelope: canonical bytes that decode as P3 (the bytes are the
 /// envelope; every accessor reads them through [`Envelope::view`]).
+///
+/// Invariant: `bytes` decode with `limits` ([`EnvelopeRef::decode_with`]),
+/// and `id` is the `id` they carry (kept so that [`Envelope::id`] does not
+/// decode again).
 #[derive(Clone, PartialEq, Eq)]
 pub struct Envelope {
     bytes: Vec<u8>,
     limits: Limits,
+    id: [u8; 32],
 }
 
 impl Envelope {
@@ -104,8 +111,8 @@ impl Envelope {
 
     /// As [`Envelope::from_bytes`], with other decoder limits.
     pub fn from_bytes_with(bytes: Vec<u8>, limits: Limits) -> Result<Self, EnvelopeError> {
-        EnvelopeRef::decode_with(&bytes, &limits)?;
-        Ok(Self { bytes, limits })
+        let id = *EnvelopeRef::decode_with(&bytes, &limits)?.id();
+        Ok(Self { bytes, limits, id })
     }
 
     /// The borrowed view.
@@ -129,9 +136,9 @@ impl Envelope {
         self.bytes
     }
 
-    /// The id carried.
+    /// The id carried (kept from construction: no decoding).
     pub fn id(&self) -> [u8; 32] {
-        *self.view().id()
+        self.id
     }
 
     /// Check the envelope (see [`check`](crate::check)), collecting every reason.
@@ -211,6 +218,7 @@ impl fmt::Debug for Envelope {
     }
 }
 
+/// The size check and the full decode, for bytes spliced from received ones.
 fn finish(bytes: Vec<u8>, limits: Limits) -> Result<Envelope, BuildError> {
     if bytes.len() > limits.max_size {
         return Err(BuildError::TooLarge {
@@ -231,7 +239,8 @@ pub struct EnvelopeBuilder {
     expires: Option<u64>,
     kind: Kind,
     lineage_proof: Option<[u8; 32]>,
-    attestations: Vec<Value>,
+    /// `(type, value)` of each attestation, written as `{type, value}`.
+    attestations: Vec<(String, Value)>,
     payload: Value,
     extra: Map,
     from_form: SigilForm,
@@ -321,10 +330,7 @@ impl EnvelopeBuilder {
 
     /// Append an attestation `{type, value}`.
     pub fn attest(mut self, ty: &str, value: Value) -> Self {
-        let mut m = Map::new();
-        m.insert("type", Value::text(ty));
-        m.insert("value", value);
-        self.attestations.push(Value::Map(m));
+        self.attestations.push((ty.into(), value));
         self
     }
 
@@ -386,7 +392,7 @@ impl EnvelopeBuilder {
         let mut from_buf = [0u8; 52];
         let from = from.write_str(&mut from_buf);
         let mut body0 = Vec::with_capacity(256 + self.payload_hint());
-        never(self.write(&mut Encoder::new(&mut body0), from, &nonce, None))?;
+        let marks = self.write_body(&mut body0, from, &nonce);
         let id: [u8; 32] = Sha256::digest(&body0).into();
         let tag = self.kind.origin_tag();
         let sig = key.sign_parts(|feed| {
@@ -399,14 +405,72 @@ impl EnvelopeBuilder {
             sig: &sig,
             ts: None,
         };
-        let mut wire = Vec::with_capacity(body0.len() + 160);
-        never(self.write(
-            &mut Encoder::new(&mut wire),
-            from,
-            &nonce,
-            Some((&id, &origin)),
-        ))?;
-        finish(wire, self.limits)
+        let wire = self.wire(&body0, &marks, &id, &origin);
+        if wire.len() > self.limits.max_size {
+            return Err(BuildError::TooLarge {
+                size: wire.len(),
+                limit: self.limits.max_size,
+            });
+        }
+        if !self.decodes_as_written() {
+            // Some rule refuses it: the full decode names which, exactly as
+            // it would for received bytes (and accepts it, should the
+            // checks below be more cautious than the decoder).
+            return Envelope::from_bytes_with(wire, self.limits).map_err(BuildError::Invalid);
+        }
+        debug_assert!(EnvelopeRef::decode_with(&wire, &self.limits).is_ok());
+        Ok(Envelope {
+            bytes: wire,
+            limits: self.limits,
+            id,
+        })
+    }
+
+    /// Whether what [`Self::write`] produced decodes with `self.limits`
+    /// (P1, P3), without decoding it. The size was checked by the caller.
+    ///
+    /// `write` excludes by construction everything else the strict decode
+    /// (`scan.rs`) rejects: heads are shortest, map keys are text, sorted
+    /// and unique (P3 keys and extras merged; `extra_field` refuses P3 keys;
+    /// a [`Map`] keeps its keys sorted and unique), floats are canonical
+    /// ([`Value`] cannot hold others), text is UTF-8, there are no tags or
+    /// other simple values; every P3 field has its type (`v` is
+    /// [`VERSION`], `from`/`to` and `by` are written by [`Sigil::write_str`],
+    /// which [`Sigil::parse`] reads back, `kind` by [`Kind::name`], ids,
+    /// nonce and lineage proof have their fixed lengths); every required
+    /// field is there; and each attestation is a `{type: text, value}` map
+    /// ([`Self::attest`]). Unknown (extra) fields are only a warning. What
+    /// remains depends on the caller's values:
+    /// - `expires ≥ ts` (P3);
+    /// - the nesting depth (`Limits::max_depth`, never above
+    ///   [`MAX_NESTING`]): the top-level map is depth 1, `signatures` and
+    ///   its maps reach depth 3, an attestation's value sits at depth 4,
+    ///   the payload and extra fields at depth 2;
+    /// - the items of every container (`Limits::max_items`): the top-level
+    ///   map, the origin signature map (4 entries), `attestations`, each
+    ///   attestation map (2) and every container inside the values.
+    fn decodes_as_written(&self) -> bool {
+        let max_depth = self.limits.max_depth.min(MAX_NESTING);
+        let max_items = self.limits.max_items;
+        let present = 6 // v, id, ts, from, nonce, parent …
+            + 3 // … trace (a genesis writes it too), payload, signatures
+            + usize::from(self.to.is_some())
+            + usize::from(self.kind != Kind::Message)
+            + usize::from(self.expires.is_some())
+            + usize::from(!self.attestations.is_empty())
+            + usize::from(self.lineage_proof.is_some());
+        // Levels as the decoder counts them: a container at level d needs
+        // d + 1 <= max_depth; the top-level map is at level 0.
+        let fits = |v: &Value, level: usize| fits(v, level, max_depth, max_items);
+        self.expires.is_none_or(|x| x >= self.ts)
+            && max_depth >= 3
+            // The origin signature map (4 entries) and each attestation
+            // map (2) are smaller than the top-level map (at least 9).
+            && present + self.extra.len() <= max_items
+            && self.attestations.len() <= max_items
+            && self.attestations.iter().all(|(_, v)| fits(v, 3))
+            && fits(&self.payload, 1)
+            && self.extra.iter().all(|(_, v)| fits(v, 1))
     }
 
     fn payload_hint(&self) -> usize {
@@ -417,33 +481,24 @@ impl EnvelopeBuilder {
         }
     }
 
-    /// Write the envelope straight into `enc` (P1, P3): `body(E, 0)` when
-    /// `signed` is `None`; else the wire form with `id`, a genesis's
-    /// `trace`, and the origin signature. Keys go out in canonical order,
-    /// extra fields merged in among them, without building a map.
-    fn write<S: Sink>(
-        &self,
-        enc: &mut Encoder<S>,
-        from: &str,
-        nonce: &Nonce,
-        signed: Option<(&[u8; 32], &SignatureEntry<'_>)>,
-    ) -> Result<(), S::Error> {
-        let id = signed.map(|(id, _)| id);
+    /// Write `body(E, 0)` straight into `out` (P1, P3, P4: no `id`, no
+    /// `trace` for a genesis, `signatures: []`). Keys go out in canonical
+    /// order, extra fields merged in among them, without building a map.
+    /// Returns where the wire form differs from it.
+    fn write_body(&self, out: &mut Vec<u8>, from: &str, nonce: &Nonce) -> Marks {
+        let mut enc = Encoder::new(out);
         let mut to_buf = [0u8; 52];
         let to = self.to.map(|t| t.write_str(&mut to_buf));
-        let trace: Option<&[u8; 32]> = match &self.parent {
-            Some((_, trace)) => Some(trace),
-            None => id,
-        };
+        let trace: Option<&[u8; 32]> = self.parent.as_ref().map(|(_, trace)| trace);
         let present = [
             true,                          // v
-            id.is_some(),                  // id
+            false,                         // id: never in a body
             to.is_some(),                  // to
             true,                          // ts
             true,                          // from
             self.kind != Kind::Message,    // kind
             true,                          // nonce
-            trace.is_some(),               // trace
+            trace.is_some(),               // trace: a reply's only
             true,                          // parent
             self.expires.is_some(),        // expires
             true,                          // payload
@@ -452,53 +507,148 @@ impl EnvelopeBuilder {
             self.lineage_proof.is_some(),  // lineage_proof
         ];
         let count = present.iter().filter(|p| **p).count() + self.extra.len();
-        enc.map(count as u64)?;
+        let mut marks = Marks {
+            count,
+            head: 0,
+            id: 0,
+            trace: 0,
+            signatures: 0,
+        };
+        never_write(enc.map(count as u64));
+        marks.head = enc.sink_mut().len();
         let mut extras = self.extra.iter().peekable();
         for (key, here) in P3_KEYS.iter().zip(present) {
             while let Some((k, v)) = extras.next_if(|(k, _)| key_cmp(k, key).is_lt()) {
-                enc.text(k)?;
-                v.encode(enc)?;
+                never_write(enc.text(k));
+                never_write(v.encode(&mut enc));
+            }
+            match *key {
+                "id" => marks.id = enc.sink_mut().len(),
+                "trace" => marks.trace = enc.sink_mut().len(),
+                _ => {}
             }
             if !here {
                 continue;
             }
-            enc.text(key)?;
-            match *key {
-                "v" => enc.text(VERSION)?,
-                "id" => enc.bytes(id.map_or(&[][..], |i| &i[..]))?,
-                "to" => enc.text(to.unwrap_or_default())?,
-                "ts" => enc.unsigned(self.ts)?,
-                "from" => enc.text(from)?,
-                "kind" => enc.text(self.kind.name())?,
-                "nonce" => enc.bytes(&nonce.0)?,
-                "trace" => enc.bytes(trace.map_or(&[][..], |t| &t[..]))?,
+            never_write(enc.text(key));
+            let r = match *key {
+                "v" => enc.text(VERSION),
+                "to" => enc.text(to.unwrap_or_default()),
+                "ts" => enc.unsigned(self.ts),
+                "from" => enc.text(from),
+                "kind" => enc.text(self.kind.name()),
+                "nonce" => enc.bytes(&nonce.0),
+                "trace" => enc.bytes(trace.map_or(&[][..], |t| &t[..])),
                 "parent" => match &self.parent {
-                    Some((p, _)) => enc.bytes(p)?,
-                    None => enc.null()?,
+                    Some((p, _)) => enc.bytes(p),
+                    None => enc.null(),
                 },
-                "expires" => enc.unsigned(self.expires.unwrap_or_default())?,
-                "payload" => self.payload.encode(enc)?,
-                "signatures" => match signed {
-                    Some((_, origin)) => {
-                        enc.array(1)?;
-                        origin.write(enc)?;
-                    }
-                    None => enc.array(0)?,
-                },
-                "attestations" => {
-                    enc.array(self.attestations.len() as u64)?;
-                    for a in &self.attestations {
-                        a.encode(enc)?;
-                    }
+                "expires" => enc.unsigned(self.expires.unwrap_or_default()),
+                "payload" => self.payload.encode(&mut enc),
+                "signatures" => {
+                    marks.signatures = enc.sink_mut().len();
+                    enc.array(0)
                 }
-                _ => enc.bytes(self.lineage_proof.as_ref().map_or(&[][..], |p| &p[..]))?,
-            }
+                "attestations" => self.write_attestations(&mut enc),
+                _ => enc.bytes(self.lineage_proof.as_ref().map_or(&[][..], |p| &p[..])),
+            };
+            never_write(r);
         }
         for (k, v) in extras {
-            enc.text(k)?;
-            v.encode(enc)?;
+            never_write(enc.text(k));
+            never_write(v.encode(&mut enc));
+        }
+        marks
+    }
+
+    fn write_attestations(&self, enc: &mut Encoder<&mut Vec<u8>>) -> Result<(), Infallible> {
+        enc.array(self.attestations.len() as u64)?;
+        for (ty, value) in &self.attestations {
+            // {type, value}: P1 order (shorter key first).
+            enc.map(2)?;
+            enc.text("type")?;
+            enc.text(ty)?;
+            enc.text("value")?;
+            value.encode(enc)?;
         }
         Ok(())
+    }
+
+    /// The wire form from `body(E, 0)` as [`Self::write_body`] wrote it:
+    /// one more entry (two for a genesis) in the map head, `id` where it
+    /// sorts, a genesis's `trace` (= `id`, P4) where it sorts, and the
+    /// origin signature in `signatures`; every other byte is copied.
+    fn wire(
+        &self,
+        body0: &[u8],
+        marks: &Marks,
+        id: &[u8; 32],
+        origin: &SignatureEntry<'_>,
+    ) -> Vec<u8> {
+        let genesis = self.parent.is_none();
+        let mut wire = Vec::with_capacity(body0.len() + 200);
+        let mut enc = Encoder::new(&mut wire);
+        let part = |r: core::ops::Range<usize>| body0.get(r).unwrap_or_default();
+        never_write(enc.map((marks.count + 1 + usize::from(genesis)) as u64));
+        enc.sink_mut().extend_from_slice(part(marks.head..marks.id));
+        never_write(enc.text("id"));
+        never_write(enc.bytes(id));
+        enc.sink_mut()
+            .extend_from_slice(part(marks.id..marks.trace));
+        if genesis {
+            never_write(enc.text("trace"));
+            never_write(enc.bytes(id));
+        }
+        enc.sink_mut()
+            .extend_from_slice(part(marks.trace..marks.signatures));
+        never_write(enc.array(1));
+        never_write(origin.write(&mut enc));
+        enc.sink_mut()
+            .extend_from_slice(part(marks.signatures + 1..body0.len()));
+        wire
+    }
+}
+
+/// Offsets in `body(E, 0)` as [`EnvelopeBuilder::write_body`] wrote it.
+struct Marks {
+    /// Entries of its top-level map.
+    count: usize,
+    /// End of the map head.
+    head: usize,
+    /// Where an `id` entry sorts.
+    id: usize,
+    /// Where a `trace` entry sorts (a reply's own `trace` starts there).
+    trace: usize,
+    /// The `[]` value of `signatures` (one byte, 0x80).
+    signatures: usize,
+}
+
+/// Vec sinks cannot fail.
+fn never_write(r: Result<(), Infallible>) {
+    match r {
+        Ok(()) => {}
+        Err(never) => match never {},
+    }
+}
+
+/// Whether `v`, decoded at `level` (the top-level map is level 0), stays
+/// within `max_depth` and `max_items` as the strict decoder counts them (P1).
+/// Recurses at most `max_depth` (≤ [`MAX_NESTING`]) levels.
+fn fits(v: &Value, level: usize, max_depth: usize, max_items: usize) -> bool {
+    let container = |len: usize| level < max_depth && len <= max_items;
+    match v {
+        Value::Array(items) => {
+            container(items.len())
+                && items
+                    .iter()
+                    .all(|i| fits(i, level + 1, max_depth, max_items))
+        }
+        Value::Map(m) => {
+            container(m.len())
+                && m.iter()
+                    .all(|(_, v)| fits(v, level + 1, max_depth, max_items))
+        }
+        _ => true,
     }
 }
 

@@ -11,6 +11,19 @@ use crate::sigil::Sigil;
 /// The protocol version this implementation speaks (P3).
 pub const VERSION: &str = "herald/0.2";
 
+/// The fields P3 requires, in the order their absence is reported.
+const REQUIRED: [&str; 9] = [
+    "v",
+    "id",
+    "from",
+    "parent",
+    "trace",
+    "ts",
+    "nonce",
+    "payload",
+    "signatures",
+];
+
 /// A typed field with the sigil parsed from it.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) struct SigilField<'a> {
@@ -111,9 +124,18 @@ pub(crate) fn scan<'a>(
         faulty: false,
     };
     let mut o = Out { out, faulty: false };
+    // Which REQUIRED keys the map holds (whatever their values): one pass.
+    let mut present = [false; REQUIRED.len()];
     let mut entries = map.iter();
     while let Some(e) = entries.next_entry() {
         let v = e.value;
+        if let Some(slot) = REQUIRED
+            .iter()
+            .position(|name| *name == e.key)
+            .and_then(|i| present.get_mut(i))
+        {
+            *slot = true;
+        }
         match e.key {
             "v" => match v.as_text() {
                 Some(s) => f.v = Some(s),
@@ -208,19 +230,8 @@ pub(crate) fn scan<'a>(
             }
         }
     }
-    let present = |name: &str| map.iter().any(|(k, _)| k == name);
-    for name in [
-        "v",
-        "id",
-        "from",
-        "parent",
-        "trace",
-        "ts",
-        "nonce",
-        "payload",
-        "signatures",
-    ] {
-        if !present(name) {
+    for (name, here) in REQUIRED.iter().zip(present) {
+        if !here {
             o.bad(name, "required field missing (P3)");
         }
     }
