@@ -26,7 +26,11 @@
 //! key never makes a log or a Herald trusted: a proof's signed tree head
 //! verifies only under a key the verifier pinned ([`Keyring::pinned`]).
 
-use alloc::{collections::BTreeSet, string::String, vec::Vec};
+use alloc::{
+    collections::{BTreeMap, BTreeSet},
+    string::String,
+    vec::Vec,
+};
 use core::fmt;
 
 use herald_core::cbor::{self, DecodeError, Limits, Map, Value, ValueRef};
@@ -281,6 +285,13 @@ pub(crate) fn check_proofs(
 ) -> (Vec<ProofReport>, BTreeSet<[u8; 32]>) {
     let mut reports = Vec::with_capacity(proofs.len());
     let mut proven = BTreeSet::new();
+    // The set's envelopes by id, built once (not a scan of the set per proof).
+    let mut by_id: BTreeMap<&[u8; 32], Vec<&EnvelopeRef<'_>>> = BTreeMap::new();
+    if !proofs.is_empty() {
+        for v in views.iter().flatten() {
+            by_id.entry(v.id()).or_default().push(v);
+        }
+    }
     for p in proofs {
         let mut report = ProofReport {
             status: Status::Invalid,
@@ -294,7 +305,8 @@ pub(crate) fn check_proofs(
                 report.log = Some(std::format!("{}", proof.log()));
                 report.index = Some(proof.index());
                 report.size = Some(proof.size());
-                match verdict(&proof, views, keyring) {
+                let named = by_id.get(proof.leaf().id()).map_or(&[][..], Vec::as_slice);
+                match verdict(&proof, named, keyring) {
                     Ok(()) => {
                         report.status = Status::Valid;
                         proven.insert(*proof.leaf().id());
@@ -308,20 +320,17 @@ pub(crate) fn check_proofs(
     (reports, proven)
 }
 
+/// Why `proof` does not hold, if it does not; `named` are the envelopes of
+/// the set with its leaf's id.
 fn verdict(
     proof: &InclusionProof,
-    views: &[Option<EnvelopeRef<'_>>],
+    named: &[&EnvelopeRef<'_>],
     keyring: &Keyring,
 ) -> Result<(), String> {
     proof
         .verify(&keyring.pinned())
         .map_err(|e| std::format!("{e}"))?;
-    let mut named = views
-        .iter()
-        .flatten()
-        .filter(|v| v.id() == proof.leaf().id())
-        .peekable();
-    if named.peek().is_none() {
+    if named.is_empty() {
         return Err(std::format!(
             "no envelope of the set has the leaf's id {}",
             hex(proof.leaf().id())
