@@ -12,6 +12,9 @@ use crate::reason::{Detail, Reason, ReasonCode, ReasonSink, Status};
 use crate::scope::Scope;
 use crate::sigil::Sigil;
 
+mod duplicate_signer;
+use duplicate_signer::DuplicateSigners;
+
 /// Resolves a sigil to the public key a trusted channel binds it to (spec §2.1).
 ///
 /// [`KeyResolver::resolve`] must only return a key the sigil names (its
@@ -303,6 +306,7 @@ pub fn check_with<'a>(
             t.push(note(ReasonCode::OriginMissing, "signatures is empty (P5)"));
         }
         let mut items = signatures.iter();
+        let mut duplicates = DuplicateSigners::new(signatures);
         let mut k = 0u32;
         while let Some((_, value)) = items.next_spanned() {
             let sig = match SignatureRef::parse(value) {
@@ -331,10 +335,7 @@ pub fn check_with<'a>(
                 }
             }
             // spec §3.4: the same signer (public key) never appears twice.
-            if signatures.iter().take(k as usize).any(|prev| {
-                SignatureRef::parse(prev)
-                    .is_ok_and(|p| p.signer.same_key_as(&sig.signer) && !p.signer.is_reserved())
-            }) {
+            if duplicates.is_duplicate(k as usize) {
                 t.push(Reason::at(
                     ReasonCode::DuplicateSigner,
                     k,

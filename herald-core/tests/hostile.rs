@@ -376,17 +376,20 @@ fn many_signatures(n: usize, known: bool) -> Vec<u8> {
     Value::Map(m).to_vec()
 }
 
-/// Signature k is verified over body(E, k), and each signature is compared
-/// with every earlier one (`duplicate_signer`), so the work of one envelope
-/// grows with the square of its signature count. Measured here at 1 000
-/// signatures; docs/fuzzing.md extrapolates to the ~7 000 a 1 MiB envelope holds.
+/// Finding F1 (docs/fuzzing.md): signature k is verified over body(E, k),
+/// so hashing grows with the square of the signature count when keys
+/// resolve; `duplicate_signer` compared each signature with every earlier
+/// one by re-parsing it (7.6 s for the ~7 000 maps a 1 MiB envelope holds,
+/// release build). Earlier signers are now parsed once per window of 32
+/// (`verify/duplicate_signer.rs`; 0.28 s at 7 000). Prints the times; the
+/// reasons are asserted.
 #[test]
-fn many_signatures_cost_grows_quadratically() {
+fn many_signatures_cost() {
     for known in [false, true] {
         let mut times = Vec::new();
         for n in [250usize, 500, 1_000] {
             let bytes = many_signatures(n, known);
-            assert!(bytes.len() < 1 << 20);
+            assert!(bytes.len() < 1 << 20, "{}", bytes.len());
             let mut reasons = Vec::new();
             let keys = keyring();
             let (checked, u) =
