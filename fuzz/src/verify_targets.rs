@@ -20,7 +20,7 @@ use herald_verify::merkle::{
     self, Hash, Tree, consistency_proof_len, inclusion_proof_len, leaf_hash, root_from_leaves,
     verify_consistency, verify_inclusion,
 };
-use herald_verify::sequence::{Piece, SplitError, split};
+use herald_verify::sequence::{self, Piece, ReadLimits, SplitError, split};
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Summary, audit};
 use sha2::{Digest, Sha256};
 
@@ -322,6 +322,56 @@ pub fn sequence_split(data: &[u8]) {
         if matches!(pieces.last(), Some(Piece::Item { .. })) {
             assert_eq!(pos, data.len(), "items cover the whole input");
         }
+        // sequence::read stops where split stops being used: what it read
+        // is a prefix of the input and splits into the same first pieces.
+        for max_items in [usize::MAX, 2] {
+            let limits = ReadLimits {
+                max_item,
+                max_depth,
+                max_items,
+                max_bytes: u64::MAX,
+            };
+            let step = 1 + usize::from(data.first().copied().unwrap_or(0) % 16) * 97;
+            let mut reader = Trickle {
+                data,
+                step,
+                given: 0,
+            };
+            let got = sequence::read(&mut reader, &limits);
+            assert!(
+                got.is_ok(),
+                "reading a slice with no byte limit fails only on I/O"
+            );
+            let got = got.unwrap_or_default();
+            assert!(data.starts_with(&got), "read returns a prefix");
+            assert_eq!(got.len(), reader.given, "read keeps what it read");
+            let n = max_items.saturating_add(1);
+            let from_read: Vec<Piece<'_>> = split(&got, max_item, max_depth)
+                .into_iter()
+                .take(n)
+                .collect();
+            let from_all: Vec<Piece<'_>> = pieces.iter().copied().take(n).collect();
+            assert_eq!(from_read, from_all, "the pieces an audit uses are all read");
+        }
+    }
+}
+
+/// A reader handing out `step` bytes per call, like a pipe.
+struct Trickle<'a> {
+    data: &'a [u8],
+    step: usize,
+    given: usize,
+}
+
+impl std::io::Read for Trickle<'_> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let rest = self.data.get(self.given..).unwrap_or(&[]);
+        let n = self.step.min(buf.len()).min(rest.len());
+        if let (Some(dst), Some(src)) = (buf.get_mut(..n), rest.get(..n)) {
+            dst.copy_from_slice(src);
+        }
+        self.given += n;
+        Ok(n)
     }
 }
 

@@ -10,6 +10,9 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+mod read;
+pub use read::{ReadError, ReadLimits, read};
+
 /// Why the rest of an input cannot be split into items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -68,58 +71,121 @@ pub enum Piece<'a> {
 /// Split `input` into well-formed items; at most one trailing
 /// [`Piece::Unsplittable`], and one for an empty input.
 pub fn split(input: &[u8], max_item: usize, max_depth: usize) -> Vec<Piece<'_>> {
-    let mut pieces = Vec::new();
-    if input.is_empty() {
-        pieces.push(Piece::Unsplittable {
-            offset: 0,
-            error: SplitError::Empty,
-        });
-        return pieces;
+    pieces(input, max_item, max_depth).collect()
+}
+
+/// The pieces [`split`] returns, one at a time: an audit of a stream of
+/// tiny items need not hold them all at once (docs/fuzzing.md, F2).
+pub fn pieces(input: &[u8], max_item: usize, max_depth: usize) -> Pieces<'_> {
+    Pieces {
+        input,
+        pos: 0,
+        max_item,
+        max_depth,
+        done: false,
     }
-    let mut pos = 0;
-    while pos < input.len() {
-        match item_end(input, pos, max_depth) {
-            Ok(end) if end - pos > max_item => {
-                pieces.push(Piece::Unsplittable {
-                    offset: pos,
-                    error: SplitError::TooLarge,
-                });
-                break;
-            }
+}
+
+/// Iterator of [`pieces`].
+#[derive(Clone, Debug)]
+pub struct Pieces<'a> {
+    input: &'a [u8],
+    pos: usize,
+    max_item: usize,
+    max_depth: usize,
+    done: bool,
+}
+
+impl<'a> Iterator for Pieces<'a> {
+    type Item = Piece<'a>;
+
+    fn next(&mut self) -> Option<Piece<'a>> {
+        if self.done {
+            return None;
+        }
+        let (input, pos) = (self.input, self.pos);
+        if input.is_empty() {
+            self.done = true;
+            return Some(Piece::Unsplittable {
+                offset: 0,
+                error: SplitError::Empty,
+            });
+        }
+        if pos >= input.len() {
+            self.done = true;
+            return None;
+        }
+        match item_end(input, pos, self.max_item, self.max_depth) {
             Ok(end) => {
-                pieces.push(Piece::Item {
+                self.pos = end;
+                Some(Piece::Item {
                     offset: pos,
                     bytes: input.get(pos..end).unwrap_or_default(),
-                });
-                pos = end;
+                })
             }
             Err(error) => {
+                self.done = true;
                 let error = if pos == 0 && looks_like_json(input) {
                     SplitError::LooksLikeJson
                 } else {
                     error
                 };
-                pieces.push(Piece::Unsplittable { offset: pos, error });
-                break;
+                Some(Piece::Unsplittable { offset: pos, error })
             }
         }
     }
-    pieces
 }
 
-/// Whether `input` is text opening a JSON object or array.
+/// How much of an input [`looks_like_json`] reads, so that its answer,
+/// like every other split decision, depends on a bounded prefix
+/// ([`read`] relies on it).
+pub(crate) const JSON_SNIFF: usize = 4096;
+
+/// Whether `input` is text opening a JSON object or array: its first
+/// [`JSON_SNIFF`] bytes are UTF-8 (a character cut at the end allowed).
 fn looks_like_json(input: &[u8]) -> bool {
-    let text = input.trim_ascii_start();
-    matches!(text.first(), Some(b'{' | b'[')) && core::str::from_utf8(text).is_ok()
+    let head = input.get(..JSON_SNIFF).unwrap_or(input);
+    let text = head.trim_ascii_start();
+    matches!(text.first(), Some(b'{' | b'['))
+        && core::str::from_utf8(text).map_or_else(|e| e.error_len().is_none(), |_| true)
 }
 
-/// End offset of the well-formed item starting at `pos`. Iterative: a
-/// stack of open containers bounded by `max_depth`, so hostile nesting
-/// costs memory proportional to the limit, never the input.
-fn item_end(input: &[u8], mut pos: usize, max_depth: usize) -> Result<usize, SplitError> {
+/// End offset of the well-formed item starting at `start`, at most
+/// `max_item` bytes long. Iterative: a stack of open containers bounded by
+/// `max_depth`, so hostile nesting costs memory proportional to the limit,
+/// never the input. Every answer depends only on the bytes up to the point
+/// where it is decided: an item is [`SplitError::TooLarge`] as soon as its
+/// bytes read, or a string length or container count it claims (every
+/// item is at least one byte), pass `max_item`, whether or not the input
+/// holds the rest.
+fn item_end(
+    input: &[u8],
+    start: usize,
+    max_item: usize,
+    max_depth: usize,
+) -> Result<usize, SplitError> {
+    let mut pos = start;
+    // Whether `more` bytes after `pos` would take the item past `max_item`.
+    let past_limit = |pos: usize, more: u64| {
+        u64::try_from(pos - start)
+            .ok()
+            .and_then(|used| used.checked_add(more))
+            .is_none_or(|total| total > max_item as u64)
+    };
+    // The item ends at `pos`: its last head may have taken it past the limit.
+    let complete = |pos: usize| {
+        if past_limit(pos, 0) {
+            Err(SplitError::TooLarge)
+        } else {
+            Ok(pos)
+        }
+    };
     // Items still expected in each open container; `None` = indefinite (until break).
     let mut open: Vec<Option<u64>> = Vec::new();
     loop {
+        if past_limit(pos, 0) {
+            return Err(SplitError::TooLarge);
+        }
         let initial = *input.get(pos).ok_or(SplitError::Truncated)?;
         let (major, ai) = (initial >> 5, initial & 0x1f);
         pos += 1;
@@ -128,7 +194,7 @@ fn item_end(input: &[u8], mut pos: usize, max_depth: usize) -> Result<usize, Spl
             match open.pop() {
                 Some(None) => {
                     if finish(&mut open) {
-                        return Ok(pos);
+                        return complete(pos);
                     }
                     continue;
                 }
@@ -154,6 +220,9 @@ fn item_end(input: &[u8], mut pos: usize, max_depth: usize) -> Result<usize, Spl
         };
         match major {
             2 | 3 => {
+                if past_limit(pos, arg) {
+                    return Err(SplitError::TooLarge);
+                }
                 let len = usize::try_from(arg).map_err(|_| SplitError::Truncated)?;
                 pos = pos
                     .checked_add(len)
@@ -166,7 +235,10 @@ fn item_end(input: &[u8], mut pos: usize, max_depth: usize) -> Result<usize, Spl
                 } else {
                     Some(arg)
                 };
-                let count = count.ok_or(SplitError::Truncated)?;
+                let count = count.ok_or(SplitError::TooLarge)?;
+                if past_limit(pos, count) {
+                    return Err(SplitError::TooLarge);
+                }
                 if count > (input.len() - pos) as u64 {
                     return Err(SplitError::Truncated);
                 }
@@ -183,7 +255,7 @@ fn item_end(input: &[u8], mut pos: usize, max_depth: usize) -> Result<usize, Spl
             _ => {}
         }
         if finish(&mut open) {
-            return Ok(pos);
+            return complete(pos);
         }
     }
 }
