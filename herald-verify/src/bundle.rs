@@ -27,6 +27,7 @@
 //! verifies only under a key the verifier pinned ([`Keyring::pinned`]).
 
 use alloc::{
+    boxed::Box,
     collections::{BTreeMap, BTreeSet},
     string::String,
     vec::Vec,
@@ -280,7 +281,7 @@ pub struct ProofInput<'a> {
 /// the ids of the envelopes proven included.
 pub(crate) fn check_proofs(
     proofs: &[ProofInput<'_>],
-    views: &[Option<EnvelopeRef<'_>>],
+    views: &[Option<Box<EnvelopeRef<'_>>>],
     keyring: &Keyring,
 ) -> (Vec<ProofReport>, BTreeSet<[u8; 32]>) {
     let mut reports = Vec::with_capacity(proofs.len());

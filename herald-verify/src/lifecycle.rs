@@ -9,6 +9,7 @@
 //! leaf it proves.
 
 use alloc::{
+    boxed::Box,
     collections::{BTreeMap, BTreeSet},
     string::String,
     vec::Vec,
@@ -115,7 +116,7 @@ struct Accepted {
 /// ids of the envelopes with a valid inclusion proof (P8 rule 3).
 pub(crate) fn apply(
     bytes: &[&[u8]],
-    views: &[Option<EnvelopeRef<'_>>],
+    views: &[Option<Box<EnvelopeRef<'_>>>],
     reports: &mut [EnvelopeReport],
     keys: &Keyring,
     opts: &CheckOptions<'_>,
@@ -133,7 +134,7 @@ pub(crate) fn apply(
     let mut deprecated: BTreeMap<Identity, u64> = BTreeMap::new();
     let mut births: Vec<usize> = Vec::new();
     for (who, members) in &mut by_identity {
-        members.sort_by_key(|&i| (views[i].as_ref().map_or(0, EnvelopeRef::ts), i));
+        members.sort_by_key(|&i| (views[i].as_deref().map_or(0, EnvelopeRef::ts), i));
         let set = Set {
             bytes,
             views,
@@ -144,7 +145,7 @@ pub(crate) fn apply(
             deprecated.insert(*who, ts);
         }
         births.extend(members.iter().copied().filter(|&i| {
-            views[i].as_ref().is_some_and(|v| v.kind() == Kind::Birth) && origin_ok(&reports[i])
+            views[i].as_deref().is_some_and(|v| v.kind() == Kind::Birth) && origin_ok(&reports[i])
         }));
     }
     lineage(&births, views, reports, &deprecated);
@@ -154,7 +155,7 @@ pub(crate) fn apply(
 /// proven included in an accepted log.
 struct Set<'s, 'a> {
     bytes: &'s [&'a [u8]],
-    views: &'s [Option<EnvelopeRef<'a>>],
+    views: &'s [Option<Box<EnvelopeRef<'a>>>],
     proven: &'s BTreeSet<[u8; 32]>,
 }
 
@@ -168,7 +169,7 @@ fn one_identity(
     opts: &CheckOptions<'_>,
 ) -> Option<u64> {
     let (bytes, views) = (set.bytes, set.views);
-    let view = |i: usize| views[i].as_ref();
+    let view = |i: usize| views[i].as_deref();
     let ts = |i: usize| view(i).map_or(0, EnvelopeRef::ts);
     let kind = |i: usize| view(i).map_or(Kind::Message, EnvelopeRef::kind);
 
@@ -432,13 +433,15 @@ pub(crate) fn policy_met(policy: &MoltPolicy<'_>, endorsers: &[Sigil]) -> bool {
 /// and which parents consented.
 fn lineage(
     births: &[usize],
-    views: &[Option<EnvelopeRef<'_>>],
+    views: &[Option<Box<EnvelopeRef<'_>>>],
     reports: &mut [EnvelopeReport],
     deprecated: &BTreeMap<Identity, u64>,
 ) {
     let mut parents: BTreeMap<Identity, (usize, Vec<Identity>)> = BTreeMap::new();
     for &b in births {
-        let Some(v) = views[b].as_ref() else { continue };
+        let Some(v) = views[b].as_deref() else {
+            continue;
+        };
         let Some(att) = v
             .attestation("birth")
             .and_then(|a| BirthAttestation::parse(a).ok())

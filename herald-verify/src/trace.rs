@@ -5,7 +5,7 @@
 //! hash-map lookups, so a forged cycle of parent ids or a 100 000-deep chain
 //! costs the same as any other set of that size.
 
-use alloc::{collections::BTreeMap, string::String, vec::Vec};
+use alloc::{boxed::Box, collections::BTreeMap, string::String, vec::Vec};
 use std::collections::{HashMap, HashSet};
 
 use herald_core::cbor::Limits;
@@ -18,7 +18,7 @@ use crate::batch;
 use crate::bundle::{self, Bundle, ProofInput};
 use crate::keyring::{Keyring, Provenance};
 use crate::report::{EnvelopeReport, Report, ReportReason, Source, Summary, TraceReport, hex};
-use crate::sequence::{Piece, split};
+use crate::sequence::{Piece, pieces};
 
 /// Options of a trace audit.
 #[derive(Clone, Debug)]
@@ -61,9 +61,12 @@ pub struct Input {
     pub bytes: Vec<u8>,
 }
 
+/// One item to check: its bytes and where they stand (the input's name is
+/// borrowed, not copied per item: docs/fuzzing.md, F2).
 struct Entry<'a> {
     bytes: &'a [u8],
-    source: Source,
+    input: &'a str,
+    offset: usize,
 }
 
 fn reason(code: ReasonCode, detail: impl Into<String>) -> ReportReason {
@@ -149,11 +152,11 @@ fn audit_with(
                             ));
                             break;
                         }
-                        let source = Source {
-                            input: input.name.clone(),
+                        entries.push(Entry {
+                            bytes,
+                            input: &input.name,
                             offset,
-                        };
-                        entries.push(Entry { bytes, source });
+                        });
                     }
                     bundle_keys.extend_from_slice(b.keys());
                     proofs.extend(b.proofs().iter().map(|&(offset, bytes)| ProofInput {
@@ -176,17 +179,16 @@ fn audit_with(
             }
             continue;
         }
-        for piece in split(&input.bytes, opts.limits.max_size, 512) {
+        for piece in pieces(&input.bytes, opts.limits.max_size, 512) {
             let position = entries.len() + unsplittable.len();
             match piece {
-                Piece::Item { offset, bytes } if entries.len() < opts.max_envelopes => entries
-                    .push(Entry {
+                Piece::Item { offset, bytes } if entries.len() < opts.max_envelopes => {
+                    entries.push(Entry {
                         bytes,
-                        source: Source {
-                            input: input.name.clone(),
-                            offset,
-                        },
-                    }),
+                        input: &input.name,
+                        offset,
+                    });
+                }
                 Piece::Item { offset, .. } => {
                     unsplittable.push(cap(position, input, offset));
                     break;
@@ -238,7 +240,8 @@ fn audit_with(
     // 3. Each envelope alone (P11 local reasons), in blocks whose
     //    signatures are verified together on every core (see `check_block`).
     let mut reports: Vec<EnvelopeReport> = Vec::with_capacity(entries.len());
-    let mut views: Vec<Option<EnvelopeRef<'_>>> = Vec::with_capacity(entries.len());
+    // Boxed: an item that did not decode costs a pointer, not a view (F2).
+    let mut views: Vec<Option<Box<EnvelopeRef<'_>>>> = Vec::with_capacity(entries.len());
     let mut rest = &entries[..];
     while !rest.is_empty() {
         let (block, next) = rest.split_at(block_len(rest));
@@ -337,26 +340,10 @@ fn audit_with(
         }
     }
 
-    // 7. Merge unparseable pieces back in input order. The usual case has
-    //    none: keep `reports` rather than hold two copies at the peak.
+    // 7. Merge unparseable pieces back in input order, in place: a second
+    //    vector of reports would double the peak (F2).
     drop((views, by_id, has_child, seen));
-    let envelopes = if unsplittable.is_empty() {
-        reports
-    } else {
-        let mut envelopes = Vec::with_capacity(reports.len() + unsplittable.len());
-        let mut reports = reports.into_iter();
-        for (position, r) in unsplittable {
-            while envelopes.len() < position {
-                match reports.next() {
-                    Some(next) => envelopes.push(next),
-                    None => break,
-                }
-            }
-            envelopes.push(r);
-        }
-        envelopes.extend(reports);
-        envelopes
-    };
+    let envelopes = merge_at_positions(reports, unsplittable);
     let mut summary = Summary::default();
     for e in &envelopes {
         summary.add(e.status);
@@ -367,6 +354,36 @@ fn audit_with(
         summary,
         proofs: proof_reports,
     }
+}
+
+/// `reports` with each `(position, report)` of `extra` (positions
+/// ascending, each the report's final index) put in its place, the others
+/// keeping their order; without a second vector.
+fn merge_at_positions(
+    mut reports: Vec<EnvelopeReport>,
+    extra: Vec<(usize, EnvelopeReport)>,
+) -> Vec<EnvelopeReport> {
+    if extra.is_empty() {
+        return reports;
+    }
+    let mut src = reports.len();
+    let mut dst = src + extra.len();
+    reports.resize_with(dst, EnvelopeReport::default);
+    // From the back: reports that come after `position` move up past the
+    // extras still to place (slots above `src` hold nothing of value).
+    for (position, r) in extra.into_iter().rev() {
+        let position = position.min(dst - 1);
+        while dst > position + 1 && src > 0 {
+            dst -= 1;
+            src -= 1;
+            reports.swap(src, dst);
+        }
+        dst -= 1;
+        if let Some(slot) = reports.get_mut(dst) {
+            *slot = r;
+        }
+    }
+    reports
 }
 
 /// `"kind": "birth"` as P1 writes it: text head and key, text head and value.
@@ -440,7 +457,7 @@ impl SignatureVerifier for Collect {
 }
 
 /// One entry's report and view, as step 3 records them.
-type Checked3<'a> = (EnvelopeReport, Option<EnvelopeRef<'a>>);
+type Checked3<'a> = (EnvelopeReport, Option<Box<EnvelopeRef<'a>>>);
 
 /// The report of entry `e` from what [`check`] (or [`check_with`]) said.
 fn report_of<'a>(
@@ -455,9 +472,14 @@ fn report_of<'a>(
         id: env.as_ref().map(|v| hex(v.id())),
         from: env.as_ref().map(|v| String::from(v.from())),
         status: Status::Valid,
-        reasons: Vec::new(),
+        // Exactly the reasons known now; most envelopes have none, and a
+        // hostile stream of one-byte items has one each (F2).
+        reasons: Vec::with_capacity(reasons.len()),
         key_source,
-        source: e.source.clone(),
+        source: Source {
+            input: e.input.into(),
+            offset: e.offset,
+        },
         trace: env.as_ref().map(|v| hex(v.trace())),
         parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
         ..EnvelopeReport::default()
@@ -469,7 +491,7 @@ fn report_of<'a>(
     for r in reasons {
         report.push(r.into());
     }
-    (report, env)
+    (report, env.map(Box::new))
 }
 
 /// [`check`] entry `e` alone and make its report.
@@ -557,4 +579,48 @@ fn id_field(bytes: &[u8]) -> Option<String> {
     let map = herald_core::cbor::decode(bytes).ok()?.as_map()?;
     let id = map.get("id")?.as_bytes()?;
     (id.len() == 32).then(|| hex(id))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(n: usize) -> EnvelopeReport {
+        EnvelopeReport {
+            source: Source {
+                input: std::format!("{n}"),
+                offset: n,
+            },
+            ..EnvelopeReport::default()
+        }
+    }
+
+    /// The in-place merge puts every extra at its position and keeps the
+    /// others in order, for every way of placing up to 4 extras among up
+    /// to 9 slots.
+    #[test]
+    fn merge_at_positions_matches_a_plain_merge() {
+        for total in 0..10usize {
+            // Every subset of positions of size ≤ 4 (bit i: slot i is extra).
+            for mask in 0u32..(1 << total) {
+                if mask.count_ones() > 4 {
+                    continue;
+                }
+                let want: Vec<String> = (0..total).map(|i| std::format!("{i}")).collect();
+                let extra: Vec<(usize, EnvelopeReport)> = (0..total)
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(|i| (i, named(i)))
+                    .collect();
+                let reports: Vec<EnvelopeReport> = (0..total)
+                    .filter(|i| mask & (1 << i) == 0)
+                    .map(named)
+                    .collect();
+                let got: Vec<String> = merge_at_positions(reports, extra)
+                    .into_iter()
+                    .map(|r| r.source.input)
+                    .collect();
+                assert_eq!(got, want, "mask {mask:b}");
+            }
+        }
+    }
 }
