@@ -8,7 +8,7 @@ use std::path::Path;
 use herald_core::cbor::Limits;
 use herald_core::{Envelope, EnvelopeRef};
 use herald_verify::bundle::{self, Bundle};
-use herald_verify::sequence::{Piece, split};
+use herald_verify::sequence::{self, Piece, ReadError, ReadLimits, split};
 
 use crate::error::CliError;
 
@@ -58,6 +58,37 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>, CliError> {
         return Err(too_large());
     }
     Ok(bytes)
+}
+
+/// The CBOR sequence (or proof bundle) in `path`, or on standard input for
+/// `-`, read only as far as an audit uses it (`sequence::read`): a hostile
+/// stream stops at its first unsplittable item or after item
+/// `max_items + 1`, long before the input limit; a stream of good items
+/// past the limit is refused. `max_items` is the audit's cap for `verify`,
+/// `usize::MAX` where every envelope must be read.
+pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, CliError> {
+    let limits = ReadLimits {
+        max_item: Limits::DEFAULT.max_size,
+        max_depth: SPLIT_DEPTH,
+        max_items,
+        max_bytes: max_input(),
+    };
+    let name = display_name(path);
+    let failed = |e: ReadError| match e {
+        ReadError::TooLarge { limit } => CliError::new(format!(
+            "{name}: input larger than {limit} bytes (set HERALD_MAX_INPUT to raise the limit)"
+        )),
+        e => CliError::new(format!("{name}: {e}")),
+    };
+    if is_stdin(path) {
+        sequence::read(&mut std::io::stdin().lock(), &limits).map_err(failed)
+    } else {
+        let mut file = std::fs::File::open(path).map_err(|e| CliError::io(path, &e))?;
+        sequence::read(&mut file, &limits).map_err(|e| match e {
+            ReadError::Io(e) => CliError::io(path, &e),
+            e => failed(e),
+        })
+    }
 }
 
 /// Whether `path` names standard input.
@@ -114,7 +145,7 @@ pub(crate) fn items(bytes: &[u8]) -> Vec<Item<'_>> {
 /// Every envelope of the file at `path`; any item that is not one is an
 /// error (exit 2) naming the file and the byte offset.
 pub(crate) fn envelopes(path: &Path) -> Result<Vec<Envelope>, CliError> {
-    let bytes = read(path)?;
+    let bytes = read_sequence(path, usize::MAX)?;
     let name = display_name(path);
     items(&bytes)
         .into_iter()

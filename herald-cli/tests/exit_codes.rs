@@ -386,8 +386,12 @@ fn two_for_bad_keyring_lines() {
 fn oversized_stdin_stream_is_refused_with_bounded_memory() {
     use std::io::Write;
     use std::process::{Command, Stdio};
-    // A 1 GiB stream against a 1 MiB limit: refused after reading just past
-    // the limit, long before the stream ends.
+    // A 1 GiB stream of envelopes against a 1 MiB limit: refused after
+    // reading just past the limit, long before the stream ends.
+    // (tests/stdin_stream.rs measures other streams and the memory.)
+    let envelope = herald_core::EnvelopeBuilder::genesis(1_746_432_000)
+        .sign(&herald_core::SigningKey::from_seed(&[7; 32]))
+        .unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
         .args(["verify", "-"])
         .env("HERALD_MAX_INPUT", "1048576")
@@ -398,9 +402,15 @@ fn oversized_stdin_stream_is_refused_with_bounded_memory() {
         .unwrap();
     let mut stdin = child.stdin.take().unwrap();
     let writer = std::thread::spawn(move || {
-        let chunk = vec![0u8; 1 << 20];
+        let chunk: Vec<u8> = envelope
+            .as_bytes()
+            .iter()
+            .copied()
+            .cycle()
+            .take(envelope.as_bytes().len() * 1000)
+            .collect();
         let mut sent = 0usize;
-        for _ in 0..1024 {
+        while sent < 1 << 30 {
             if stdin.write_all(&chunk).is_err() {
                 break; // the reader stopped: the point of the test
             }

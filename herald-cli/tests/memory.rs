@@ -4,19 +4,15 @@
 //! The file holds the typical envelope of the spec's §3.1 example (`to`,
 //! `expires`, five attestations, a 300-byte text payload: 0.9 KB each) in 100
 //! traces of 1 000 replies by 16 signers. The real binary verifies it, in the
-//! human form and with `--json`; its peak resident set size is read by
-//! `/usr/bin/time -f %M` (the kernel's `ru_maxrss` of the child), or, where
-//! that tool is missing, by polling `VmHWM` in `/proc/<pid>/status` while it
-//! runs. The figures are printed (run with `--nocapture` to see them).
+//! human form and with `--json`; its peak resident set size is measured by
+//! `support::rss`. The figures are printed (run with `--nocapture` to see them).
 
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
 
-use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, SigilForm, SigningKey};
@@ -76,74 +72,6 @@ fn trace_file(dir: &Path) -> usize {
     bytes.len()
 }
 
-/// Run `herald args…` in `dir`; its exit code, the bytes it wrote to
-/// standard output, and its peak resident set size in bytes.
-fn peak_rss(dir: &Path, args: &[&str]) -> (i32, usize, u64) {
-    let herald = env!("CARGO_BIN_EXE_herald");
-    let time = Path::new("/usr/bin/time");
-    let report = dir.join("time.out");
-    let mut cmd = if time.exists() {
-        let mut c = Command::new(time);
-        c.arg("-f").arg("%M").arg("-o").arg(&report).arg(herald);
-        c
-    } else {
-        Command::new(herald)
-    };
-    let mut child = cmd
-        .args(args)
-        .current_dir(dir)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdout = child.stdout.take().unwrap();
-    let drain = std::thread::spawn(move || {
-        let mut n = 0usize;
-        let mut buf = vec![0u8; 1 << 16];
-        loop {
-            match stdout.read(&mut buf) {
-                Ok(0) | Err(_) => return n,
-                Ok(k) => n += k,
-            }
-        }
-    });
-    // Without /usr/bin/time: VmHWM (the kernel's high-water mark of the
-    // resident set) only grows, so its last value before exit is the peak.
-    let status_path = format!("/proc/{}/status", child.id());
-    let mut hwm_kib = 0u64;
-    let status = loop {
-        if let Ok(text) = std::fs::read_to_string(&status_path)
-            && let Some(kib) = vm_hwm_kib(&text)
-        {
-            hwm_kib = hwm_kib.max(kib);
-        }
-        if let Some(status) = child.try_wait().unwrap() {
-            break status;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(2));
-    };
-    let written = drain.join().unwrap();
-    let kib = if time.exists() {
-        // GNU time writes the figure on the last line (after a note when
-        // the command exits non-zero).
-        let text = std::fs::read_to_string(&report).unwrap();
-        text.lines()
-            .rfind(|l| !l.trim().is_empty())
-            .and_then(|l| l.trim().parse::<u64>().ok())
-            .unwrap_or_else(|| panic!("no figure from /usr/bin/time: {text:?}"))
-    } else {
-        hwm_kib
-    };
-    assert!(kib > 0, "no peak RSS measured");
-    (status.code().unwrap(), written, kib * 1024)
-}
-
-fn vm_hwm_kib(status: &str) -> Option<u64> {
-    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
-    line.split_whitespace().nth(1)?.parse().ok()
-}
-
 #[test]
 fn verify_of_100_000_envelopes_peaks_below_three_times_the_input() {
     let dir = tempfile::tempdir().unwrap();
@@ -155,7 +83,12 @@ fn verify_of_100_000_envelopes_peaks_below_three_times_the_input() {
         if json {
             args.push("--json");
         }
-        let (code, written, peak) = peak_rss(dir.path(), &args);
+        let support::rss::Measured {
+            code,
+            written,
+            peak,
+            ..
+        } = support::rss::peak_rss(dir.path(), &args, None);
         assert_eq!(code, 0, "every envelope is valid");
         // The JSON form lists every envelope; the human one summarises.
         let least = if json { ENVELOPES * 64 } else { 1 };

@@ -78,16 +78,6 @@ pub(crate) fn verify(opts: &Options) -> Result<Report, CliError> {
         return Err(CliError::new("standard input (-) can be given only once"));
     }
     let keyring = load_keyrings(&opts.keyrings)?;
-    let inputs = opts
-        .files
-        .iter()
-        .map(|path| {
-            Ok(Input {
-                name: path.display().to_string(),
-                bytes: input::read(path)?,
-            })
-        })
-        .collect::<Result<Vec<_>, CliError>>()?;
     let now = match opts.now {
         Some(now) => now,
         None => clock::now()?,
@@ -97,6 +87,16 @@ pub(crate) fn verify(opts: &Options) -> Result<Report, CliError> {
         required_scopes,
         ..AuditOptions::default()
     };
+    let inputs = opts
+        .files
+        .iter()
+        .map(|path| {
+            Ok(Input {
+                name: path.display().to_string(),
+                bytes: input::read_sequence(path, options.max_envelopes)?,
+            })
+        })
+        .collect::<Result<Vec<_>, CliError>>()?;
     let _indicator = if std::io::stderr().is_terminal() {
         progress::start(count(&inputs))
     } else {

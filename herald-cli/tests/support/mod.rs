@@ -2,6 +2,8 @@
 // Test helpers: a failed unwrap is the test failing, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
+pub(crate) mod rss;
+
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
