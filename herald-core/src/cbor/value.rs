@@ -2,7 +2,7 @@
 
 use alloc::{string::String, vec::Vec};
 
-use super::encode::{Encoder, Sink};
+use super::encode::{Encoder, LenSink, Sink};
 use super::float::{FloatError, FloatForm, classify};
 use super::value_ref::ValueRef;
 use super::{DecodeError, Limits, decode_with, key_cmp};
@@ -162,9 +162,16 @@ impl Value {
         }
     }
 
-    /// The canonical encoding (P1).
+    /// The canonical encoding (P1), into a buffer of exactly its length:
+    /// a counting pass first ([`LenSink`]), then one allocation instead of
+    /// a `Vec` growing put by put (docs/performance.md, R2).
     pub fn to_vec(&self) -> Vec<u8> {
-        let mut enc = Encoder::new(Vec::new());
+        let mut count = Encoder::new(LenSink(0));
+        let len = match self.encode(&mut count) {
+            Ok(()) => count.into_inner().0,
+            Err(never) => match never {},
+        };
+        let mut enc = Encoder::new(Vec::with_capacity(len));
         match self.encode(&mut enc) {
             Ok(()) => enc.into_inner(),
             Err(never) => match never {},
