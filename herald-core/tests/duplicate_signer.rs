@@ -7,12 +7,12 @@
 
 mod support;
 
-use herald_core::cbor::{Map, Value};
+use herald_core::cbor::Value;
 use herald_core::{
     CheckOptions, EnvelopeBuilder, ReasonCode, Sigil, SigilForm, Status, check, sigil::Reserved,
 };
 use proptest::prelude::*;
-use support::{TS, TestRng, alice, keyring};
+use support::{Raw, TS, TestRng, alice, keyring, sig_map};
 
 /// What one extra signature map holds.
 #[derive(Clone, Copy, Debug)]
@@ -22,7 +22,7 @@ enum Entry {
     /// A reserved sigil: parses, names no key.
     Reserved(usize),
     /// A map without `sig`: does not parse, never a duplicate, never counted.
-    Malformed(u8),
+    Malformed(u8, SigilForm),
 }
 
 fn entry() -> impl Strategy<Value = Entry> {
@@ -30,7 +30,7 @@ fn entry() -> impl Strategy<Value = Entry> {
     prop_oneof![
         8 => (0u8..6, form).prop_map(|(n, f)| Entry::Key(n, f)),
         1 => (0..Reserved::ALL.len()).prop_map(Entry::Reserved),
-        1 => (0u8..6).prop_map(Entry::Malformed),
+        1 => (0u8..6).prop_map(|n| Entry::Malformed(n, SigilForm::Default)),
     ]
 }
 
@@ -50,29 +50,21 @@ fn envelope(entries: &[Entry]) -> Vec<u8> {
     let env = EnvelopeBuilder::genesis(TS)
         .sign_with_rng(&alice(), &mut TestRng::new(7))
         .unwrap();
-    let Value::Map(mut m) = Value::decode(env.as_bytes()).unwrap() else {
-        panic!("an envelope is a map")
-    };
-    let Some(Value::Array(mut sigs)) = m.get("signatures").cloned() else {
-        panic!("signatures")
-    };
+    let mut raw = Raw::from_bytes(env.as_bytes());
+    let mut sigs = raw.signatures();
     for e in entries {
-        let mut s = Map::new();
-        s.insert("alg", Value::text("ed25519"));
-        s.insert("scope", Value::text("tool_sandbox"));
         let by = match *e {
-            Entry::Key(n, f) => pool_sigil(n, f).to_string(),
+            Entry::Key(n, f) | Entry::Malformed(n, f) => pool_sigil(n, f).to_string(),
             Entry::Reserved(r) => Reserved::ALL[r].as_str().to_string(),
-            Entry::Malformed(n) => pool_sigil(n, SigilForm::Default).to_string(),
         };
-        s.insert("by", Value::text(by));
-        if !matches!(e, Entry::Malformed(_)) {
-            s.insert("sig", Value::Bytes(vec![0; 64]));
+        let mut sig = sig_map("ed25519", &by, "tool_sandbox", &[0; 64], None);
+        if let (Entry::Malformed(..), Value::Map(m)) = (e, &mut sig) {
+            m.remove("sig");
         }
-        sigs.push(Value::Map(s));
+        sigs.push(sig);
     }
-    m.insert("signatures", Value::Array(sigs));
-    Value::Map(m).to_vec()
+    raw.set_signatures(sigs);
+    raw.bytes()
 }
 
 /// The model: signature k (1-based here, 0 being the origin) is a
@@ -90,7 +82,7 @@ fn expected(entries: &[Entry]) -> Vec<u32> {
                     seen.push(n);
                 }
             }
-            Entry::Reserved(_) | Entry::Malformed(_) => {}
+            Entry::Reserved(_) | Entry::Malformed(..) => {}
         }
     }
     out

@@ -17,12 +17,12 @@ use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::time::{Duration, Instant};
 
-use herald_core::cbor::{self, Limits, Map, Rule, Value};
+use herald_core::cbor::{self, Limits, Rule, Value};
 use herald_core::{
     CheckOptions, Detail, EnvelopeBuilder, EnvelopeRef, ReasonCode, Reasons, SigilForm, Status,
     check,
 };
-use support::{TS, TestRng, alice, bob, keyring};
+use support::{Raw, TS, TestRng, alice, bob, keyring, sig_map};
 
 // ---- a per-thread counting allocator ---------------------------------------
 
@@ -351,12 +351,8 @@ fn many_signatures(n: usize, known: bool) -> Vec<u8> {
     let env = EnvelopeBuilder::genesis(TS)
         .sign_with_rng(&alice(), &mut TestRng::new(3))
         .unwrap();
-    let Value::Map(mut m) = Value::decode(env.as_bytes()).unwrap() else {
-        panic!("an envelope is a map")
-    };
-    let Some(Value::Array(mut sigs)) = m.get("signatures").cloned() else {
-        panic!("signatures")
-    };
+    let mut raw = Raw::from_bytes(env.as_bytes());
+    let mut sigs = raw.signatures();
     for i in 0..n {
         let by = if known {
             bob().sigil(SigilForm::Default)
@@ -365,15 +361,16 @@ fn many_signatures(n: usize, known: bool) -> Vec<u8> {
             seed[..8].copy_from_slice(&(i as u64 + 1).to_le_bytes());
             herald_core::Sigil::from_key(&seed, SigilForm::Default)
         };
-        let mut s = Map::new();
-        s.insert("alg", Value::text("ed25519"));
-        s.insert("by", Value::text(by.to_string()));
-        s.insert("scope", Value::text("tool_sandbox"));
-        s.insert("sig", Value::Bytes(vec![0; 64]));
-        sigs.push(Value::Map(s));
+        sigs.push(sig_map(
+            "ed25519",
+            &by.to_string(),
+            "tool_sandbox",
+            &[0; 64],
+            None,
+        ));
     }
-    m.insert("signatures", Value::Array(sigs));
-    Value::Map(m).to_vec()
+    raw.set_signatures(sigs);
+    raw.bytes()
 }
 
 /// Finding F1 (docs/fuzzing.md): signature k is verified over body(E, k),
