@@ -32,12 +32,7 @@ fn max_input() -> u64 {
 /// the input limit before reading past it.
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>, CliError> {
     let limit = max_input();
-    let too_large = || {
-        CliError::new(format!(
-            "{}: input larger than {limit} bytes (set HERALD_MAX_INPUT to raise the limit)",
-            display_name(path)
-        ))
-    };
+    let too_large = || too_large(path, limit);
     let mut bytes = Vec::new();
     if is_stdin(path) {
         std::io::stdin()
@@ -73,12 +68,9 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
         max_items,
         max_bytes: max_input(),
     };
-    let name = display_name(path);
     let failed = |e: ReadError| match e {
-        ReadError::TooLarge { limit } => CliError::new(format!(
-            "{name}: input larger than {limit} bytes (set HERALD_MAX_INPUT to raise the limit)"
-        )),
-        e => CliError::new(format!("{name}: {e}")),
+        ReadError::TooLarge { limit } => too_large(path, limit),
+        e => CliError::new(format!("{}: {e}", display_name(path))),
     };
     if is_stdin(path) {
         sequence::read(&mut std::io::stdin().lock(), &limits).map_err(failed)
@@ -89,6 +81,14 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
             e => failed(e),
         })
     }
+}
+
+/// The error for an input past the limit, naming the way to raise it.
+fn too_large(path: &Path, limit: u64) -> CliError {
+    CliError::new(format!(
+        "{}: input larger than {limit} bytes (set HERALD_MAX_INPUT to raise the limit)",
+        display_name(path)
+    ))
 }
 
 /// Whether `path` names standard input.
