@@ -369,6 +369,13 @@ fn main() {
         Goal::AtMost(2.0),
     );
     r.cross(
+        "6",
+        "audit log: `Log::inclusion_proof` + `InclusionProof::verify`, 1 000 000 / 1 000 leaves",
+        ("auditlog", "inclusion_1M"),
+        ("auditlog", "inclusion_1k"),
+        Goal::AtMost(2.0),
+    );
+    r.cross(
         "6·",
         "proof generation alone, 1M / 1k",
         ("merkle", "inclusion_gen_1M"),
