@@ -667,23 +667,41 @@ impl Tree {
         if index >= size {
             return Err(ProofError::IndexOutOfRange { index, size });
         }
-        // Walk down from the root; `lo..hi` is the current subtree.
-        let mut lo = 0u64;
-        let mut hi = size;
-        let mut top_down = Vec::new();
-        while hi - lo > 1 {
-            let k = split_point(hi - lo);
-            let mid = lo + k;
-            if index < mid {
-                top_down.push(self.range_hash(mid, hi)?);
-                hi = mid;
+        // Bottom-up, as transparency-dev/merkle's `proof.Inclusion`: below
+        // the level `inner` where the paths to `index` and to the last leaf
+        // meet, the sibling of each node of the path (a stored node, or at
+        // most once the right border's partial subtree `[start, size)`);
+        // above it, the left siblings only. Every stored node's position
+        // follows from `index` and `size` alone, so the loads are
+        // independent of each other and of the hashing.
+        let (inner, border) = inclusion_shape(index, size);
+        let mut path = Vec::with_capacity(usize_from(inner.saturating_add(border)));
+        for level in 0..inner {
+            let sibling = (index >> level) ^ 1;
+            let start = sibling << level;
+            let end = (sibling + 1) << level;
+            path.push(if end <= size {
+                self.stored(level, sibling, size)?
             } else {
-                top_down.push(self.range_hash(lo, mid)?);
-                lo = mid;
+                self.range_hash(start, size)?
+            });
+        }
+        for level in inner..u64::BITS {
+            let at = index.checked_shr(level).unwrap_or(0);
+            if at & 1 == 1 {
+                path.push(self.stored(level, at ^ 1, size)?);
             }
         }
-        top_down.reverse();
-        Ok(top_down)
+        Ok(path)
+    }
+
+    /// Stored node `index` of `level`, or the error of a tree shorter than
+    /// `size`.
+    fn stored(&self, level: u32, index: u64, size: u64) -> Result<Hash, ProofError> {
+        self.node(level, index).ok_or(ProofError::SizeBeyondTree {
+            size,
+            len: self.len(),
+        })
     }
 
     /// The consistency proof between sizes `size1` and `size2`,
