@@ -3,7 +3,7 @@
 
 use core::fmt;
 
-use curve25519_dalek::edwards::CompressedEdwardsY;
+use data_encoding_macro::hexlower;
 use ed25519_dalek::{Signature, hazmat::ExpandedSecretKey};
 use rand_core::{CryptoRng, RngCore};
 use sha2::Sha512;
@@ -98,19 +98,25 @@ impl PublicKey {
     /// Strict Ed25519 verification of `signature` over the concatenation of
     /// `parts`, streamed without copying (P5).
     ///
-    /// Exactly the checks of ed25519-dalek `verify_strict`: canonical S,
+    /// Exactly the verdict of ed25519-dalek `verify_strict`: canonical S,
     /// R a valid point of not-small order, A not of small order, and the
-    /// cofactorless equation compared on the encoding of R.
+    /// cofactorless equation compared on the encoding of R. R is not
+    /// decompressed: the equation's comparison implies it is a canonical
+    /// point, and its order is then read off its bytes (see the body).
     pub fn verify_parts(
         &self,
         signature: &[u8; 64],
         parts: impl FnOnce(&mut dyn FnMut(&[u8])),
     ) -> Result<(), SignatureError> {
         let sig = Signature::from_bytes(signature);
-        let r = CompressedEdwardsY(*sig.r_bytes())
-            .decompress()
-            .ok_or(SignatureError)?;
-        if r.is_small_order() || self.0.is_weak() {
+        // `verify_strict` decompresses R to refuse a non-point and a point of
+        // small order. The equation's last step compares R's bytes with the
+        // canonical encoding of a computed point, so whenever it holds, R
+        // is canonical and decodes to that point, and is of small order
+        // exactly when its bytes are one of the eight below. The verdict is
+        // the same on every input; the square root of the decompression is
+        // saved.
+        if SMALL_ORDER.contains(sig.r_bytes()) || self.0.is_weak() {
             return Err(SignatureError);
         }
         let mut stream = self.0.verify_stream(&sig).map_err(|_| SignatureError)?;
@@ -123,6 +129,20 @@ impl PublicKey {
         self.verify_parts(signature, |feed| feed(message))
     }
 }
+
+/// The canonical encodings of the eight points of small order (the
+/// 8-torsion subgroup, curve25519-dalek's `EIGHT_TORSION` compressed, in its
+/// order: a test checks them against it).
+pub(crate) const SMALL_ORDER: [[u8; 32]; 8] = [
+    hexlower!("0100000000000000000000000000000000000000000000000000000000000000"),
+    hexlower!("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+    hexlower!("0000000000000000000000000000000000000000000000000000000000000080"),
+    hexlower!("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+    hexlower!("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+    hexlower!("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"),
+    hexlower!("0000000000000000000000000000000000000000000000000000000000000000"),
+    hexlower!("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"),
+];
 
 impl fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -204,5 +224,19 @@ impl fmt::Debug for SigningKey {
         f.debug_struct("SigningKey")
             .field("public", &self.public)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SMALL_ORDER;
+    use curve25519_dalek::constants::EIGHT_TORSION;
+
+    #[test]
+    fn small_order_table_is_eight_torsion_compressed() {
+        for (point, bytes) in EIGHT_TORSION.iter().zip(SMALL_ORDER) {
+            assert_eq!(point.compress().to_bytes(), bytes);
+            assert!(point.is_small_order());
+        }
     }
 }

@@ -7,6 +7,7 @@
 
 use std::collections::BTreeSet;
 
+use ed25519_dalek::Verifier;
 use herald_core::rand_core::{CryptoRng, Error as RandError, RngCore};
 use herald_core::{KeyError, PublicKey, SigilForm, SigningKey};
 use sha2::{Digest, Sha512};
@@ -273,4 +274,78 @@ fn generate_uses_the_rng_as_the_seed() {
     let a = SigningKey::generate_os();
     let b = SigningKey::generate_os();
     assert_ne!(a.public_key(), b.public_key());
+}
+
+/// A signature whose R is `target` (a point of `EIGHT_TORSION` times `j`
+/// plus `[r]B`) and whose cofactorless equation holds, by a mixed-order key
+/// `A = [a]B + T` (T of order 8, so A is accepted: not of small order):
+/// with `s = r + k·a`, `[s]B − [k]A = [r]B − [k]T`, which is R exactly when
+/// `−[k]T` is the torsion part of R. k = H(R ‖ A ‖ M) is ground over M.
+fn crafted(r: u64, j: usize) -> (PublicKey, Vec<u8>, [u8; 64]) {
+    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT as B, EIGHT_TORSION};
+    use curve25519_dalek::scalar::Scalar;
+    let a = Scalar::from(0x1234_5678_9abc_def1_u64);
+    let public = B * a + EIGHT_TORSION[1];
+    let key = PublicKey::from_bytes(&public.compress().to_bytes()).unwrap();
+    let r_point = B * Scalar::from(r) + EIGHT_TORSION[j];
+    let r_bytes = r_point.compress().to_bytes();
+    for n in 0u64.. {
+        let message = n.to_be_bytes().to_vec();
+        let mut h = Sha512::new();
+        h.update(r_bytes);
+        h.update(key.as_bytes());
+        h.update(&message);
+        let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
+        let s = Scalar::from(r) + k * a;
+        if B * s - public * k == r_point {
+            let mut sig = [0u8; 64];
+            sig[..32].copy_from_slice(&r_bytes);
+            sig[32..].copy_from_slice(s.as_bytes());
+            return (key, message, sig);
+        }
+    }
+    unreachable!("one message in eight fits")
+}
+
+#[test]
+fn small_order_r_is_refused_even_when_the_equation_holds() {
+    // R of small order (r = 0), one case per torsion point: the
+    // cofactorless equation holds (dalek's non-strict `verify` accepts),
+    // `verify_strict` refuses R, and so must herald-core, which decides
+    // that from R's bytes instead of decompressing it.
+    for j in 0..8 {
+        let (key, message, sig) = crafted(0, j);
+        let dalek = key.as_dalek();
+        let signature = ed25519_dalek::Signature::from_bytes(&sig);
+        assert!(
+            dalek.verify(&message, &signature).is_ok(),
+            "torsion point {j}"
+        );
+        assert!(
+            dalek.verify_strict(&message, &signature).is_err(),
+            "torsion point {j}"
+        );
+        assert!(key.verify(&message, &sig).is_err(), "torsion point {j}");
+    }
+}
+
+#[test]
+fn mixed_order_r_is_accepted_as_verify_strict_accepts_it() {
+    // The control: R = [r]B + torsion is not of small order, so with the
+    // equation holding both verifiers accept, for every torsion part.
+    for j in 0..8 {
+        let (key, message, sig) = crafted(0x0bad_cafe, j);
+        let signature = ed25519_dalek::Signature::from_bytes(&sig);
+        assert!(
+            key.as_dalek().verify_strict(&message, &signature).is_ok(),
+            "torsion part {j}"
+        );
+        assert!(key.verify(&message, &sig).is_ok(), "torsion part {j}");
+        // One bit of S flipped: both refuse.
+        let mut bad = sig;
+        bad[40] ^= 1;
+        let signature = ed25519_dalek::Signature::from_bytes(&bad);
+        assert!(key.as_dalek().verify_strict(&message, &signature).is_err());
+        assert!(key.verify(&message, &bad).is_err());
+    }
 }
