@@ -15,5 +15,5 @@ pub mod verify_targets;
 
 pub use core_targets::{cbor_decode, cbor_differential, envelope_check, sigil_parse};
 pub use verify_targets::{
-    bundle_verify, keyring_parse, log_file, merkle_proof, sequence_split, trace_audit,
+    bundle_verify, keyring_parse, log_file, merkle_proof, proof_object, sequence_split, trace_audit,
 };

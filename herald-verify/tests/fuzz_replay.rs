@@ -135,6 +135,46 @@ fn bundle_seeds_reach_both_verdicts() {
 }
 
 #[test]
+fn replay_proof_object() {
+    replay("proof_object", targets::proof_object);
+}
+
+/// The generator's `proof_object` seeds reach the verified branches: every
+/// `seed-log-*` object verifies under the target's pinned key, every
+/// `seed-bad-*` decodes but does not; of the conformance cases, exactly the
+/// ones the manifest calls valid verify (none of them needs another key
+/// than `log`; the envelope match is not part of the target).
+#[test]
+fn proof_object_seeds_reach_both_verdicts() {
+    let (_, ring) = targets::proof_keyring();
+    let mut counts = [0usize; 3];
+    for (name, bytes) in proof_objects() {
+        let object = herald_verify::auditlog::AuditObject::decode(&bytes[1..]);
+        let verified = object.as_ref().map(|o| o.verify(ring).is_ok());
+        if name.starts_with("log-") {
+            assert_eq!(verified, Ok(true), "{name}");
+            counts[0] += 1;
+        } else if name.starts_with("bad-") {
+            assert_eq!(verified, Ok(false), "{name}");
+            counts[1] += 1;
+        } else if let Some(case) = name.strip_prefix("conformance-") {
+            let valid = conformance_proof_cases()
+                .into_iter()
+                .find(|(n, _, _, _)| n == case)
+                .unwrap()
+                .3;
+            // `matches` (the envelope) is not part of the target: a case
+            // that fails only there is a proof that verifies.
+            if valid {
+                assert_eq!(verified, Ok(true), "{name}");
+            }
+            counts[2] += 1;
+        }
+    }
+    assert!(counts.iter().all(|&n| n > 0), "{counts:?}");
+}
+
+#[test]
 fn replay_log_file() {
     replay("log_file", targets::log_file);
 }
@@ -708,6 +748,131 @@ fn bundles() -> Vec<(String, Vec<u8>)> {
     ]
 }
 
+/// The `proof` cases of vectors/conformance (vectors/README.md): name,
+/// `proof_object` kind byte (0 inclusion, 1 consistency), the object's
+/// bytes, and whether the manifest calls the case valid.
+fn conformance_proof_cases() -> Vec<(String, u8, Vec<u8>, bool)> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/conformance");
+    let manifest: Json =
+        serde_json::from_slice(&fs::read(dir.join("manifest.json")).unwrap()).unwrap();
+    manifest["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|c| c["type"] == "proof")
+        .map(|c| {
+            let kind = match c["object"].as_str().unwrap() {
+                "inclusion" => 0,
+                "consistency" => 1,
+                other => panic!("unknown proof object {other}"),
+            };
+            (
+                c["name"].as_str().unwrap().to_string(),
+                kind,
+                fs::read(dir.join(c["input"].as_str().unwrap())).unwrap(),
+                c["expect"]["valid"].as_bool().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `proof_object` inputs (kind byte, then the object): from a real `Log`
+/// of seven leaves keyed by the target's pinned key (the conformance `log`
+/// key), inclusion proofs at several indexes and sizes, consistency proofs
+/// (equal sizes included), signed tree heads (the empty tree, a long-form
+/// `log` sigil), a few as kind 3 (told apart by their keys); objects that
+/// decode but do not verify (a flipped path hash, a flipped signature, an
+/// index past the size, another key's head); and the conformance `proof`
+/// cases.
+fn proof_objects() -> Vec<(String, Vec<u8>)> {
+    let lk = SigningKey::from_seed(&targets::proof_log_seed());
+    let dir = tempfile::tempdir().unwrap();
+    let mut log = Log::create(dir.path(), &lk.public_key(), None).unwrap();
+    let leaves = log_leaves(7, true);
+    log.append_leaves(&leaves).unwrap();
+    let with = |kind: u8, bytes: Vec<u8>| {
+        let mut out = vec![kind];
+        out.extend(bytes);
+        out
+    };
+    let mut out: Vec<(String, Vec<u8>)> = Vec::new();
+    for (index, size) in [(0, 1), (0, 7), (3, 7), (6, 7), (4, 5), (2, 4)] {
+        let id = *leaves[index as usize].id();
+        let p = log.inclusion_proof(&lk, &id, Some(size), TS).unwrap();
+        out.push((
+            format!("log-inclusion-{index}-of-{size}"),
+            with(0, p.encode()),
+        ));
+    }
+    for (size1, size2) in [(1, 7), (3, 7), (4, 7), (7, 7), (2, 5), (1, 1)] {
+        let p = log.consistency_proof(&lk, size1, Some(size2), TS).unwrap();
+        out.push((
+            format!("log-consistency-{size1}-to-{size2}"),
+            with(1, p.encode()),
+        ));
+    }
+    for size in [0, 1, 7] {
+        let sth = log.signed_tree_head(&lk, Some(size), TS).unwrap();
+        out.push((format!("log-sth-{size}"), with(2, sth.encode())));
+    }
+    let long =
+        herald_verify::auditlog::TreeHead::new(lk.sigil(SigilForm::Long), 7, log.tree().root(), TS)
+            .sign(&lk)
+            .unwrap();
+    out.push(("log-sth-long-sigil".into(), with(2, long.encode())));
+    let inclusion = log
+        .inclusion_proof(&lk, leaves[5].id(), None, TS)
+        .unwrap()
+        .encode();
+    let consistency = log.consistency_proof(&lk, 3, None, TS).unwrap().encode();
+    let sth = log.signed_tree_head(&lk, None, TS).unwrap();
+    out.push(("log-any-inclusion".into(), with(3, inclusion.clone())));
+    out.push(("log-any-consistency".into(), with(3, consistency.clone())));
+    out.push(("log-any-sth".into(), with(3, sth.encode())));
+
+    // Decode, do not verify. A path hash is the last byte string before
+    // the `sth` map in neither object, so flip a byte inside the path: find
+    // the first path hash (0x58 0x20 after the `path` key).
+    let flip_path = |bytes: &[u8]| {
+        let key = b"dpath";
+        let at = bytes.windows(key.len()).position(|w| w == key).unwrap() + key.len();
+        let mut out = bytes.to_vec();
+        assert_eq!(&out[at + 1..at + 3], &[0x58, 0x20]);
+        out[at + 3] ^= 0x01;
+        out
+    };
+    out.push(("bad-inclusion-path".into(), with(0, flip_path(&inclusion))));
+    out.push((
+        "bad-consistency-path".into(),
+        with(1, flip_path(&consistency)),
+    ));
+    let mut sig = *sth.sig();
+    sig[0] ^= 0x01;
+    let flipped = herald_verify::auditlog::SignedTreeHead::from_parts(sth.head().clone(), sig);
+    out.push(("bad-sth-signature".into(), with(2, flipped.encode())));
+    let other = key(0x22);
+    let foreign = herald_verify::auditlog::TreeHead::new(
+        other.sigil(SigilForm::Default),
+        7,
+        log.tree().root(),
+        TS,
+    )
+    .sign(&other)
+    .unwrap();
+    out.push(("bad-sth-other-key".into(), with(2, foreign.encode())));
+    let past =
+        herald_verify::auditlog::InclusionProof::new(7, leaves[6].clone(), Vec::new(), sth.clone());
+    out.push((
+        "bad-inclusion-index-past-size".into(),
+        with(0, past.encode()),
+    ));
+
+    for (name, kind, bytes, _) in conformance_proof_cases() {
+        out.push((format!("conformance-{name}"), with(kind, bytes)));
+    }
+    out
+}
+
 fn all_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     let mut seeds = Vec::new();
     for (name, bytes) in sequences() {
@@ -725,6 +890,9 @@ fn all_seeds() -> Vec<(&'static str, String, Vec<u8>)> {
     }
     for (name, bytes) in bundles() {
         seeds.push(("bundle_verify", name, bytes));
+    }
+    for (name, bytes) in proof_objects() {
+        seeds.push(("proof_object", name, bytes));
     }
     seeds
 }
