@@ -44,6 +44,7 @@ use curve25519_dalek::edwards::{CompressedEdwardsY, EdwardsPoint};
 use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::IsIdentity;
 use ed25519_dalek::{Signature, VerifyingKey};
+use herald_core::PublicKey;
 
 /// One signature to check: a public key, a signature `R ‖ S` and the exact
 /// message signed (for HERALD, `tag ‖ body(E, k)`: see [`message`]).
@@ -338,7 +339,7 @@ impl Worker {
 /// `verify_strict` per item, each distinct key decoded once.
 #[derive(Default)]
 struct StrictWorker {
-    keys: HashMap<[u8; 32], Option<VerifyingKey>>,
+    keys: HashMap<[u8; 32], Option<StrictKey>>,
 }
 
 impl StrictWorker {
@@ -347,11 +348,37 @@ impl StrictWorker {
             let key = *self
                 .keys
                 .entry(*item.key)
-                .or_insert_with(|| VerifyingKey::from_bytes(item.key).ok());
-            *verdict = key.is_some_and(|k| {
-                k.verify_strict(item.message, &Signature::from_bytes(item.signature))
-                    .is_ok()
-            });
+                .or_insert_with(|| StrictKey::decode(item.key));
+            *verdict = key.is_some_and(|k| k.verify(item.message, item.signature));
+        }
+    }
+}
+
+/// A key decoded once for `verify_strict`'s verdict. Every key
+/// [`PublicKey`] accepts goes through herald-core's verifier, which gives
+/// that verdict without decompressing R (`PublicKey::verify_parts`); the
+/// encodings P5 refuses at load (small order, non-canonical) still get
+/// ed25519-dalek's own answer, as this module promises for any bytes.
+#[derive(Clone, Copy)]
+enum StrictKey {
+    Herald(PublicKey),
+    Dalek(VerifyingKey),
+}
+
+impl StrictKey {
+    fn decode(bytes: &[u8; 32]) -> Option<Self> {
+        match PublicKey::from_bytes(bytes) {
+            Ok(key) => Some(Self::Herald(key)),
+            Err(_) => VerifyingKey::from_bytes(bytes).ok().map(Self::Dalek),
+        }
+    }
+
+    fn verify(&self, message: &[u8], signature: &[u8; 64]) -> bool {
+        match self {
+            Self::Herald(key) => key.verify(message, signature).is_ok(),
+            Self::Dalek(key) => key
+                .verify_strict(message, &Signature::from_bytes(signature))
+                .is_ok(),
         }
     }
 }
