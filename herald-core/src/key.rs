@@ -133,7 +133,7 @@ impl PublicKey {
 /// The canonical encodings of the eight points of small order (the
 /// 8-torsion subgroup, curve25519-dalek's `EIGHT_TORSION` compressed, in its
 /// order: a test checks them against it).
-pub(crate) const SMALL_ORDER: [[u8; 32]; 8] = [
+const SMALL_ORDER: [[u8; 32]; 8] = [
     hexlower!("0100000000000000000000000000000000000000000000000000000000000000"),
     hexlower!("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
     hexlower!("0000000000000000000000000000000000000000000000000000000000000080"),

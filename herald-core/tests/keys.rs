@@ -276,8 +276,8 @@ fn generate_uses_the_rng_as_the_seed() {
     assert_ne!(a.public_key(), b.public_key());
 }
 
-/// A signature whose R is `target` (a point of `EIGHT_TORSION` times `j`
-/// plus `[r]B`) and whose cofactorless equation holds, by a mixed-order key
+/// A signature whose R is `[r]B + EIGHT_TORSION[j]` (of small order when
+/// `r = 0`) and whose cofactorless equation holds, by a mixed-order key
 /// `A = [a]B + T` (T of order 8, so A is accepted: not of small order):
 /// with `s = r + k·a`, `[s]B − [k]A = [r]B − [k]T`, which is R exactly when
 /// `−[k]T` is the torsion part of R. k = H(R ‖ A ‖ M) is ground over M.
