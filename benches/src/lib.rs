@@ -499,13 +499,10 @@ pub struct OwnedItem {
 }
 
 impl OwnedItem {
-    /// Borrow as a batch item.
-    pub fn item(&self) -> herald_verify::batch::SignedItem<'_> {
-        herald_verify::batch::SignedItem {
-            key: &self.key,
-            signature: &self.sig,
-            message: &self.msg,
-        }
+    /// Loaded and prepared for the P5 equation (byte checks, challenge).
+    pub fn prepared(&self) -> Option<herald_core::Prepared> {
+        let key = herald_core::PublicKey::from_bytes(&self.key).ok()?;
+        key.prepare(&self.sig, |feed| feed(&self.msg)).ok()
     }
 }
 
@@ -514,6 +511,11 @@ impl TraceSet {
     /// traces by `signers` keys; each reply answers an earlier envelope of
     /// its trace.
     pub fn new(n: usize, traces: usize, signers: u8) -> Self {
+        Self::with_payload(n, traces, signers, 300)
+    }
+
+    /// As [`TraceSet::new`], with payloads of `payload_len` bytes.
+    pub fn with_payload(n: usize, traces: usize, signers: u8, payload_len: usize) -> Self {
         let keys: Vec<SigningKey> = (0..signers).map(signer).collect();
         let mut envelopes: Vec<Envelope> = Vec::with_capacity(n);
         let mut by_trace: Vec<Vec<usize>> = vec![Vec::new(); traces];
@@ -523,7 +525,7 @@ impl TraceSet {
             state ^= state >> 7;
             state ^= state << 17;
             let t = i % traces;
-            let mut parts = Parts::typical(300, i as u64);
+            let mut parts = Parts::typical(payload_len, i as u64);
             parts.parent = by_trace[t]
                 .get(state as usize % by_trace[t].len().max(1))
                 .map(|&p| {
@@ -555,7 +557,11 @@ impl TraceSet {
                     sig: sig.map(|s| *s.sig).unwrap_or([0; 64]),
                     msg: v
                         .body(0)
-                        .map(|b| herald_verify::batch::message(v.kind().origin_tag(), &b))
+                        .map(|b| {
+                            let mut m = v.kind().origin_tag().to_vec();
+                            b.feed(&mut |chunk| m.extend_from_slice(chunk));
+                            m
+                        })
                         .unwrap_or_default(),
                 }
             })

@@ -80,8 +80,11 @@ fn one_when_tampered() {
     let report = run.json();
     assert_eq!(report["envelopes"][0]["status"], "invalid");
     assert!(codes(&report["envelopes"][0]).contains(&"bad_signature[0]".to_owned()));
-    // P13: an invalid parent does not change its child's status.
-    assert_eq!(report["envelopes"][1]["status"], "valid");
+    // P13 revision 2: a tampered (id_mismatch) envelope is nobody's
+    // parent, so its child reports missing_parent: the envelope it signed
+    // over is not in the set.
+    assert_eq!(report["envelopes"][1]["status"], "invalid");
+    assert_eq!(codes(&report["envelopes"][1]), ["missing_parent"]);
     let run = herald(d, &["verify", "bad.cbor", "--keyring", "."]);
     run.expect(1);
     assert!(

@@ -21,7 +21,9 @@ mod verify;
 pub use envelope::{Body, EnvelopeError, EnvelopeRef, SignatureRef};
 #[cfg(feature = "alloc")]
 pub use envelope::{BuildError, Envelope, EnvelopeBuilder};
-pub use key::{KeyError, PublicKey, SignatureError, SigningKey};
+#[cfg(feature = "batch")]
+pub use key::verify_batch;
+pub use key::{KeyError, Prepared, PublicKey, SignatureError, SigningKey};
 pub use kind::Kind;
 pub use nonce::Nonce;
 pub use reason::{Detail, Reason, ReasonCode, ReasonSink, Reasons, Status};

@@ -73,8 +73,8 @@ pub trait SignatureVerifier {
     fn verify(&mut self, key: &PublicKey, sig: &[u8; 64], tag: &[u8], body: &Body<'_>) -> bool;
 }
 
-/// The verifier of [`check`]: [`PublicKey::verify_parts`], exactly the
-/// checks of ed25519-dalek `verify_strict` (P5), streaming the body.
+/// The verifier of [`check`]: [`PublicKey::verify_parts`], the P5
+/// (revision 2) rule for one signature, streaming the body.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct Strict;
 
@@ -312,11 +312,9 @@ pub fn check_with<'a>(
             let sig = match SignatureRef::parse(value) {
                 Ok(sig) => sig,
                 Err(d) => {
-                    if k == 0 {
-                        t.push(Reason::at(ReasonCode::OriginMissing, 0, d));
-                    } else {
-                        t.push(Reason::at(ReasonCode::Malformed, k, d));
-                    }
+                    // P13 revision 2: a map that breaks the P3 shape is
+                    // `malformed` at its index, index 0 included.
+                    t.push(Reason::at(ReasonCode::Malformed, k, d));
                     k += 1;
                     continue;
                 }

@@ -1,5 +1,7 @@
-//! Keys (PROFILE.md P5): small-order and non-point public keys refused at
-//! load, signing keys whose `Debug` shows the sigil and never the secret,
+//! Keys (PROFILE.md P5, revision 2): non-point, non-canonical, small-order
+//! and mixed-order public keys refused at load, R with a torsion component
+//! accepted by the cofactored equation and R of small order refused by its
+//! bytes, signing keys whose `Debug` shows the sigil and never the secret,
 //! and seeds that round-trip inside `Zeroizing`.
 
 // Tests unwrap: a failure is the assertion.
@@ -7,7 +9,6 @@
 
 use std::collections::BTreeSet;
 
-use ed25519_dalek::Verifier;
 use herald_core::rand_core::{CryptoRng, Error as RandError, RngCore};
 use herald_core::{KeyError, PublicKey, SigilForm, SigningKey};
 use sha2::{Digest, Sha512};
@@ -102,12 +103,32 @@ fn small_order_keys_are_refused() {
         );
     }
     // The non-canonical encodings decode (curve25519-dalek accepts y ≥ p
-    // and x = −0) and are refused for their order.
+    // and x = −0) and are refused as non-canonical, checked first.
     for hex in SMALL_ORDER_NON_CANONICAL {
         assert_eq!(
             PublicKey::from_bytes(&key32(hex)),
-            Err(KeyError::SmallOrder),
+            Err(KeyError::NonCanonical),
             "{hex}"
+        );
+    }
+}
+
+/// P5 revision 2: a key is refused unless of prime order. `[a]B + T` for
+/// each of the 7 torsion points T ≠ 0 is a canonical point not of small
+/// order (what `verify_strict` accepts) and is refused as `Torsion`.
+#[test]
+fn mixed_order_keys_are_refused() {
+    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT as B, EIGHT_TORSION};
+    use curve25519_dalek::scalar::Scalar;
+    let a = B * Scalar::from(0x1234_5678_9abc_def1_u64);
+    assert!(PublicKey::from_bytes(&a.compress().to_bytes()).is_ok());
+    for (j, t) in EIGHT_TORSION.iter().enumerate().skip(1) {
+        let bytes = (a + t).compress().to_bytes();
+        assert!(ed25519_dalek::VerifyingKey::from_bytes(&bytes).is_ok_and(|k| !k.is_weak()));
+        assert_eq!(
+            PublicKey::from_bytes(&bytes),
+            Err(KeyError::Torsion),
+            "torsion point {j}"
         );
     }
 }
@@ -124,11 +145,20 @@ fn a_non_point_is_refused() {
     assert_eq!(PublicKey::from_bytes(&y7), Err(KeyError::NotAPoint));
     y7[31] = 0x80;
     assert_eq!(PublicKey::from_bytes(&y7), Err(KeyError::NotAPoint));
-    // y = 3 is a point of large order: loading it is not refused, which
-    // shows the two refusals above are about the bytes, not a blanket no.
+    // y = 3 is a point: loading it is refused, if at all, for its order
+    // (it has a torsion component: CCTV-style mixed order), never as a
+    // non-point, which shows the two refusals above are about the bytes.
     let mut y3 = [0u8; 32];
     y3[0] = 3;
-    assert!(PublicKey::from_bytes(&y3).is_ok());
+    let point = curve25519_dalek::edwards::CompressedEdwardsY(y3)
+        .decompress()
+        .unwrap();
+    let expected = if point.is_torsion_free() {
+        Ok(())
+    } else {
+        Err(KeyError::Torsion)
+    };
+    assert_eq!(PublicKey::from_bytes(&y3).map(|_| ()), expected);
     // y = p + 3 is a non-canonical encoding of that same point.
     // curve25519-dalek decompresses y >= p and verify_strict does not ask
     // for a canonical A, but such a key would have a second sigil for one
@@ -276,76 +306,85 @@ fn generate_uses_the_rng_as_the_seed() {
     assert_ne!(a.public_key(), b.public_key());
 }
 
-/// A signature whose R is `[r]B + EIGHT_TORSION[j]` (of small order when
-/// `r = 0`) and whose cofactorless equation holds, by a mixed-order key
-/// `A = [a]B + T` (T of order 8, so A is accepted: not of small order):
-/// with `s = r + k·a`, `[s]B − [k]A = [r]B − [k]T`, which is R exactly when
-/// `−[k]T` is the torsion part of R. k = H(R ‖ A ‖ M) is ground over M.
+/// A signature by the prime-order key `A = [a]B` whose R is
+/// `[r]B + EIGHT_TORSION[j]` (of small order when `r = 0`), with
+/// `s = r + k·a`: `[s]B − [k]A = [r]B`, which differs from R by the torsion
+/// point, so the cofactorless equation fails (for j ≠ 0) and the cofactored
+/// one holds.
 fn crafted(r: u64, j: usize) -> (PublicKey, Vec<u8>, [u8; 64]) {
     use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT as B, EIGHT_TORSION};
     use curve25519_dalek::scalar::Scalar;
     let a = Scalar::from(0x1234_5678_9abc_def1_u64);
-    let public = B * a + EIGHT_TORSION[1];
-    let key = PublicKey::from_bytes(&public.compress().to_bytes()).unwrap();
-    let r_point = B * Scalar::from(r) + EIGHT_TORSION[j];
-    let r_bytes = r_point.compress().to_bytes();
-    for n in 0u64.. {
-        let message = n.to_be_bytes().to_vec();
-        let mut h = Sha512::new();
-        h.update(r_bytes);
-        h.update(key.as_bytes());
-        h.update(&message);
-        let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
-        let s = Scalar::from(r) + k * a;
-        if B * s - public * k == r_point {
-            let mut sig = [0u8; 64];
-            sig[..32].copy_from_slice(&r_bytes);
-            sig[32..].copy_from_slice(s.as_bytes());
-            return (key, message, sig);
-        }
-    }
-    unreachable!("one message in eight fits")
+    let key = PublicKey::from_bytes(&(B * a).compress().to_bytes()).unwrap();
+    let r_bytes = (B * Scalar::from(r) + EIGHT_TORSION[j])
+        .compress()
+        .to_bytes();
+    let message = b"crafted".to_vec();
+    let mut h = Sha512::new();
+    h.update(r_bytes);
+    h.update(key.as_bytes());
+    h.update(&message);
+    let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
+    let s = Scalar::from(r) + k * a;
+    let mut sig = [0u8; 64];
+    sig[..32].copy_from_slice(&r_bytes);
+    sig[32..].copy_from_slice(s.as_bytes());
+    (key, message, sig)
+}
+
+/// The cofactored equation `[8]([S]B − [k]A − R) = 0`, computed here from
+/// curve25519-dalek's public arithmetic, independently of herald-core.
+fn cofactored_holds(key: &PublicKey, message: &[u8], sig: &[u8; 64]) -> bool {
+    use curve25519_dalek::constants::ED25519_BASEPOINT_POINT as B;
+    use curve25519_dalek::edwards::CompressedEdwardsY;
+    use curve25519_dalek::scalar::Scalar;
+    use curve25519_dalek::traits::IsIdentity;
+    let r = CompressedEdwardsY(sig[..32].try_into().unwrap())
+        .decompress()
+        .unwrap();
+    let s = Scalar::from_canonical_bytes(sig[32..].try_into().unwrap()).unwrap();
+    let a = CompressedEdwardsY(*key.as_bytes()).decompress().unwrap();
+    let mut h = Sha512::new();
+    h.update(&sig[..32]);
+    h.update(key.as_bytes());
+    h.update(message);
+    let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
+    (B * s - a * k - r).mul_by_cofactor().is_identity()
 }
 
 #[test]
 fn small_order_r_is_refused_even_when_the_equation_holds() {
-    // R of small order (r = 0), one case per torsion point: the
-    // cofactorless equation holds (dalek's non-strict `verify` accepts),
-    // `verify_strict` refuses R, and so must herald-core, which decides
-    // that from R's bytes instead of decompressing it.
+    // R of small order (r = 0), one case per torsion point: the cofactored
+    // equation holds, and P5 refuses R by its bytes (speccheck cases 0, 2;
+    // CCTV `low_order_R`).
     for j in 0..8 {
         let (key, message, sig) = crafted(0, j);
-        let dalek = key.as_dalek();
-        let signature = ed25519_dalek::Signature::from_bytes(&sig);
-        assert!(
-            dalek.verify(&message, &signature).is_ok(),
-            "torsion point {j}"
-        );
-        assert!(
-            dalek.verify_strict(&message, &signature).is_err(),
-            "torsion point {j}"
-        );
+        assert!(cofactored_holds(&key, &message, &sig), "torsion point {j}");
         assert!(key.verify(&message, &sig).is_err(), "torsion point {j}");
     }
 }
 
 #[test]
-fn mixed_order_r_is_accepted_as_verify_strict_accepts_it() {
-    // The control: R = [r]B + torsion is not of small order, so with the
-    // equation holding both verifiers accept, for every torsion part.
+fn mixed_order_r_is_accepted_by_the_cofactored_equation() {
+    // R = [r]B + torsion is not of small order: valid under P5 revision 2
+    // for every torsion part (CCTV `low_order_component_R` and
+    // `low_order_residue`), where `verify_strict`, cofactorless, accepts
+    // only the torsion-free one.
     for j in 0..8 {
         let (key, message, sig) = crafted(0x0bad_cafe, j);
+        assert!(cofactored_holds(&key, &message, &sig), "torsion part {j}");
+        assert!(key.verify(&message, &sig).is_ok(), "torsion part {j}");
         let signature = ed25519_dalek::Signature::from_bytes(&sig);
-        assert!(
+        assert_eq!(
             key.as_dalek().verify_strict(&message, &signature).is_ok(),
+            j == 0,
             "torsion part {j}"
         );
-        assert!(key.verify(&message, &sig).is_ok(), "torsion part {j}");
-        // One bit of S flipped: both refuse.
+        // One bit of S flipped, or another message: refused.
         let mut bad = sig;
         bad[40] ^= 1;
-        let signature = ed25519_dalek::Signature::from_bytes(&bad);
-        assert!(key.as_dalek().verify_strict(&message, &signature).is_err());
         assert!(key.verify(&message, &bad).is_err());
+        assert!(!cofactored_holds(&key, b"other", &sig));
+        assert!(key.verify(b"other", &sig).is_err());
     }
 }

@@ -98,17 +98,19 @@ fn unparsed(source: Source, detail: String) -> EnvelopeReport {
 enum Signatures {
     /// [`check`], one envelope after the other.
     Sequential,
-    /// [`check_with`] collecting the signatures, [`batch::verify_each`] on
-    /// every core, then [`check`] again for any envelope with a bad one.
+    /// [`check_with`] preparing the signatures, [`batch::verify_all`] in
+    /// batches on every core, then the reasons of any envelope with a bad
+    /// one from its recorded verdicts.
     Parallel,
 }
 
 /// Verify every envelope of `inputs` as one set (CLI.md: all files form one
 /// set for parents and replays) against `keyring`.
 ///
-/// Signatures are verified on every core with exactly the verdicts of
-/// `verify_strict` (P5), and the report is the one [`audit_sequential`]
-/// gives (tests/audit_parallel.rs).
+/// Signatures are verified in batches on every core with exactly the
+/// verdicts of single verification (P5 revision 2), and the report is the
+/// one [`audit_sequential`] gives (tests/audit_parallel.rs), whatever the
+/// order of the input (P10, P13 revision 2; tests/order.rs).
 pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
     audit_with(inputs, keyring, opts, Signatures::Parallel)
 }
@@ -240,15 +242,20 @@ fn audit_with(
     // 3. Each envelope alone (P11 local reasons), in blocks whose
     //    signatures are verified together on every core (see `check_block`).
     let mut reports: Vec<EnvelopeReport> = Vec::with_capacity(entries.len());
-    // Boxed: an item that did not decode costs a pointer, not a view (F2).
     let mut views: Vec<Option<Box<EnvelopeRef<'_>>>> = Vec::with_capacity(entries.len());
+    let mut computed: Vec<Option<[u8; 32]>> = Vec::with_capacity(entries.len());
+    let mut ids: Vec<Option<[u8; 32]>> = Vec::with_capacity(entries.len());
+    let mut claims: Vec<bool> = Vec::with_capacity(entries.len());
     let mut rest = &entries[..];
     while !rest.is_empty() {
         let (block, next) = rest.split_at(block_len(rest));
         rest = next;
-        for (report, view) in check_block(block, &keys, &check_opts, signatures) {
-            reports.push(report);
-            views.push(view);
+        for c in check_block(block, &keys, &check_opts, signatures) {
+            reports.push(c.report);
+            views.push(c.view);
+            computed.push(c.computed);
+            ids.push(c.id);
+            claims.push(c.claims);
         }
     }
 
@@ -259,11 +266,13 @@ fn audit_with(
     let bytes: Vec<&[u8]> = entries.iter().map(|e| e.bytes).collect();
     crate::lifecycle::apply(&bytes, &views, &mut reports, &keys, &check_opts, &proven);
 
-    // 4. Parents and the trace-parent binding (spec §3.3a).
+    // 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
+    //    found by its recomputed id only (P13 revision 2), so junk that
+    //    claims an id never stands in for the envelope that has it.
     let mut by_id: HashMap<[u8; 32], usize> = HashMap::new();
-    for (i, v) in views.iter().enumerate() {
-        if let Some(v) = v {
-            by_id.entry(*v.id()).or_insert(i);
+    for (i, id) in ids.iter().enumerate() {
+        if let Some(id) = id {
+            by_id.entry(*id).or_insert(i);
         }
     }
     let mut has_child: HashSet<usize> = HashSet::new();
@@ -290,7 +299,10 @@ fn audit_with(
         }
     }
 
-    // 5. Replays inside the set (P10 trace audit): first (from key, nonce) is clean.
+    // 5. Replays inside the set (P10 trace audit, revision 2): the first
+    //    envelope whose origin verifies claims its (from key, nonce); every
+    //    later one with that pair is `replayed_nonce`. A forgery never
+    //    claims, so it cannot make the real envelope a replay.
     let mut seen: HashMap<([u8; 32], [u8; 16]), usize> = HashMap::new();
     for (i, v) in views.iter().enumerate() {
         let Some(v) = v else { continue };
@@ -305,12 +317,13 @@ fn audit_with(
                 first
             );
             reports[i].push(reason(ReasonCode::ReplayedNonce, detail));
-        } else {
+        } else if claims[i] {
             seen.insert((signer, *v.nonce()), i);
         }
     }
 
     // 6. Traces, in order of first appearance.
+    let mut first: HashSet<[u8; 32]> = HashSet::new();
     let mut order: Vec<[u8; 32]> = Vec::new();
     let mut traces: BTreeMap<[u8; 32], TraceReport> = BTreeMap::new();
     for (i, v) in views.iter().enumerate() {
@@ -326,11 +339,11 @@ fn audit_with(
                 invalid: 0,
             }
         });
-        if v.is_genesis() && v.id() == v.trace() && t.genesis.is_none() {
+        if v.is_genesis() && ids[i].as_ref() == Some(v.trace()) && t.genesis.is_none() {
             t.genesis = Some(hex(v.id()));
         }
-        // A repeated envelope (same id) is one node of the DAG, listed once.
-        if !has_child.contains(&i) && by_id.get(v.id()) == Some(&i) {
+        // A repeated envelope (the same body) is one node, listed once.
+        if !has_child.contains(&i) && computed[i].is_some_and(|c| first.insert(c)) {
             t.leaves.push(hex(v.id()));
         }
         match reports[i].status {
@@ -342,7 +355,7 @@ fn audit_with(
 
     // 7. Merge unparseable pieces back in input order, in place: a second
     //    vector of reports would double the peak (F2).
-    drop((views, by_id, has_child, seen));
+    drop((views, computed, ids, claims, by_id, has_child, seen, first));
     let envelopes = merge_at_positions(reports, unsplittable);
     let mut summary = Summary::default();
     for e in &envelopes {
@@ -406,9 +419,8 @@ fn may_be_birth(bytes: &[u8]) -> bool {
         })
 }
 
-/// Most envelope bytes in one block of step 3: a block's signed messages
-/// are copied (batch verification needs them contiguous), so this bounds
-/// that copy for any input size.
+/// Most envelope bytes in one block of step 3: a block's prepared
+/// signatures wait for their batch, so this bounds them for any input size.
 const BLOCK_BYTES: usize = 4 << 20;
 
 /// Most envelopes in one block of step 3.
@@ -429,37 +441,83 @@ fn block_len(entries: &[Entry<'_>]) -> usize {
     n.max(1).min(entries.len())
 }
 
-/// A signature [`Collect`] deferred: entry `entry` of the block.
-struct Pending {
-    entry: usize,
-    key: [u8; 32],
-    sig: [u8; 64],
-    message: Vec<u8>,
+/// What [`Collect`] answered for one signature, in the order [`check_with`]
+/// asked.
+#[derive(Clone, Copy)]
+enum Asked {
+    /// A byte check failed (P5): the verdict, known at once.
+    Decided(bool),
+    /// Prepared, waiting for the equation: its place in the batch.
+    Pending(usize),
 }
 
-/// A [`SignatureVerifier`] that records every signature and answers
-/// `true`; the real verdicts come later from [`batch::verify_each`].
+/// A [`SignatureVerifier`] that prepares every signature
+/// ([`PublicKey::prepare`]: byte checks and the challenge, streamed over the
+/// body, nothing copied) and answers `true` for those that pass the byte
+/// checks; the equation's verdicts come later from [`batch::verify_all`].
+#[derive(Default)]
 struct Collect {
-    entry: usize,
-    pending: Vec<Pending>,
+    prepared: Vec<herald_core::Prepared>,
+    /// Per entry of the block, what was answered, in order.
+    asked: Vec<Vec<Asked>>,
 }
 
 impl SignatureVerifier for Collect {
     fn verify(&mut self, key: &PublicKey, sig: &[u8; 64], tag: &[u8], body: &Body<'_>) -> bool {
-        self.pending.push(Pending {
-            entry: self.entry,
-            key: *key.as_bytes(),
-            sig: *sig,
-            message: batch::message(tag, body),
-        });
-        true
+        let answer = match key.prepare(sig, |feed| {
+            feed(tag);
+            body.feed(feed);
+        }) {
+            Ok(p) => {
+                self.prepared.push(p);
+                Asked::Pending(self.prepared.len() - 1)
+            }
+            Err(_) => Asked::Decided(false),
+        };
+        if let Some(list) = self.asked.last_mut() {
+            list.push(answer);
+        }
+        matches!(answer, Asked::Pending(_))
     }
 }
 
-/// One entry's report and view, as step 3 records them.
-type Checked3<'a> = (EnvelopeReport, Option<Box<EnvelopeRef<'a>>>);
+/// A [`SignatureVerifier`] that gives again, in order, the verdicts found
+/// for one entry: [`check_with`] asks about the same signatures in the same
+/// order for the same bytes and keys, so the second check sees the real
+/// verdicts without verifying anything twice. Past the recorded answers
+/// (which cannot happen) it fails closed.
+struct Replay<'v> {
+    asked: core::slice::Iter<'v, Asked>,
+    verdicts: &'v [bool],
+}
 
-/// The report of entry `e` from what [`check`] (or [`check_with`]) said.
+impl SignatureVerifier for Replay<'_> {
+    fn verify(&mut self, _: &PublicKey, _: &[u8; 64], _: &[u8], _: &Body<'_>) -> bool {
+        match self.asked.next() {
+            Some(Asked::Decided(v)) => *v,
+            Some(Asked::Pending(i)) => self.verdicts.get(*i).copied().unwrap_or(false),
+            None => false,
+        }
+    }
+}
+
+/// One entry as step 3 leaves it.
+struct Checked3<'a> {
+    report: EnvelopeReport,
+    /// Boxed: an item that did not decode costs a pointer, not a view (F2).
+    view: Option<Box<EnvelopeRef<'a>>>,
+    /// `sha256(body(E, 0))`, when the body could be formed: what makes two
+    /// items one node of the DAG.
+    computed: Option<[u8; 32]>,
+    /// The id others may name it by: `computed` when the wire id equals it
+    /// (P13 revision 2: an `id_mismatch` envelope is nobody's parent).
+    id: Option<[u8; 32]>,
+    /// Its origin signature verified, so it claims its `(from key, nonce)`
+    /// (P10 revision 2).
+    claims: bool,
+}
+
+/// The step-3 record of entry `e` from what [`check_with`] said.
 fn report_of<'a>(
     e: &Entry<'a>,
     checked: Checked<'a>,
@@ -491,35 +549,43 @@ fn report_of<'a>(
     for r in reasons {
         report.push(r.into());
     }
-    (report, env.map(Box::new))
+    let id = match (&env, checked.computed_id) {
+        (Some(v), Some(computed)) if *v.id() == computed => Some(computed),
+        _ => None,
+    };
+    // The origin verified: its key was resolved and signature 0 drew no
+    // reason (a wrong scope, a `by` other than `from`, a bad signature).
+    let claims = env.is_some()
+        && checked.key_source.is_some()
+        && !reasons.iter().any(|r| r.index == Some(0));
+    Checked3 {
+        report,
+        view: env.map(Box::new),
+        computed: checked.computed_id,
+        id,
+        claims,
+    }
 }
 
-/// [`check`] entry `e` alone and make its report.
-fn alone<'a>(e: &Entry<'a>, keys: &Keyring, opts: &CheckOptions<'_>) -> Checked3<'a> {
-    let mut reasons = Vec::new();
-    let checked = check(e.bytes, keys, opts, &mut reasons);
-    report_of(e, checked, &reasons, keys)
-}
-
-/// Step 3 for every entry of `block`: its report and view, exactly as
-/// [`check`] would give them one after the other.
+/// Step 3 for every entry of `block`: its record, exactly as [`check`]
+/// would give it one after the other.
 ///
 /// With [`Signatures::Parallel`]:
-/// - A. [`check_with`] and [`Collect`] (as if every signature verified),
-///   and the reports;
-/// - B. the collected signatures on every core with
-///   [`batch::verify_each`]: exactly `verify_strict`'s verdicts (P5);
-/// - C. plain [`check`] again for each entry with a signature that failed.
+/// - A. [`check_with`] and [`Collect`]: every signature's byte checks and
+///   challenge, the answers recorded;
+/// - B. the prepared signatures' equations with [`batch::verify_all`], in
+///   batches on every core: the verdicts of [`herald_core::Strict`] (P5);
+/// - C. [`check_with`] again with [`Replay`] for each entry with a
+///   signature that failed B, so its reasons are those of the real
+///   verdicts. Nothing is verified twice.
 ///
-/// The result equals [`check`]'s for every entry: one whose signatures all
-/// verify got the same answers from `Collect` as from
-/// [`herald_core::Strict`]; a good signature pushes no reason, and its
-/// verdict only decides the valid scopes and the key source, where
-/// `Collect` said the same. Every other entry is [`check`]ed.
+/// The result equals [`check`]'s for every entry: one whose prepared
+/// signatures all verify got from `Collect` the answers `Strict` gives, and
+/// every other entry is checked again with exactly those answers.
 ///
 /// Phase A stays on this thread: split between the cores it measured
-/// slower (docs/performance.md), its reports and messages then being
-/// allocated on other threads than the one freeing them.
+/// slower (docs/performance.md), its reports then being allocated on other
+/// threads than the one freeing them.
 fn check_block<'a>(
     block: &[Entry<'a>],
     keys: &Keyring,
@@ -529,39 +595,37 @@ fn check_block<'a>(
     if signatures == Signatures::Sequential {
         return block.iter().map(|e| alone(e, keys, opts)).collect();
     }
-    let mut collect = Collect {
-        entry: 0,
-        pending: Vec::new(),
-    };
+    let mut collect = Collect::default();
     let mut out: Vec<Checked3<'a>> = Vec::with_capacity(block.len());
-    for (i, e) in block.iter().enumerate() {
-        collect.entry = i;
+    for e in block {
+        collect.asked.push(Vec::new());
         let mut reasons = Vec::new();
         let checked = check_with(e.bytes, keys, opts, &mut reasons, &mut collect);
         out.push(report_of(e, checked, &reasons, keys));
     }
-    let items: Vec<batch::SignedItem<'_>> = collect
-        .pending
-        .iter()
-        .map(|p| batch::SignedItem {
-            key: &p.key,
-            signature: &p.sig,
-            message: &p.message,
-        })
-        .collect();
-    let verdicts = batch::verify_each(&items, 0);
-    let mut again = alloc::vec![false; block.len()];
-    for (p, ok) in collect.pending.iter().zip(verdicts) {
-        if !ok && let Some(slot) = again.get_mut(p.entry) {
-            *slot = true;
-        }
-    }
-    for ((slot, e), again) in out.iter_mut().zip(block).zip(again) {
-        if again {
-            *slot = alone(e, keys, opts);
+    let verdicts = batch::verify_all(&collect.prepared);
+    for ((slot, e), asked) in out.iter_mut().zip(block).zip(&collect.asked) {
+        let failed = asked
+            .iter()
+            .any(|a| matches!(a, Asked::Pending(i) if !verdicts.get(*i).copied().unwrap_or(false)));
+        if failed {
+            let mut replay = Replay {
+                asked: asked.iter(),
+                verdicts: &verdicts,
+            };
+            let mut reasons = Vec::new();
+            let checked = check_with(e.bytes, keys, opts, &mut reasons, &mut replay);
+            *slot = report_of(e, checked, &reasons, keys);
         }
     }
     out
+}
+
+/// [`check`] entry `e` alone and make its record.
+fn alone<'a>(e: &Entry<'a>, keys: &Keyring, opts: &CheckOptions<'_>) -> Checked3<'a> {
+    let mut reasons = Vec::new();
+    let checked = check(e.bytes, keys, opts, &mut reasons);
+    report_of(e, checked, &reasons, keys)
 }
 
 /// A stand-in for the signer's key when it is unknown: the sigil's hash

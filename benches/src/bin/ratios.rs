@@ -274,18 +274,10 @@ fn main() {
     );
     r.ratio(
         "5·",
-        "… / verify_each: verify_strict on every core (exact, no batch)",
+        "… / preparing alone (byte checks + challenge hash), sequential",
         t,
         "seq_verify_strict",
-        &["verify_each"],
-        Goal::Info,
-    );
-    r.ratio(
-        "5·",
-        "… / batch with only the issue's pre-checks (UNSOUND)",
-        t,
-        "seq_verify_strict",
-        &["batch_issue_prechecks_unsound"],
+        &["seq_prepare"],
         Goal::Info,
     );
     r.ratio(
@@ -298,7 +290,7 @@ fn main() {
     );
     r.ratio(
         "5·",
-        "… / audit() (signatures: check_with + verify_each on every core)",
+        "… / audit() (signatures: check_with + batches on every core)",
         t,
         "seq_verify_strict",
         &["audit"],
@@ -323,25 +315,9 @@ fn main() {
     let p = "ed25519_parts";
     r.ratio(
         "5·",
-        "per item: R decompress + small-order / verify_strict",
+        "per item: single P5 equation (prepared) / verify_strict",
         p,
-        "r_decompress_small_order",
-        &["verify_strict"],
-        Goal::Info,
-    );
-    r.ratio(
-        "5·",
-        "per item: torsion check (vartime) / verify_strict",
-        p,
-        "torsion_check_vartime",
-        &["verify_strict"],
-        Goal::Info,
-    );
-    r.ratio(
-        "5·",
-        "per item: torsion check (constant time) / verify_strict",
-        p,
-        "torsion_check_ct",
+        "prepared_verify",
         &["verify_strict"],
         Goal::Info,
     );
@@ -351,7 +327,9 @@ fn main() {
         let v = median(&r.dir, p, "verify_strict");
         r.rows.push(Row {
             target: "5·".into(),
-            what: format!("per item: verify_batch of {chunk}, per signature / verify_strict [{p}]"),
+            what: format!(
+                "per item: batch equation of {chunk}, per signature / verify_strict [{p}]"
+            ),
             ratio: n.zip(v).map(|(n, v)| n / f64::from(chunk) / v),
             goal: Goal::Info,
             terms: format!(

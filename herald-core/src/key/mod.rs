@@ -1,15 +1,31 @@
-//! Ed25519 keys (PROFILE.md P5): public keys refused when of small order,
-//! signing keys zeroized on drop and never shown by `Debug`.
+//! Ed25519 keys and the signature rule of PROFILE.md P5 (revision 2):
+//! public keys refused unless canonical and of prime order, signing keys
+//! zeroized on drop and never shown by `Debug`.
+//!
+//! The rule for one signature is split in two so that the expensive half
+//! can be scheduled freely: [`PublicKey::prepare`] does every byte check
+//! and hashes the message into the challenge (`challenge.rs`), and the
+//! cofactored equation then decides, alone ([`Prepared::verify`]) or with
+//! many others at once (`verify_batch`, feature `batch`). Both evaluate the
+//! same equation, so they give the same verdict on every input.
 
 use core::fmt;
 
-use data_encoding_macro::hexlower;
-use ed25519_dalek::{Signature, hazmat::ExpandedSecretKey};
+use curve25519_dalek::edwards::EdwardsPoint;
+use ed25519_dalek::hazmat::ExpandedSecretKey;
 use rand_core::{CryptoRng, RngCore};
 use sha2::Sha512;
 use zeroize::Zeroizing;
 
 use crate::sigil::{Sigil, SigilForm};
+
+#[cfg(feature = "batch")]
+mod batch;
+mod challenge;
+
+#[cfg(feature = "batch")]
+pub use batch::verify_batch;
+pub use challenge::Prepared;
 
 /// A public key could not be loaded (P5).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -19,6 +35,10 @@ pub enum KeyError {
     NotAPoint,
     /// A point of small order: every signature would be forgeable.
     SmallOrder,
+    /// A point with a torsion component (of mixed order). P5 revision 2
+    /// takes only keys of prime order, so that no key carries torsion into
+    /// the equation and one key has one sigil.
+    Torsion,
     /// A non-canonical encoding (y ≥ p) of a point: refused so that one
     /// key has exactly one encoding, hence one sigil per form (P2).
     NonCanonical,
@@ -31,6 +51,9 @@ impl fmt::Display for KeyError {
         f.write_str(match self {
             Self::NotAPoint => "not an Ed25519 public key (no such curve point)",
             Self::SmallOrder => "Ed25519 public key of small order refused (P5)",
+            Self::Torsion => {
+                "Ed25519 public key not of prime order refused: it has a torsion component (P5)"
+            }
             Self::NonCanonical => {
                 "non-canonical encoding of an Ed25519 public key refused (P2, P5)"
             }
@@ -54,22 +77,27 @@ impl fmt::Display for SignatureError {
 
 impl core::error::Error for SignatureError {}
 
-/// An Ed25519 public key accepted for verification: the canonical encoding
-/// of a valid point, not of small order (P5).
+/// An Ed25519 public key accepted for verification (P5 revision 2): the
+/// canonical encoding of a point of prime order.
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct PublicKey(ed25519_dalek::VerifyingKey);
 
 impl PublicKey {
-    /// Load 32 bytes, refusing non-points, small-order points and
-    /// non-canonical encodings (P5).
+    /// Load 32 bytes, refusing (checked in this order) non-points,
+    /// non-canonical encodings, points of small order and points with a
+    /// torsion component (P5 revision 2).
     pub fn from_bytes(bytes: &[u8; 32]) -> Result<Self, KeyError> {
         let key =
             ed25519_dalek::VerifyingKey::from_bytes(bytes).map_err(|_| KeyError::NotAPoint)?;
-        if key.is_weak() {
+        let point = key.to_edwards();
+        if point.compress().as_bytes() != bytes {
+            return Err(KeyError::NonCanonical);
+        }
+        if point.is_small_order() {
             return Err(KeyError::SmallOrder);
         }
-        if key.to_edwards().compress().as_bytes() != bytes {
-            return Err(KeyError::NonCanonical);
+        if !point.is_torsion_free() {
+            return Err(KeyError::Torsion);
         }
         Ok(Self(key))
     }
@@ -95,54 +123,28 @@ impl PublicKey {
         &self.0
     }
 
-    /// Strict Ed25519 verification of `signature` over the concatenation of
-    /// `parts`, streamed without copying (P5).
-    ///
-    /// Exactly the verdict of ed25519-dalek `verify_strict`: canonical S,
-    /// R a valid point of not-small order, A not of small order, and the
-    /// cofactorless equation compared on the encoding of R. R is not
-    /// decompressed: the equation's comparison implies it is a canonical
-    /// point, and its order is then read off its bytes (see the body).
+    /// The point A.
+    fn point(&self) -> EdwardsPoint {
+        self.0.to_edwards()
+    }
+
+    /// Verify `signature` over the concatenation of the chunks `parts`
+    /// feeds, streamed without copying (P5 revision 2): the byte checks and
+    /// challenge of [`PublicKey::prepare`], then the equation of
+    /// [`Prepared::verify`]. `parts` is not called when a byte check fails.
     pub fn verify_parts(
         &self,
         signature: &[u8; 64],
         parts: impl FnOnce(&mut dyn FnMut(&[u8])),
     ) -> Result<(), SignatureError> {
-        let sig = Signature::from_bytes(signature);
-        // `verify_strict` decompresses R to refuse a non-point and a point of
-        // small order. The equation's last step compares R's bytes with the
-        // canonical encoding of a computed point, so whenever it holds, R
-        // is canonical and decodes to that point, and is of small order
-        // exactly when its bytes are one of the eight below. The verdict is
-        // the same on every input; the square root of the decompression is
-        // saved.
-        if SMALL_ORDER.contains(sig.r_bytes()) || self.0.is_weak() {
-            return Err(SignatureError);
-        }
-        let mut stream = self.0.verify_stream(&sig).map_err(|_| SignatureError)?;
-        parts(&mut |chunk| stream.update(chunk));
-        stream.finalize_and_verify().map_err(|_| SignatureError)
+        self.prepare(signature, parts)?.verify()
     }
 
-    /// Strict verification of `signature` over `message` (P5).
+    /// Verify `signature` over `message` (P5 revision 2).
     pub fn verify(&self, message: &[u8], signature: &[u8; 64]) -> Result<(), SignatureError> {
         self.verify_parts(signature, |feed| feed(message))
     }
 }
-
-/// The canonical encodings of the eight points of small order (the
-/// 8-torsion subgroup, curve25519-dalek's `EIGHT_TORSION` compressed, in its
-/// order: a test checks them against it).
-const SMALL_ORDER: [[u8; 32]; 8] = [
-    hexlower!("0100000000000000000000000000000000000000000000000000000000000000"),
-    hexlower!("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
-    hexlower!("0000000000000000000000000000000000000000000000000000000000000080"),
-    hexlower!("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
-    hexlower!("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
-    hexlower!("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"),
-    hexlower!("0000000000000000000000000000000000000000000000000000000000000000"),
-    hexlower!("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"),
-];
 
 impl fmt::Debug for PublicKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -224,19 +226,5 @@ impl fmt::Debug for SigningKey {
         f.debug_struct("SigningKey")
             .field("public", &self.public)
             .finish_non_exhaustive()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::SMALL_ORDER;
-    use curve25519_dalek::constants::EIGHT_TORSION;
-
-    #[test]
-    fn small_order_table_is_eight_torsion_compressed() {
-        for (point, bytes) in EIGHT_TORSION.iter().zip(SMALL_ORDER) {
-            assert_eq!(point.compress().to_bytes(), bytes);
-            assert!(point.is_small_order());
-        }
     }
 }
