@@ -34,7 +34,7 @@ pub struct BatchOptions {
 
 impl BatchOptions {
     /// The default chunk size (docs/performance.md, target 5).
-    pub const DEFAULT_CHUNK: usize = 256;
+    pub const DEFAULT_CHUNK: usize = 1024;
 }
 
 impl Default for BatchOptions {

@@ -202,9 +202,5 @@ impl Report {
 
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {
-    let mut s = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        s.push_str(&std::format!("{b:02x}"));
-    }
-    s
+    data_encoding::HEXLOWER.encode(bytes)
 }

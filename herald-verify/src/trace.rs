@@ -98,9 +98,9 @@ fn unparsed(source: Source, detail: String) -> EnvelopeReport {
 enum Signatures {
     /// [`check`], one envelope after the other.
     Sequential,
-    /// [`check_with`] preparing the signatures, [`batch::verify_all`] in
-    /// batches on every core, then the reasons of any envelope with a bad
-    /// one from its recorded verdicts.
+    /// [`check_with`] preparing the signatures and [`batch::verify_all_with`]
+    /// verifying them in batches, one part of each block per core, then the
+    /// reasons of any envelope with a bad one from its recorded verdicts.
     Parallel,
 }
 
@@ -454,7 +454,7 @@ enum Asked {
 /// A [`SignatureVerifier`] that prepares every signature
 /// ([`PublicKey::prepare`]: byte checks and the challenge, streamed over the
 /// body, nothing copied) and answers `true` for those that pass the byte
-/// checks; the equation's verdicts come later from [`batch::verify_all`].
+/// checks; the equation's verdicts come later from [`batch::verify_all_with`].
 #[derive(Default)]
 struct Collect {
     prepared: Vec<herald_core::Prepared>,
@@ -570,22 +570,12 @@ fn report_of<'a>(
 /// Step 3 for every entry of `block`: its record, exactly as [`check`]
 /// would give it one after the other.
 ///
-/// With [`Signatures::Parallel`]:
-/// - A. [`check_with`] and [`Collect`]: every signature's byte checks and
-///   challenge, the answers recorded;
-/// - B. the prepared signatures' equations with [`batch::verify_all`], in
-///   batches on every core: the verdicts of [`herald_core::Strict`] (P5);
-/// - C. [`check_with`] again with [`Replay`] for each entry with a
-///   signature that failed B, so its reasons are those of the real
-///   verdicts. Nothing is verified twice.
-///
-/// The result equals [`check`]'s for every entry: one whose prepared
-/// signatures all verify got from `Collect` the answers `Strict` gives, and
-/// every other entry is checked again with exactly those answers.
-///
-/// Phase A stays on this thread: split between the cores it measured
-/// slower (docs/performance.md), its reports then being allocated on other
-/// threads than the one freeing them.
+/// With [`Signatures::Parallel`] the block is cut into one contiguous part
+/// per core, and each part is checked on its own thread by
+/// [`check_part`]: the records are independent of one another, so the
+/// parts only have to be put back in order. A part whose thread died (a
+/// bug, or out of memory) is checked again here, one entry after the
+/// other: no verdict is ever guessed.
 fn check_block<'a>(
     block: &[Entry<'a>],
     keys: &Keyring,
@@ -595,16 +585,64 @@ fn check_block<'a>(
     if signatures == Signatures::Sequential {
         return block.iter().map(|e| alone(e, keys, opts)).collect();
     }
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(block.len().div_ceil(PART_MIN));
+    if threads <= 1 {
+        return check_part(block, keys, opts);
+    }
+    let per = block.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = block
+            .chunks(per)
+            .map(|part| (part, scope.spawn(move || check_part(part, keys, opts))))
+            .collect();
+        let mut out = Vec::with_capacity(block.len());
+        for (part, handle) in handles {
+            match handle.join() {
+                Ok(records) => out.extend(records),
+                Err(_) => out.extend(part.iter().map(|e| alone(e, keys, opts))),
+            }
+        }
+        out
+    })
+}
+
+/// Fewest entries worth a thread of their own in [`check_block`].
+const PART_MIN: usize = 64;
+
+/// Step 3 for one part of a block, on one thread:
+/// - A. [`check_with`] and [`Collect`]: every signature's byte checks and
+///   challenge, the answers recorded;
+/// - B. the prepared signatures' equations with [`batch::verify_all_with`]
+///   on this thread, in batches: the verdicts of [`herald_core::Strict`]
+///   (P5);
+/// - C. [`check_with`] again with [`Replay`] for each entry with a
+///   signature that failed B, so its reasons are those of the real
+///   verdicts. Nothing is verified twice.
+///
+/// The result equals [`check`]'s for every entry: one whose prepared
+/// signatures all verify got from `Collect` the answers `Strict` gives, and
+/// every other entry is checked again with exactly those answers.
+fn check_part<'a>(
+    part: &[Entry<'a>],
+    keys: &Keyring,
+    opts: &CheckOptions<'_>,
+) -> Vec<Checked3<'a>> {
     let mut collect = Collect::default();
-    let mut out: Vec<Checked3<'a>> = Vec::with_capacity(block.len());
-    for e in block {
+    let mut out: Vec<Checked3<'a>> = Vec::with_capacity(part.len());
+    for e in part {
         collect.asked.push(Vec::new());
         let mut reasons = Vec::new();
         let checked = check_with(e.bytes, keys, opts, &mut reasons, &mut collect);
         out.push(report_of(e, checked, &reasons, keys));
     }
-    let verdicts = batch::verify_all(&collect.prepared);
-    for ((slot, e), asked) in out.iter_mut().zip(block).zip(&collect.asked) {
+    let one_thread = batch::BatchOptions {
+        threads: 1,
+        ..batch::BatchOptions::default()
+    };
+    let verdicts = batch::verify_all_with(&collect.prepared, &one_thread);
+    for ((slot, e), asked) in out.iter_mut().zip(part).zip(&collect.asked) {
         let failed = asked
             .iter()
             .any(|a| matches!(a, Asked::Pending(i) if !verdicts.get(*i).copied().unwrap_or(false)));

@@ -259,6 +259,8 @@ fn keys_learned_from_a_birth_are_marked_birth() {
 fn forged_parent_cycle_terminates_and_is_reported() {
     // Two envelopes whose parents name each other: impossible with honest
     // ids, so the ids are forged (id_mismatch), and the walk must not loop.
+    // P13 revision 2: a forged id names nobody, so neither is the other's
+    // parent: both report missing_parent and both are leaves.
     let a = key(1);
     let x = [0x11u8; 32];
     let y = [0x22u8; 32];
@@ -286,9 +288,10 @@ fn forged_parent_cycle_terminates_and_is_reported() {
         assert_eq!(e.status, Status::Invalid);
         assert!(e.has(ReasonCode::IdMismatch));
         assert!(e.has(ReasonCode::OriginMissing));
+        assert!(e.has(ReasonCode::MissingParent));
     }
     assert_eq!(report.traces.len(), 1);
-    assert!(report.traces[0].leaves.is_empty());
+    assert_eq!(report.traces[0].leaves.len(), 2);
 }
 
 #[test]

@@ -96,7 +96,7 @@ impl PublicKey {
         if point.is_small_order() {
             return Err(KeyError::SmallOrder);
         }
-        if !point.is_torsion_free() {
+        if !torsion_free(&point) {
             return Err(KeyError::Torsion);
         }
         Ok(Self(key))
@@ -144,6 +144,20 @@ impl PublicKey {
     pub fn verify(&self, message: &[u8], signature: &[u8; 64]) -> Result<(), SignatureError> {
         self.verify_parts(signature, |feed| feed(message))
     }
+}
+
+/// `[L]P = 0`: P has no torsion component. Computed as `[L − 1]P + P` in
+/// variable time (a public key is public): `vartime_double_scalar_mul_basepoint(a, P, 0)`
+/// multiplies P by the integer `a`, here the canonical scalar `L − 1`, so
+/// the torsion part survives. The same answer as
+/// `EdwardsPoint::is_torsion_free` (tested), which is constant-time and
+/// about twice the cost.
+fn torsion_free(p: &EdwardsPoint) -> bool {
+    use curve25519_dalek::scalar::Scalar;
+    use curve25519_dalek::traits::IsIdentity;
+    let l_minus_1 = -Scalar::ONE;
+    (EdwardsPoint::vartime_double_scalar_mul_basepoint(&l_minus_1, p, &Scalar::ZERO) + p)
+        .is_identity()
 }
 
 impl fmt::Debug for PublicKey {
@@ -226,5 +240,27 @@ impl fmt::Debug for SigningKey {
         f.debug_struct("SigningKey")
             .field("public", &self.public)
             .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::torsion_free;
+    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
+    use curve25519_dalek::scalar::Scalar;
+
+    #[test]
+    fn torsion_free_is_dalek_is_torsion_free() {
+        for k in [1u64, 2, 123_456_789, u64::MAX] {
+            let p = ED25519_BASEPOINT_POINT * Scalar::from(k);
+            assert!(torsion_free(&p));
+            for (i, t) in EIGHT_TORSION.iter().enumerate() {
+                let q = p + t;
+                assert_eq!(torsion_free(&q), i == 0, "torsion point {i}");
+                assert_eq!(torsion_free(&q), q.is_torsion_free());
+                // Small-order points alone: only the identity is torsion-free.
+                assert_eq!(torsion_free(t), i == 0);
+            }
+        }
     }
 }
