@@ -101,3 +101,51 @@ pub fn seal(m: &mut Map, signers: &[Signer<'_>]) -> Vec<u8> {
     }
     encode(m)
 }
+
+/// As [`seal`] with one honest origin signer, whose signature's R carries
+/// the torsion component `EIGHT_TORSION[torsion]` (1..8): `R = [r]B + T`
+/// and `S = r + k·a`, so the cofactored equation holds and the
+/// cofactorless one does not. Only the holder of `seed` can make one; P5
+/// revision 2 accepts it (CCTV `low_order_component_R`,
+/// `low_order_residue`).
+pub fn seal_torsion_origin(
+    m: &mut Map,
+    seed: &[u8; 32],
+    origin_tag: &[u8],
+    torsion: usize,
+) -> Vec<u8> {
+    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
+    use curve25519_dalek::scalar::Scalar;
+    use sha2::Sha512;
+    let key = SigningKey::from_seed(seed);
+    let a = ed25519_dalek::hazmat::ExpandedSecretKey::from(seed).scalar;
+    m.insert("signatures", Value::Array(Vec::new()));
+    let id: [u8; 32] = Sha256::digest(body(m, 0)).into();
+    m.insert("id", Value::Bytes(id.to_vec()));
+    if is_genesis(m) {
+        m.insert("trace", Value::Bytes(id.to_vec()));
+    }
+    let mut msg = origin_tag.to_vec();
+    msg.extend_from_slice(&body(m, 0));
+    let r = Scalar::from_bytes_mod_order_wide(&Sha512::digest(&msg).into());
+    let t = EIGHT_TORSION.get(torsion).copied().unwrap_or_default();
+    let big_r = (ED25519_BASEPOINT_POINT * r + t).compress();
+    let mut h = Sha512::new();
+    h.update(big_r.as_bytes());
+    h.update(key.public_key().as_bytes());
+    h.update(&msg);
+    let k = Scalar::from_bytes_mod_order_wide(&h.finalize().into());
+    let s = r + k * a;
+    let mut sig = big_r.as_bytes().to_vec();
+    sig.extend_from_slice(s.as_bytes());
+    let mut sm = Map::new();
+    sm.insert("alg", Value::text("ed25519"));
+    sm.insert(
+        "by",
+        Value::text(key.sigil(herald_core::SigilForm::Default).to_string()),
+    );
+    sm.insert("scope", Value::text(Scope::Origin.name()));
+    sm.insert("sig", Value::Bytes(sig));
+    m.insert("signatures", Value::Array(vec![Value::Map(sm)]));
+    encode(m)
+}

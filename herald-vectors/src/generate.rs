@@ -905,6 +905,67 @@ fn envelope_cases(g: &mut Gen) {
         ],
     );
 
+    // Order-proof audit (P10, P13 revision 2).
+    let mut forged_nonce = forge::map(r1.as_bytes());
+    forged_nonce.insert("payload", Value::text("a forgery that copies bob's nonce"));
+    let mut not_bob = Signer::new(g.key("carol"), Scope::Origin, Kind::Message.origin_tag());
+    not_bob.by = g.sigil("bob", SigilForm::Default);
+    let forged_nonce = forge::seal(&mut forged_nonce, &[not_bob]);
+    g.verify(
+        "forged_nonce_first",
+        "a forgery under bob's name copying his nonce, placed before his real envelope: \
+         only an envelope whose origin verifies claims a nonce (P10 revision 2)",
+        &[forged_nonce, b(&g0), b(&r1)],
+        &all,
+        vec![invalid(&[(R::BadSignature, Some(0))]), valid(), valid()],
+    );
+    let junk_genesis = forge::edit(g0.as_bytes(), |m| {
+        m.insert("payload", Value::text("junk that claims the genesis id"));
+    });
+    g.verify(
+        "junk_genesis_id_first",
+        "junk whose id field claims the genesis id, placed first: parents are found by \
+         recomputed id (P13 revision 2)",
+        &[junk_genesis, b(&g0), b(&r1)],
+        &all,
+        vec![
+            invalid(&[(R::IdMismatch, None), (R::BadSignature, Some(0))]),
+            valid(),
+            valid(),
+        ],
+    );
+    let short_sig = forge::edit(g0.as_bytes(), |m| {
+        if let Some(Value::Array(sigs)) = m.get("signatures").cloned()
+            && let Some(Value::Map(mut first)) = sigs.first().cloned()
+        {
+            first.insert("sig", Value::Bytes(vec![7; 63]));
+            m.insert("signatures", Value::Array(vec![Value::Map(first)]));
+        }
+    });
+    g.verify(
+        "malformed_origin_map",
+        "signature 0 with a 63-byte sig: malformed at index 0, not origin_missing \
+         (P13 revision 2)",
+        &[short_sig],
+        &all,
+        vec![invalid(&[(R::Malformed, Some(0))])],
+    );
+    let mut torsion = forge::map(g0.as_bytes());
+    torsion.insert(
+        "payload",
+        Value::text("an origin whose R has a torsion component"),
+    );
+    let torsion =
+        forge::seal_torsion_origin(&mut torsion, &seed("alice"), Kind::Message.origin_tag(), 3);
+    g.verify(
+        "mixed_order_r_origin",
+        "alice's origin signature with R = [r]B + T (T of order 8): valid under the \
+         cofactored equation, which verify_strict would refuse (P5 revision 2)",
+        &[torsion],
+        &all,
+        vec![valid()],
+    );
+
     // Signature rules.
     let alice_long = g.key("alice").sigil(SigilForm::Long);
     let dup = match g0.cosign_as(g.key("alice"), alice_long, Scope::HumanApproval, None) {
