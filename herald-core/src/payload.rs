@@ -43,7 +43,14 @@ impl<'a> Molt<'a> {
                 .get("new_key")
                 .and_then(|v| v.as_bytes())
                 .and_then(|b| b.try_into().ok())
-                .ok_or(bad("payload.new_key", "must be a 32-byte byte string"))?,
+                .ok_or(bad("payload.new_key", "must be a 32-byte byte string"))
+                .and_then(|k: &'a [u8; 32]| match crate::PublicKey::from_bytes(k) {
+                    Ok(_) => Ok(k),
+                    Err(_) => Err(bad(
+                        "payload.new_key",
+                        "must be a canonical Ed25519 key of prime order (P5)",
+                    )),
+                })?,
             not_before: map
                 .get("not_before")
                 .and_then(|v| v.as_unsigned())

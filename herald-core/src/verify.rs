@@ -541,6 +541,11 @@ fn check_attestations<'a>(
             t.push(malformed("the birth key's sigil is not from (P7)"));
         }
     }
+    if PublicKey::from_bytes(b.key).is_err() {
+        t.push(malformed(
+            "the birth key must be a canonical Ed25519 key of prime order (P5)",
+        ));
+    }
     for parent in b.parents() {
         if parent.is_short() {
             t.push(note(

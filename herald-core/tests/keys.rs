@@ -388,3 +388,31 @@ fn mixed_order_r_is_accepted_by_the_cofactored_equation() {
         assert!(key.verify(b"other", &sig).is_err());
     }
 }
+
+/// A molt's `new_key` is loaded by the same rule as every key (P5
+/// revision 2): a mixed-order or small-order key makes the payload
+/// malformed, naming the rule, and a prime-order key is taken.
+#[test]
+fn molt_new_key_is_refused_unless_of_prime_order() {
+    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT as B, EIGHT_TORSION};
+    use curve25519_dalek::scalar::Scalar;
+    use herald_core::cbor::{Map, Value};
+    use herald_core::payload::Molt;
+    let good = B * Scalar::from(77u64);
+    let payload = |key: [u8; 32]| {
+        let mut m = Map::new();
+        m.insert("new_key", Value::Bytes(key.to_vec()));
+        m.insert("not_before", Value::Unsigned(5));
+        Value::Map(m).to_vec()
+    };
+    let bytes = payload(good.compress().to_bytes());
+    let parsed = Molt::parse(herald_core::cbor::decode(&bytes).unwrap()).unwrap();
+    assert_eq!(parsed.new_key, &good.compress().to_bytes());
+    for (j, t) in EIGHT_TORSION.iter().enumerate().skip(1) {
+        for key in [(good + t).compress().to_bytes(), t.compress().to_bytes()] {
+            let bytes = payload(key);
+            let err = Molt::parse(herald_core::cbor::decode(&bytes).unwrap()).unwrap_err();
+            assert!(err.to_string().contains("prime order (P5)"), "{j}: {err}");
+        }
+    }
+}

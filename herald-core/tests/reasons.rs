@@ -712,12 +712,20 @@ fn origin_missing_index_zero_not_origin() {
         assert!(out.pairs.contains(&(R::OriginMissing, at(0))), "{scope}");
         assert_eq!(out.status, Status::Invalid);
     }
-    // A malformed map at 0: the code reports origin_missing at 0 (P13 names
-    // `malformed` at k only for k >= 1).
+    // A map at 0 that breaks the P3 shape (an unknown key, a 63-byte sig,
+    // no alg) is malformed at 0, not origin_missing (P13 revision 2).
     let raw = good().edit_sig(0, |m| {
         m.insert("extra", Value::Null);
     });
-    expect(&raw.bytes(), Status::Invalid, &[(R::OriginMissing, at(0))]);
+    expect(&raw.bytes(), Status::Invalid, &[(R::Malformed, at(0))]);
+    let raw = good().edit_sig(0, |m| {
+        m.insert("sig", Value::Bytes(vec![7; 63]));
+    });
+    expect(&raw.bytes(), Status::Invalid, &[(R::Malformed, at(0))]);
+    let raw = good().edit_sig(0, |m| {
+        m.remove("alg");
+    });
+    expect(&raw.bytes(), Status::Invalid, &[(R::Malformed, at(0))]);
     // An origin signature moved to index 1 behind a co-signature.
     let b = default_sigil(&bob());
     let raw = Raw::genesis(&alice(), TS)
