@@ -28,10 +28,10 @@
 //! reason), found by a read that changes nothing.
 //!
 //! Retention: a claimed pair is kept until
-//! `max(expires + skew, now + 30 days, ts + 30 days)`. P10 states the first
-//! two terms; the third covers an envelope whose `ts` is ahead of this
-//! clock (by up to `skew`), which would otherwise be forgotten a few seconds
-//! before it becomes `stale`. Past that time, a replay of the same bytes is
+//! `max(expires + skew, now + 30 days, ts + 30 days)`, the three terms of
+//! P10 (revision 2 added the third: it covers an envelope whose `ts` is
+//! ahead of this clock by up to `skew`, which would otherwise be forgotten a
+//! few seconds before it becomes `stale`). Past that time, a replay of the same bytes is
 //! `expired` or `stale` on its own, so [`Store::purge`] may drop the entry.
 
 use alloc::{boxed::Box, string::String, vec::Vec};
