@@ -10,6 +10,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
+use herald_core::ReasonCode;
 use herald_verify::{EnvelopeReport, Report};
 
 use crate::render::{Style, short};
@@ -35,11 +36,16 @@ struct Forest {
 
 fn forest(envelopes: &[EnvelopeReport]) -> Forest {
     let n = envelopes.len();
-    // Only decoded envelopes carry `trace`; the first of an id owns it.
+    // Only decoded envelopes carry `trace`; the first of an id owns it. An
+    // envelope whose carried id is not its own (`id_mismatch`) is nobody's
+    // parent, as in the audit (P13 revision 2): drawn, but owning no id.
     let decoded: Vec<bool> = envelopes.iter().map(|e| e.trace.is_some()).collect();
     let mut by_id: HashMap<&str, usize> = HashMap::new();
     let mut repeat = vec![false; n];
     for (i, e) in envelopes.iter().enumerate() {
+        if e.has(ReasonCode::IdMismatch) {
+            continue;
+        }
         if let (true, Some(id)) = (decoded[i], e.id.as_deref()) {
             if by_id.contains_key(id) {
                 repeat[i] = true;
