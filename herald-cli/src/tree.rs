@@ -2,10 +2,15 @@
 //! replies indented under their parent with `├─` / `└─`.
 //!
 //! Built and drawn without recursion (an explicit stack), every envelope
-//! drawn at most once (a forged parent cycle cannot loop), at most
+//! drawn at most once, at most
 //! [`MAX_DEPTH`] levels and [`MAX_LINES`] envelopes: deeper or further
 //! envelopes are counted, not drawn. Envelopes whose ancestry does not
 //! reach a genesis in the set are drawn after a note.
+//!
+//! Parents are found by id, and only an envelope whose carried id is its
+//! own owns one (as in the audit, P13 revision 2). An id is a hash over
+//! the body, which names the parent, so no parent chain can close on
+//! itself: every decoded envelope is reached from a root or an orphan.
 
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
@@ -68,9 +73,7 @@ fn forest(envelopes: &[EnvelopeReport]) -> Forest {
         match e.parent.as_deref() {
             None => f.roots.push(i),
             Some(p) => match by_id.get(p) {
-                Some(&j) if j != i => f.children[j].push(i),
-                // Its own parent: a cycle of one, left for the cycle note.
-                Some(_) => {}
+                Some(&j) => f.children[j].push(i),
                 None => f.orphans.push(i),
             },
         }
@@ -222,24 +225,6 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report, style: &Style) -> io::
             "… tree cut after {MAX_LINES} envelopes (the lines above list every envelope)"
         )?;
         return Ok(());
-    }
-    let cycle: Vec<&str> = (0..envelopes.len())
-        .filter(|&i| forest.decoded[i] && !d.visited[i])
-        .map(|i| short(envelopes[i].id.as_deref()))
-        .collect();
-    if !cycle.is_empty() {
-        let shown: Vec<&str> = cycle.iter().take(8).copied().collect();
-        writeln!(
-            d.out,
-            "not connected to a genesis, in a parent cycle ({}): {}{}",
-            cycle.len(),
-            shown.join(", "),
-            if cycle.len() > shown.len() {
-                ", …"
-            } else {
-                ""
-            }
-        )?;
     }
     Ok(())
 }
