@@ -195,7 +195,8 @@ impl Runner<'_> {
             } => {
                 let dir = scratch_dir()?;
                 let result = (|| {
-                    let store = Store::open(dir.join("replay.redb")).map_err(|e| e.to_string())?;
+                    let store = Store::create(dir.join("replay.redb"), "herald-vectors")
+                        .map_err(|e| e.to_string())?;
                     let now = *now;
                     let receiver =
                         Receiver::new(store, self.keyring(keyring)?).with_clock(move || now);

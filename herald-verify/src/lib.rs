@@ -10,6 +10,7 @@ pub mod auditlog;
 pub mod batch;
 pub mod bundle;
 pub mod display;
+pub mod files;
 pub mod keyring;
 mod lifecycle;
 pub mod live;
@@ -24,6 +25,7 @@ pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
 };
 pub use bundle::{Bundle, BundleError};
+pub use files::FileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
 pub use live::{Clock, Receiver, SystemClock};
 pub use report::{EnvelopeReport, ProofReport, Report, ReportReason, Summary, TraceReport};

@@ -9,6 +9,19 @@
 //! | `replay` | signer public key (32 bytes) ‖ nonce (16 bytes) | retain-until, Unix seconds (`u64`) |
 //! | `lifecycle` | identity: the 10-byte key-hash prefix all its sigil forms share | the identity's witnessed P8 state, one P1 (CBOR) map |
 //! | `molts` | molt envelope id (32 bytes) | the molting identity (10 bytes) |
+//! | `meta` | `format`, `owner` | [`STORE_FORMAT`] (8 bytes, big-endian); the owner's name (UTF-8) |
+//!
+//! State is refused, never reset (issue 14): [`Store::open`] opens only a
+//! store that exists, is not empty, passes redb's integrity check and
+//! carries this format and the expected owner (the name its creator gave,
+//! e.g. the conduit key's sigil), so a truncated store, or one copied from
+//! another service, is an error naming the file, not a fresh empty cache
+//! that would let every acknowledged nonce be replayed. [`Store::create`]
+//! makes a new one only where nothing exists: it builds the whole store
+//! (tables and `meta`) in a temporary file of the same directory and links
+//! it into place, so a crash leaves either no store or a complete one. The
+//! file is mode 0600 whatever the umask, and a store that group or others
+//! may write is refused.
 //!
 //! The `lifecycle` record (written by [`crate::witness`], see
 //! docs/lifecycle.md "Live mode") is the map
@@ -39,9 +52,14 @@
 //! process cannot open the file while one has it open
 //! ([`StoreError::Locked`]).
 
-use alloc::{boxed::Box, string::String};
+use alloc::{
+    boxed::Box,
+    string::{String, ToString},
+};
 use core::fmt;
 use std::path::{Path, PathBuf};
+
+use crate::files::{self, FileError};
 
 use redb::{
     Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition,
@@ -57,6 +75,16 @@ pub(crate) const LIFECYCLE: TableDefinition<'static, &'static [u8; 10], &'static
 /// The `molts` table: molt envelope id → the molting identity.
 pub(crate) const MOLTS: TableDefinition<'static, &'static [u8; 32], &'static [u8; 10]> =
     TableDefinition::new("molts");
+
+/// The `meta` table: `format` → [`STORE_FORMAT`], `owner` → the owner's name.
+const META: TableDefinition<'static, &'static str, &'static [u8]> = TableDefinition::new("meta");
+
+/// The store format this code writes and reads (the `meta` table's
+/// `format`, big-endian). A store of another format is refused.
+pub const STORE_FORMAT: u64 = 1;
+
+/// Longest owner name, bytes.
+pub const MAX_OWNER: usize = 256;
 
 /// What [`Store::claim`] found (P10).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -92,6 +120,48 @@ pub enum StoreError {
         /// What is wrong, as redb reported it.
         detail: String,
     },
+    /// There is no store at the path: [`Store::open`] never creates one.
+    Missing {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The path exists: [`Store::create`] never replaces anything.
+    Exists {
+        /// The path.
+        path: PathBuf,
+    },
+    /// The file exists but is empty (truncated, or never written): refused,
+    /// never re-initialized, since a new store would forget every
+    /// acknowledged nonce.
+    Empty {
+        /// The store file.
+        path: PathBuf,
+    },
+    /// The store has no `meta` header or another format than
+    /// [`STORE_FORMAT`].
+    Format {
+        /// The store file.
+        path: PathBuf,
+        /// The format found, if a header was.
+        found: Option<u64>,
+    },
+    /// The store belongs to another owner (copied from elsewhere?).
+    Foreign {
+        /// The store file.
+        path: PathBuf,
+        /// The owner asked for.
+        expected: String,
+        /// The owner the store names.
+        found: String,
+    },
+    /// The owner name is empty or longer than [`MAX_OWNER`] bytes.
+    BadOwner {
+        /// The store file.
+        path: PathBuf,
+    },
+    /// The file is not usable as a local file: not regular, group- or
+    /// world-writable, or the file system refused.
+    File(FileError),
     /// A read, write or commit failed after the file was opened.
     Storage {
         /// The database file.
@@ -166,7 +236,14 @@ impl StoreError {
             Self::Open { path, .. }
             | Self::Locked { path }
             | Self::Corrupted { path, .. }
+            | Self::Missing { path }
+            | Self::Exists { path }
+            | Self::Empty { path }
+            | Self::Format { path, .. }
+            | Self::Foreign { path, .. }
+            | Self::BadOwner { path }
             | Self::Storage { path, .. } => path,
+            Self::File(e) => e.path(),
         }
     }
 }
@@ -188,9 +265,56 @@ impl fmt::Display for StoreError {
             ),
             Self::Corrupted { path, detail } => write!(
                 f,
-                "{}: not a usable replay store (damaged or not one): {detail}",
+                "{}: not a usable replay store (damaged or not one): {detail}; \
+                 restore it from a backup (it is never re-created)",
                 path.display()
             ),
+            Self::Missing { path } => write!(
+                f,
+                "{}: no replay store here; create one explicitly (Store::create, `--init`)",
+                path.display()
+            ),
+            Self::Exists { path } => write!(
+                f,
+                "{}: already exists; a new replay store is created only where nothing is",
+                path.display()
+            ),
+            Self::Empty { path } => write!(
+                f,
+                "{}: the replay store is empty (0 bytes: truncated or never written); \
+                 restore it from a backup. It is not re-created: an empty store would \
+                 accept replays of every nonce it had acknowledged",
+                path.display()
+            ),
+            Self::Format {
+                path,
+                found: Some(found),
+            } => write!(
+                f,
+                "{}: replay store format {found}, this program reads format {STORE_FORMAT}",
+                path.display()
+            ),
+            Self::Format { path, found: None } => write!(
+                f,
+                "{}: a redb file without a replay store header (format {STORE_FORMAT})",
+                path.display()
+            ),
+            Self::Foreign {
+                path,
+                expected,
+                found,
+            } => write!(
+                f,
+                "{}: this replay store belongs to {found:?}, not {expected:?}; \
+                 a store copied from elsewhere is not used",
+                path.display()
+            ),
+            Self::BadOwner { path } => write!(
+                f,
+                "{}: a store owner is 1 to {MAX_OWNER} bytes",
+                path.display()
+            ),
+            Self::File(e) => write!(f, "{e}"),
             Self::Storage {
                 path,
                 operation,
@@ -208,7 +332,8 @@ impl std::error::Error for StoreError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Open { error, .. } | Self::Storage { error, .. } => Some(&**error),
-            Self::Locked { .. } | Self::Corrupted { .. } => None,
+            Self::File(e) => Some(e),
+            _ => None,
         }
     }
 }
@@ -222,35 +347,166 @@ pub struct Store {
 }
 
 impl Store {
-    /// Open the store at `path`, creating the file on first use.
+    /// Open the existing store at `path`, which must name `owner`.
     ///
-    /// Every open verifies the checksum of every page of the file (redb's
-    /// integrity check, which reads the whole file), so a damaged file or
-    /// one that is not a redb database is [`StoreError::Corrupted`] rather
-    /// than trusted. After a crash redb repairs the file from its last
-    /// durable commit, which holds every claim acknowledged (P10).
-    pub fn open(path: impl AsRef<Path>) -> Result<Self, StoreError> {
+    /// Refused, naming the file, when: nothing is there
+    /// ([`StoreError::Missing`]); it is not a regular file, or group or
+    /// others may write it ([`StoreError::File`]); it is empty
+    /// ([`StoreError::Empty`]); redb's integrity check fails, which reads
+    /// every page ([`StoreError::Corrupted`]); its header is missing or of
+    /// another format ([`StoreError::Format`]); or it names another owner
+    /// ([`StoreError::Foreign`]). After a crash redb repairs the file from
+    /// its last durable commit, which holds every claim acknowledged (P10).
+    pub fn open(path: impl AsRef<Path>, owner: &str) -> Result<Self, StoreError> {
         let path = path.as_ref();
+        check_owner(path, owner)?;
+        let meta = match std::fs::metadata(path) {
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+                return Err(StoreError::Missing {
+                    path: path.to_path_buf(),
+                });
+            }
+            Err(e) => return Err(StoreError::File(FileError::io(path, "open", e))),
+            Ok(meta) => meta,
+        };
+        if !meta.is_file() {
+            return Err(StoreError::File(FileError::NotRegular {
+                path: path.to_path_buf(),
+                kind: files::kind(&meta.file_type()),
+            }));
+        }
+        files::check_private(path, &meta).map_err(StoreError::File)?;
+        if meta.len() == 0 {
+            return Err(StoreError::Empty {
+                path: path.to_path_buf(),
+            });
+        }
         let db = Database::builder()
             .set_check_integrity_on_open(true)
-            .create(path)
+            .open(path)
             .map_err(|e| StoreError::open(path, e))?;
         let store = Self {
             db,
             path: path.to_path_buf(),
         };
-        // Create the tables, so that reads never meet a missing one, and
-        // check that existing ones have this store's types.
-        let txn = store.begin_write("open")?;
-        txn.open_table(REPLAY)
-            .map_err(|e| StoreError::storage(path, "open", e))?;
-        txn.open_table(LIFECYCLE)
-            .map_err(|e| StoreError::storage(path, "open", e))?;
-        txn.open_table(MOLTS)
-            .map_err(|e| StoreError::storage(path, "open", e))?;
-        txn.commit()
-            .map_err(|e| StoreError::storage(path, "open", e))?;
+        store.check_header(owner)?;
         Ok(store)
+    }
+
+    /// Create a new store at `path`, owned by `owner` (a name for the
+    /// service it protects, e.g. its key's sigil; 1 to [`MAX_OWNER`]
+    /// bytes). Refused when anything exists at `path`
+    /// ([`StoreError::Exists`]).
+    ///
+    /// The store is built whole (tables and header, committed durably) in a
+    /// temporary file, mode 0600, in the same directory, then hard-linked to
+    /// `path`, which fails rather than replace a file that appeared
+    /// meanwhile. A crash leaves no store or a complete one, never an empty
+    /// file that [`Store::open`] would refuse.
+    pub fn create(path: impl AsRef<Path>, owner: &str) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        check_owner(path, owner)?;
+        if path.symlink_metadata().is_ok() {
+            return Err(StoreError::Exists {
+                path: path.to_path_buf(),
+            });
+        }
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        let temp = dir.join(std::format!(
+            ".{name}.new-{}",
+            std::process::id()
+                ^ (std::time::UNIX_EPOCH
+                    .elapsed()
+                    .unwrap_or_default()
+                    .subsec_nanos())
+        ));
+        let built = build(&temp, owner);
+        let linked = built.and_then(|()| match std::fs::hard_link(&temp, path) {
+            Ok(()) => Ok(()),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Err(StoreError::Exists {
+                path: path.to_path_buf(),
+            }),
+            Err(e) => Err(StoreError::File(FileError::io(path, "create", e))),
+        });
+        // The temporary name goes whatever happened (`path` keeps the file).
+        let _ = std::fs::remove_file(&temp);
+        linked?;
+        sync_dir(dir);
+        Self::open(path, owner)
+    }
+
+    /// [`Store::open`] the store at `path`, or [`Store::create`] it when
+    /// nothing exists there. A store that exists but cannot be opened is
+    /// an error, never replaced.
+    pub fn open_or_create(path: impl AsRef<Path>, owner: &str) -> Result<Self, StoreError> {
+        let path = path.as_ref();
+        match Self::open(path, owner) {
+            Err(StoreError::Missing { .. }) => match Self::create(path, owner) {
+                // Created by someone else meanwhile: open theirs.
+                Err(StoreError::Exists { .. }) => Self::open(path, owner),
+                other => other,
+            },
+            other => other,
+        }
+    }
+
+    /// The owner this store was created for.
+    pub fn owner(&self) -> Result<String, StoreError> {
+        let err = |e: redb::Error| StoreError::storage(&self.path, "open", e);
+        let txn = self.db.begin_read().map_err(|e| err(e.into()))?;
+        let meta = txn.open_table(META).map_err(|e| err(e.into()))?;
+        let owner = meta.get("owner").map_err(|e| err(e.into()))?;
+        Ok(owner
+            .map(|v| String::from_utf8_lossy(v.value()).into_owned())
+            .unwrap_or_default())
+    }
+
+    /// Check the `meta` header: this format, this owner, and every table.
+    fn check_header(&self, owner: &str) -> Result<(), StoreError> {
+        let path = &self.path;
+        let err = |e: redb::Error| StoreError::storage(path, "open", e);
+        let txn = self.db.begin_read().map_err(|e| err(e.into()))?;
+        let meta = match txn.open_table(META) {
+            Ok(t) => t,
+            Err(redb::TableError::TableDoesNotExist(_)) => {
+                return Err(StoreError::Format {
+                    path: path.clone(),
+                    found: None,
+                });
+            }
+            Err(e) => return Err(err(e.into())),
+        };
+        let format = meta.get("format").map_err(|e| err(e.into()))?;
+        let format = format.and_then(|v| <[u8; 8]>::try_from(v.value()).ok());
+        let format = format.map(u64::from_be_bytes);
+        if format != Some(STORE_FORMAT) {
+            return Err(StoreError::Format {
+                path: path.clone(),
+                found: format,
+            });
+        }
+        let found = meta.get("owner").map_err(|e| err(e.into()))?;
+        let found = found.map(|v| v.value().to_vec()).unwrap_or_default();
+        if found != owner.as_bytes() {
+            return Err(StoreError::Foreign {
+                path: path.clone(),
+                expected: owner.to_string(),
+                found: String::from_utf8_lossy(&found).into_owned(),
+            });
+        }
+        // Every table is there with this store's types.
+        let missing = |e: redb::TableError| StoreError::Corrupted {
+            path: path.clone(),
+            detail: std::format!("{e}"),
+        };
+        txn.open_table(REPLAY).map_err(missing)?;
+        txn.open_table(LIFECYCLE).map_err(missing)?;
+        txn.open_table(MOLTS).map_err(missing)?;
+        Ok(())
     }
 
     /// The database file.
@@ -356,6 +612,49 @@ impl Store {
     /// Whether no pair is cached.
     pub fn is_empty(&self) -> Result<bool, StoreError> {
         self.len().map(|n| n == 0)
+    }
+}
+
+/// Refuse an owner name that is empty or longer than [`MAX_OWNER`].
+fn check_owner(path: &Path, owner: &str) -> Result<(), StoreError> {
+    if owner.is_empty() || owner.len() > MAX_OWNER {
+        return Err(StoreError::BadOwner {
+            path: path.to_path_buf(),
+        });
+    }
+    Ok(())
+}
+
+/// Write a complete new store (every table, the header) to the new file
+/// `temp`, mode 0600, committed durably.
+fn build(temp: &Path, owner: &str) -> Result<(), StoreError> {
+    drop(files::create_private_file(temp).map_err(StoreError::File)?);
+    let db = Database::builder()
+        .create(temp)
+        .map_err(|e| StoreError::open(temp, e))?;
+    let err = |e: redb::Error| StoreError::storage(temp, "create", e);
+    let mut txn = db.begin_write().map_err(|e| err(e.into()))?;
+    txn.set_durability(Durability::Immediate)
+        .map_err(|e| err(e.into()))?;
+    {
+        let mut meta = txn.open_table(META).map_err(|e| err(e.into()))?;
+        meta.insert("format", STORE_FORMAT.to_be_bytes().as_slice())
+            .map_err(|e| err(e.into()))?;
+        meta.insert("owner", owner.as_bytes())
+            .map_err(|e| err(e.into()))?;
+    }
+    txn.open_table(REPLAY).map_err(|e| err(e.into()))?;
+    txn.open_table(LIFECYCLE).map_err(|e| err(e.into()))?;
+    txn.open_table(MOLTS).map_err(|e| err(e.into()))?;
+    txn.commit().map_err(|e| err(e.into()))?;
+    Ok(())
+}
+
+/// Make a new directory entry durable (best effort: not every platform
+/// can open a directory).
+fn sync_dir(dir: &Path) {
+    if let Ok(d) = std::fs::File::open(dir) {
+        let _ = d.sync_all();
     }
 }
 

@@ -20,6 +20,9 @@ mod support;
 
 use support::crash::{self, Rng};
 
+/// The owner the writer process names its store with (src/bin).
+const OWNER: &str = "crash-test";
+
 /// The writer's clock and times (src/bin/herald-lifecycle-writer.rs).
 const T0: u64 = 1_746_432_000;
 const NOW: u64 = T0 + 3 * 86_400;
@@ -101,7 +104,7 @@ fn in_force(rx: &Receiver, index: u64, check_receive: bool) {
 }
 
 fn open(path: &Path) -> Receiver {
-    Receiver::new(Store::open(path).unwrap(), Keyring::new()).with_clock(|| NOW)
+    Receiver::new(Store::open_or_create(path, OWNER).unwrap(), Keyring::new()).with_clock(|| NOW)
 }
 
 #[test]

@@ -12,6 +12,9 @@ use herald_core::{EnvelopeBuilder, Nonce, ReasonCode, Scope, SigningKey, Status}
 use herald_verify::live::CACHE_WINDOW;
 use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store};
 
+/// The owner these tests create their stores for.
+const OWNER: &str = "test";
+
 const NOW: u64 = 1_750_000_000;
 const DAY: u64 = 86_400;
 
@@ -33,7 +36,7 @@ fn keyring() -> Keyring {
 /// A receiver whose clock reads `clock`.
 fn receiver_at(path: &Path, clock: &Arc<AtomicU64>) -> Receiver {
     let clock = Arc::clone(clock);
-    Receiver::new(Store::open(path).unwrap(), keyring())
+    Receiver::new(Store::open_or_create(path, OWNER).unwrap(), keyring())
         .with_clock(move || clock.load(Ordering::SeqCst))
 }
 

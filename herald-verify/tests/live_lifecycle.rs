@@ -19,6 +19,9 @@ mod support;
 
 use support::{DAY, T0, birth, birth_with, key, molt, nonce, say, say_as, sigil};
 
+/// The owner these tests create their stores for.
+const OWNER: &str = "test";
+
 /// The receivers' clock: every envelope here is in its past, none stale.
 const NOW: u64 = T0 + 20 * DAY;
 
@@ -48,7 +51,7 @@ fn receiver(path: &Path, pinned: &[&SigningKey]) -> Receiver {
     for k in pinned {
         ring.insert(k.public_key(), Provenance::Pinned);
     }
-    Receiver::new(Store::open(path).unwrap(), ring).with_clock(|| NOW)
+    Receiver::new(Store::open_or_create(path, OWNER).unwrap(), ring).with_clock(|| NOW)
 }
 
 fn codes(r: &EnvelopeReport) -> Vec<&'static str> {
@@ -367,7 +370,8 @@ fn the_new_key_needs_an_inclusion_proof_of_its_molt() {
     let mut learned = Keyring::new();
     learned.insert(unpinned_log.public_key(), Provenance::Birth);
     let path2 = dir2.path().join("learned.redb");
-    let rx2 = Receiver::new(Store::open(&path2).unwrap(), learned).with_clock(|| NOW);
+    let rx2 =
+        Receiver::new(Store::open_or_create(&path2, OWNER).unwrap(), learned).with_clock(|| NOW);
     let e = rx2.accept_inclusion_proof(&rogue_proof).unwrap_err();
     assert!(matches!(e, ProofError::Proof(_)), "{e}");
     // A leaf with the molt's id but other fields, in the pinned log's

@@ -9,6 +9,9 @@ use std::sync::{Arc, Barrier};
 
 use herald_verify::{Claim, Store};
 
+/// The owner these tests create their stores for.
+const OWNER: &str = "test";
+
 const THREADS: usize = 8;
 const NONCES: u64 = 500;
 const SIGNER: [u8; 32] = [0x33; 32];
@@ -21,7 +24,7 @@ fn nonce(i: u64) -> [u8; 16] {
 #[test]
 fn each_nonce_is_fresh_exactly_once() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Arc::new(Store::open(dir.path().join("replay.redb")).unwrap());
+    let store = Arc::new(Store::open_or_create(dir.path().join("replay.redb"), OWNER).unwrap());
     let barrier = Arc::new(Barrier::new(THREADS));
     let handles: Vec<_> = (0..THREADS)
         .map(|t| {
@@ -71,7 +74,7 @@ fn each_nonce_is_fresh_exactly_once() {
 #[test]
 fn the_same_nonce_from_another_signer_is_another_pair() {
     let dir = tempfile::tempdir().unwrap();
-    let store = Store::open(dir.path().join("replay.redb")).unwrap();
+    let store = Store::open_or_create(dir.path().join("replay.redb"), OWNER).unwrap();
     let n = nonce(7);
     assert_eq!(
         store.claim(&SIGNER, &n, NOW + 10, NOW).unwrap(),

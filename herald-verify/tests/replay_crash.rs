@@ -16,6 +16,9 @@ mod support;
 
 use support::crash::{self, Rng};
 
+/// The owner the writer process names its store with (src/bin).
+const OWNER: &str = "crash-test";
+
 /// The writer's signer and clock (src/bin/herald-replay-writer.rs).
 const SIGNER: [u8; 32] = [0x5a; 32];
 const NOW: u64 = 1_000_000;
@@ -95,7 +98,8 @@ fn acknowledged_claims_survive_sigkill() {
 
         // The store opens cleanly after every kill, holds every claim
         // acknowledged, and at most the one that was in flight besides.
-        let store = Store::open(&path).unwrap_or_else(|e| panic!("reopen after kill {kills}: {e}"));
+        let store = Store::open_or_create(&path, OWNER)
+            .unwrap_or_else(|e| panic!("reopen after kill {kills}: {e}"));
         let len = store.len().unwrap();
         assert!(
             len == next || len == next + 1,
@@ -112,7 +116,7 @@ fn acknowledged_claims_survive_sigkill() {
     }
 
     // Every acknowledged nonce, from every writer, is still a replay.
-    let store = Store::open(&path).unwrap();
+    let store = Store::open_or_create(&path, OWNER).unwrap();
     for index in 0..next {
         assert_eq!(
             store.claim(&SIGNER, &nonce(index), u64::MAX, NOW).unwrap(),
@@ -130,7 +134,7 @@ fn acknowledged_claims_survive_sigkill() {
 }
 
 fn assert_corrupted(path: &Path) {
-    match Store::open(path) {
+    match Store::open(path, OWNER) {
         Err(e @ StoreError::Corrupted { .. }) => {
             let text = e.to_string();
             assert!(text.contains(&path.display().to_string()), "{text}");
@@ -142,7 +146,7 @@ fn assert_corrupted(path: &Path) {
 
 fn populated(dir: &Path) -> std::path::PathBuf {
     let path = dir.join("replay.redb");
-    let store = Store::open(&path).unwrap();
+    let store = Store::open_or_create(&path, OWNER).unwrap();
     for i in 0..300u64 {
         assert_eq!(
             store.claim(&SIGNER, &nonce(i), u64::MAX, NOW).unwrap(),
@@ -189,9 +193,13 @@ fn truncated_file_is_corrupted() {
 fn second_handle_is_locked_and_a_directory_is_an_open_error() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("replay.redb");
-    let _first = Store::open(&path).unwrap();
-    assert!(matches!(Store::open(&path), Err(StoreError::Locked { .. })));
-    let e = Store::open(dir.path()).unwrap_err();
-    assert!(matches!(e, StoreError::Open { .. }), "{e:?}");
+    let _first = Store::open_or_create(&path, OWNER).unwrap();
+    assert!(matches!(
+        Store::open_or_create(&path, OWNER),
+        Err(StoreError::Locked { .. })
+    ));
+    let e = Store::open(dir.path(), OWNER).unwrap_err();
+    assert!(matches!(e, StoreError::File(_)), "{e:?}");
+    assert!(e.to_string().contains("a directory"), "{e}");
     assert!(e.to_string().contains(&dir.path().display().to_string()));
 }

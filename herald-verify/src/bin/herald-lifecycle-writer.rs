@@ -92,7 +92,7 @@ fn main() -> ExitCode {
         std::eprintln!("herald-lifecycle-writer: {start}: not an index");
         return ExitCode::from(2);
     };
-    let store = match Store::open(&path) {
+    let store = match Store::open_or_create(&path, "crash-test") {
         Ok(store) => store,
         Err(e) => return fail(&e.to_string()),
     };

@@ -35,7 +35,7 @@ fn main() -> ExitCode {
         std::eprintln!("herald-replay-writer: {start}: not an index");
         return ExitCode::from(2);
     };
-    let store = match Store::open(&path) {
+    let store = match Store::open_or_create(&path, "crash-test") {
         Ok(store) => store,
         Err(e) => {
             std::eprintln!("herald-replay-writer: {e}");
