@@ -713,5 +713,105 @@ fn docs_worked_example() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     names.sort();
-    assert_eq!(names, ["leaves.dat", "log.conf", "log.pub"]);
+    assert_eq!(names, ["checkpoint", "leaves.dat", "log.conf", "log.pub"]);
+}
+
+/// `herald` run by `sh` under `umask 000`.
+#[cfg(unix)]
+fn herald_umask_000(d: &Path, args: &[&str]) -> support::Run {
+    let out = std::process::Command::new("sh")
+        .arg("-c")
+        .arg("umask 000 && exec \"$0\" \"$@\"")
+        .arg(env!("CARGO_BIN_EXE_herald"))
+        .args(args)
+        .current_dir(d)
+        .output()
+        .unwrap();
+    support::Run {
+        code: out.status.code().unwrap(),
+        stdout: out.stdout,
+        stderr: String::from_utf8(out.stderr).unwrap(),
+    }
+}
+
+/// Issue 14, B5: a log is owner-only whatever the umask, a log others may
+/// write is refused, and a local writer who rewrites a leaf record (its
+/// checksum recomputed) cannot make the log sign a second root for a size
+/// it signed.
+#[cfg(unix)]
+#[test]
+fn the_log_is_owner_only_and_a_rewritten_leaf_is_refused() {
+    use sha2::Digest;
+    use std::os::unix::fs::PermissionsExt;
+
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    keygen(d, "notary");
+    keygen(d, "alice");
+    herald_umask_000(d, &["log", "init", "audit", "--key", "notary.key"]).expect(0);
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&d.join("audit")), 0o700);
+    for f in ["leaves.dat", "log.pub", "log.conf"] {
+        assert_eq!(mode(&d.join("audit").join(f)), 0o600, "{f}");
+    }
+    let files: Vec<String> = (0..3).map(|i| format!("e{i}.cbor")).collect();
+    for (i, f) in files.iter().enumerate() {
+        new(d, "alice.key", 1_746_432_000 + i as u64, f, &[]);
+    }
+    let refs: Vec<&str> = files.iter().map(String::as_str).collect();
+    herald_umask_000(d, &["log", "append", "audit", refs[0], refs[1], refs[2]]).expect(0);
+    let sth = |d: &Path| herald(d, &["log", "sth", "audit", "--ts", TS]);
+    let signed = sth(d);
+    signed.expect(0);
+    assert_eq!(mode(&d.join("audit/checkpoint")), 0o600);
+
+    // The local writer swaps leaves 1 and 2, recomputing each record's
+    // checksum `sha256(index ‖ leaf)`: every record is well formed.
+    let data = d.join("audit/leaves.dat");
+    let bytes = std::fs::read(&data).unwrap();
+    let mut records = Vec::new();
+    let mut at = 4096;
+    while at < bytes.len() {
+        let len = u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap()) as usize;
+        records.push(bytes[at + 4..at + 4 + len].to_vec());
+        at += 4 + len + 32;
+    }
+    assert_eq!(records.len(), 3);
+    records.swap(1, 2);
+    let mut forged = bytes[..4096].to_vec();
+    for (i, leaf) in records.iter().enumerate() {
+        forged.extend_from_slice(&(leaf.len() as u32).to_be_bytes());
+        forged.extend_from_slice(leaf);
+        let mut h = sha2::Sha256::new();
+        h.update((i as u64).to_be_bytes());
+        h.update(leaf);
+        forged.extend_from_slice(&h.finalize());
+    }
+    assert_eq!(forged.len(), bytes.len());
+    std::fs::write(&data, &forged).unwrap();
+    let run = sth(d);
+    run.expect(2);
+    assert!(
+        run.stderr
+            .contains("no longer hash to the root the log signed for size 3"),
+        "{}",
+        run.stderr
+    );
+    assert!(run.stderr.contains("checkpoint"), "{}", run.stderr);
+    std::fs::write(&data, &bytes).unwrap();
+    assert_eq!(sth(d).stdout, signed.stdout);
+
+    // A log directory or file that others may write is refused.
+    std::fs::set_permissions(d.join("audit"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let run = sth(d);
+    run.expect(2);
+    assert!(
+        run.stderr
+            .contains("mode 0777 lets group or others write it"),
+        "{}",
+        run.stderr
+    );
+    std::fs::set_permissions(d.join("audit"), std::fs::Permissions::from_mode(0o700)).unwrap();
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o666)).unwrap();
+    sth(d).expect(2);
 }

@@ -6,6 +6,13 @@
 //! | `log.pub` | the log's public key, one keyring line (CLI.md): `<sigil> ed25519 <hex>` |
 //! | `log.conf` | `herald-log-v1`, then optionally `key <path>`: where the secret key file is (the key itself is never copied here) |
 //! | `leaves.dat` | a 4096-byte header block, then one record per leaf |
+//! | `checkpoint` | the signed tree head of the largest size the log has signed ([`super::checkpoint`]) |
+//!
+//! The directory is created 0700 and its files 0600 whatever the umask;
+//! [`Log::open`] refuses a directory or file that group or others may write
+//! ([`LogError::File`]), and a leaf file whose first `size` leaves no
+//! longer hash to the checkpoint's signed root
+//! ([`LogError::RootNeverSigned`]).
 //!
 //! `leaves.dat` header (block 0; nothing else ever lives in it): 16 bytes
 //! `herald-leaves-v1`, the acknowledged end (u64 big-endian: the byte
@@ -48,8 +55,10 @@ use std::path::{Path, PathBuf};
 
 use herald_core::{EnvelopeRef, PublicKey, Sigil, SigilForm, SigningKey};
 
+use super::checkpoint::{CHECKPOINT_FILE, Checkpoint};
 use super::leaf::MAX_LEAF_LEN;
 use super::{ConsistencyProof, InclusionProof, Leaf, SignedTreeHead, SthError, TreeHead, sha256};
+use crate::files::{self, FileError};
 use crate::keyring::key_line;
 use crate::merkle::{self, Hash, ProofError, Tree};
 use crate::report::hex;
@@ -72,6 +81,8 @@ const MARK_LEN: usize = 16 + 8 + 8 + 32;
 const RECORD_OVERHEAD: u64 = 4 + 32;
 /// Read buffer for the scan on open.
 const SCAN_BUFFER: usize = 1 << 20;
+/// Largest `log.pub` or `log.conf` read: a key line or a path, far less.
+const MAX_SMALL_FILE: u64 = 64 << 10;
 
 /// The log could not be created, opened, appended to or asked for a proof.
 /// Every variant about a file names it.
@@ -153,6 +164,20 @@ pub enum LogError {
         /// The size asked for.
         size: u64,
     },
+    /// The first `size` leaves no longer hash to the root the log signed
+    /// for that size (its checkpoint): a record was changed since. The log
+    /// is refused rather than made to sign a second root for one size.
+    RootNeverSigned {
+        /// The checkpoint file.
+        checkpoint: PathBuf,
+        /// The size it signed.
+        size: u64,
+        /// The leaves in the leaf file.
+        leaves: u64,
+    },
+    /// A log file or the directory is not a regular file (directory), is
+    /// too large, or group or others may write it.
+    File(FileError),
     /// A tree head could not be signed (wrong key).
     Sth(SthError),
     /// A proof could not be made (e.g. a consistency proof from size 0, P9).
@@ -160,7 +185,7 @@ pub enum LogError {
 }
 
 impl LogError {
-    fn io(path: &Path, action: &'static str, error: io::Error) -> Self {
+    pub(crate) fn io(path: &Path, action: &'static str, error: io::Error) -> Self {
         Self::Io {
             path: path.to_path_buf(),
             action,
@@ -176,7 +201,7 @@ impl LogError {
         }
     }
 
-    fn not_a_log(path: &Path, problem: impl Into<String>) -> Self {
+    pub(crate) fn not_a_log(path: &Path, problem: impl Into<String>) -> Self {
         Self::NotALog {
             path: path.to_path_buf(),
             problem: problem.into(),
@@ -239,9 +264,27 @@ impl fmt::Display for LogError {
                 f,
                 "the leaf is number {index}, not in the tree of size {size}"
             ),
+            Self::RootNeverSigned {
+                checkpoint,
+                size,
+                leaves,
+            } => write!(
+                f,
+                "{}: the first {size} of the {leaves} leaves no longer hash to the root \
+                 the log signed for size {size}: a leaf record was changed since; \
+                 the log is refused so that it never signs two roots for one size",
+                checkpoint.display()
+            ),
+            Self::File(e) => write!(f, "{e}"),
             Self::Sth(e) => write!(f, "{e}"),
             Self::Proof(e) => write!(f, "{e}"),
         }
+    }
+}
+
+impl From<FileError> for LogError {
+    fn from(e: FileError) -> Self {
+        Self::File(e)
     }
 }
 
@@ -249,6 +292,7 @@ impl std::error::Error for LogError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
             Self::Io { error, .. } => Some(error),
+            Self::File(e) => Some(e),
             _ => None,
         }
     }
@@ -328,6 +372,7 @@ pub struct Log {
     end: u64,
     recovery: Option<Recovery>,
     poisoned: bool,
+    checkpoint: Checkpoint,
 }
 
 impl Log {
@@ -335,7 +380,12 @@ impl Log {
     /// `key_path` (the secret key file, not copied) is recorded in
     /// `log.conf` when given. Refused when any log file exists in `dir`.
     pub fn create(dir: &Path, key: &PublicKey, key_path: Option<&Path>) -> Result<Self, LogError> {
-        std::fs::create_dir_all(dir).map_err(|e| LogError::io(dir, "create directory", e))?;
+        files::create_private_dir(dir)?;
+        for path in [KEY_FILE, CONFIG_FILE, DATA_FILE, CHECKPOINT_FILE].map(|f| dir.join(f)) {
+            if path.exists() {
+                return Err(LogError::Exists { path });
+            }
+        }
         let files = [KEY_FILE, CONFIG_FILE, DATA_FILE].map(|f| dir.join(f));
         for path in &files {
             if path.exists() {
@@ -368,6 +418,8 @@ impl Log {
     /// index, and repair an interrupted append (see [`Log::recovery`]).
     /// Waits while another process has the log open.
     pub fn open(dir: &Path) -> Result<Self, LogError> {
+        let dir_meta = std::fs::metadata(dir).map_err(|e| LogError::io(dir, "open", e))?;
+        files::check_private(dir, &dir_meta)?;
         let config_path = dir.join(CONFIG_FILE);
         let key_path = read_config(&config_path)?;
         let key = read_key(&dir.join(KEY_FILE))?;
@@ -382,16 +434,24 @@ impl Log {
             })?;
         file.lock()
             .map_err(|e| LogError::io(&data_path, "lock", e))?;
-        let file_len = file
+        let data_meta = file
             .metadata()
-            .map_err(|e| LogError::io(&data_path, "stat", e))?
-            .len();
+            .map_err(|e| LogError::io(&data_path, "stat", e))?;
+        if !data_meta.is_file() {
+            return Err(LogError::File(FileError::NotRegular {
+                path: data_path,
+                kind: files::kind(&data_meta.file_type()),
+            }));
+        }
+        files::check_private(&data_path, &data_meta)?;
+        let file_len = data_meta.len();
         let scan = scan_leaf_file(
             BufReader::with_capacity(SCAN_BUFFER, &file),
             file_len,
             &data_path,
         )?;
         let repair = scan.needs_repair();
+        let checkpoint = Checkpoint::load(dir, &key, &scan.tree)?;
         let mut log = Self {
             dir: dir.to_path_buf(),
             data_path,
@@ -404,6 +464,7 @@ impl Log {
             end: scan.end,
             recovery: None,
             poisoned: false,
+            checkpoint,
         };
         if repair {
             log.repair(scan.torn, log.len() - scan.marked_count)?;
@@ -675,14 +736,17 @@ impl Log {
     }
 
     /// The head of the tree of `size` leaves (default: all) at `ts`, signed
-    /// with `key`, which must be the log's key.
+    /// with `key`, which must be the log's key. A head larger than any the
+    /// log signed before is first recorded as its checkpoint, durably.
     pub fn signed_tree_head(
         &self,
         key: &SigningKey,
         size: Option<u64>,
         ts: u64,
     ) -> Result<SignedTreeHead, LogError> {
-        self.tree_head(size, ts)?.sign(key).map_err(LogError::Sth)
+        let sth = self.tree_head(size, ts)?.sign(key).map_err(LogError::Sth)?;
+        self.checkpoint.record(&sth)?;
+        Ok(sth)
     }
 
     /// The inclusion proof of the leaf with `id` in the tree of `size`
@@ -728,18 +792,16 @@ impl Log {
     }
 }
 
-/// Create `path` (it must not exist) holding `bytes`, synced.
+/// Create `path` (it must not exist) holding `bytes`, mode 0600, synced.
 fn write_new(path: &Path, bytes: &[u8]) -> Result<(), LogError> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(path)
-        .map_err(|e| match e.kind() {
-            io::ErrorKind::AlreadyExists => LogError::Exists {
+    let mut file = files::create_private_file(path).map_err(|e| match e {
+        FileError::Io { error, .. } if error.kind() == io::ErrorKind::AlreadyExists => {
+            LogError::Exists {
                 path: path.to_path_buf(),
-            },
-            _ => LogError::io(path, "create", e),
-        })?;
+            }
+        }
+        e => LogError::File(e),
+    })?;
     file.write_all(bytes)
         .and_then(|()| file.sync_all())
         .map_err(|e| LogError::io(path, "write", e))
@@ -768,11 +830,22 @@ fn record_check(index: u64, leaf: &[u8]) -> Hash {
     h.finalize().into()
 }
 
+/// A small log file (`log.conf`, `log.pub`) as text: regular, owner-only
+/// writable, at most [`MAX_SMALL_FILE`] bytes.
+fn read_small(path: &Path) -> Result<String, LogError> {
+    if let Err(e) = path.symlink_metadata()
+        && e.kind() == io::ErrorKind::NotFound
+    {
+        return Err(LogError::not_a_log(path, "missing"));
+    }
+    let (_, meta) = files::open_regular(path)?;
+    files::check_private(path, &meta)?;
+    let bytes = files::read_capped(path, MAX_SMALL_FILE, "log file")?;
+    String::from_utf8(bytes).map_err(|_| LogError::not_a_log(path, "not UTF-8 text"))
+}
+
 fn read_config(path: &Path) -> Result<Option<PathBuf>, LogError> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => LogError::not_a_log(path, "missing"),
-        _ => LogError::io(path, "read", e),
-    })?;
+    let text = read_small(path)?;
     let mut lines = text.lines();
     if lines.next() != Some(CONFIG_MAGIC) {
         return Err(LogError::not_a_log(
@@ -799,10 +872,7 @@ fn read_config(path: &Path) -> Result<Option<PathBuf>, LogError> {
 }
 
 fn read_key(path: &Path) -> Result<PublicKey, LogError> {
-    let text = std::fs::read_to_string(path).map_err(|e| match e.kind() {
-        io::ErrorKind::NotFound => LogError::not_a_log(path, "missing"),
-        _ => LogError::io(path, "read", e),
-    })?;
+    let text = read_small(path)?;
     let mut keys = text
         .lines()
         .map(str::trim)

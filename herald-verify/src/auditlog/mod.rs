@@ -21,6 +21,7 @@
 //! [`FormatError`]s naming the object and the field. The format and the
 //! crash-safety argument are in `docs/audit-log.md`.
 
+pub mod checkpoint;
 pub mod file;
 pub mod leaf;
 pub mod proof;
