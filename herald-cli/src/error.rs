@@ -25,6 +25,15 @@ impl CliError {
         Self::new(format!("{}: {error}", path.display()))
     }
 
+    /// A local file was refused or could not be read
+    /// ([`herald_verify::files`]): an OS error reads as from [`CliError::io`].
+    pub(crate) fn file(error: herald_verify::FileError) -> Self {
+        match error {
+            herald_verify::FileError::Io { path, error, .. } => Self::io(&path, &error),
+            e => Self::new(e.to_string()),
+        }
+    }
+
     /// Writing to standard output failed. A closed pipe (`herald … | head`)
     /// is not worth a message: the reader left on purpose.
     pub(crate) fn stdout(error: &std::io::Error) -> Self {

@@ -41,8 +41,8 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>, CliError> {
             .read_to_end(&mut bytes)
             .map_err(|e| CliError::new(format!("standard input: {e}")))?;
     } else {
-        let file = std::fs::File::open(path).map_err(|e| CliError::io(path, &e))?;
-        if file.metadata().map_err(|e| CliError::io(path, &e))?.len() > limit {
+        let (file, meta) = open(path)?;
+        if meta.len() > limit {
             return Err(too_large());
         }
         file.take(limit + 1)
@@ -75,12 +75,24 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
     if is_stdin(path) {
         sequence::read(&mut std::io::stdin().lock(), &limits).map_err(failed)
     } else {
-        let mut file = std::fs::File::open(path).map_err(|e| CliError::io(path, &e))?;
+        let (mut file, _) = open(path)?;
         sequence::read(&mut file, &limits).map_err(|e| match e {
             ReadError::Io(e) => CliError::io(path, &e),
             e => failed(e),
         })
     }
+}
+
+/// Open the input file `path`: a regular file only, so a FIFO or a device
+/// is refused by name instead of blocking `open` or reading without end
+/// (issue 14, B6). Pipes come in as `-`.
+fn open(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), CliError> {
+    herald_verify::files::open_regular(path).map_err(|e| match e {
+        e @ herald_verify::FileError::NotRegular { .. } => {
+            CliError::new(format!("{e} (read a pipe as `-`, standard input)"))
+        }
+        e => CliError::file(e),
+    })
 }
 
 /// The error for an input past the limit, naming the way to raise it.

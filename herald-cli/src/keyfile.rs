@@ -9,7 +9,6 @@
 //! reallocation leaves copies behind) and is never printed: error messages
 //! name the file and what is wrong, not what it holds.
 
-use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
@@ -51,11 +50,8 @@ pub(crate) fn write(path: &Path, key: &SigningKey, existing: Existing) -> Result
 /// or others may read (CLI.md).
 pub(crate) fn load(path: &Path) -> Result<SigningKey, CliError> {
     let name = path.display();
-    let mut file = File::open(path).map_err(|e| CliError::io(path, &e))?;
-    let meta = file.metadata().map_err(|e| CliError::io(path, &e))?;
-    if !meta.is_file() {
-        return Err(CliError::new(format!("{name}: not a regular file")));
-    }
+    // A regular file only: a FIFO would block `open` (issue 14, B6).
+    let (mut file, meta) = herald_verify::files::open_regular(path).map_err(CliError::file)?;
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -1,10 +1,19 @@
 //! Keyrings: the pinned-cache channel of spec §2.1, in the text format of
 //! CLI.md (`<sigil> ed25519 <64 lowercase hex>` per line).
+//!
+//! Loading is bounded (issue 14, B3/B6): a keyring file is read only if it
+//! is a regular file of at most [`MAX_KEYRING_BYTES`] (a FIFO, a device or
+//! `/dev/zero` is refused by name, never opened for reading); a directory's
+//! `*.pub` files together are capped the same way and counted against
+//! [`MAX_KEYRING_FILES`], and a `*.pub` entry that is not a regular file (a
+//! FIFO, a directory, a broken or looping symbolic link) is skipped and
+//! reported in [`Loaded::skipped`].
 
 use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use core::fmt;
 use std::path::{Path, PathBuf};
 
+use crate::files::{self, FileError};
 use herald_core::{KeyError, KeyResolver, KeySource, PublicKey, Sigil, SigilError, SigilForm};
 
 /// Where a key in a [`Keyring`] came from (reported per envelope, P7).
@@ -32,6 +41,23 @@ impl Provenance {
     }
 }
 
+/// Largest keyring: one file, or all the `*.pub` files of a directory
+/// together (16 MiB, about 140 000 key lines).
+pub const MAX_KEYRING_BYTES: u64 = 16 << 20;
+
+/// Most `*.pub` files read from one keyring directory.
+pub const MAX_KEYRING_FILES: usize = 10_000;
+
+/// What [`Keyring::load`] did.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct Loaded {
+    /// Key lines read.
+    pub keys: usize,
+    /// `*.pub` entries of a directory that were not read, and why.
+    pub skipped: Vec<(PathBuf, String)>,
+}
+
 /// A keyring line or file could not be used. Commands exit 2 on this (CLI.md).
 #[derive(Debug)]
 #[non_exhaustive]
@@ -42,6 +68,14 @@ pub enum KeyringError {
         path: PathBuf,
         /// The OS error.
         error: std::io::Error,
+    },
+    /// The file is not a regular file, or is past [`MAX_KEYRING_BYTES`].
+    File(FileError),
+    /// A directory holds more than [`MAX_KEYRING_FILES`] `*.pub` files, or
+    /// more than [`MAX_KEYRING_BYTES`] of them together.
+    TooLarge {
+        /// The directory.
+        path: PathBuf,
     },
     /// A line is not `<sigil> ed25519 <64 lowercase hex chars>`.
     Syntax {
@@ -83,6 +117,13 @@ impl fmt::Display for KeyringError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::File(e) => write!(f, "{e}"),
+            Self::TooLarge { path } => write!(
+                f,
+                "{}: more than {MAX_KEYRING_FILES} keyring files or {MAX_KEYRING_BYTES} bytes \
+                 of them",
+                path.display()
+            ),
             Self::Syntax {
                 origin,
                 line,
@@ -218,36 +259,67 @@ impl Keyring {
         Ok(added)
     }
 
-    /// Load a keyring file, or every `*.pub` file of a directory (CLI.md).
-    pub fn load(&mut self, path: &Path) -> Result<usize, KeyringError> {
+    /// Load a keyring file, or every `*.pub` file of a directory (CLI.md),
+    /// within the caps of the module documentation.
+    pub fn load(&mut self, path: &Path) -> Result<Loaded, KeyringError> {
         let io = |error| KeyringError::Io {
             path: path.to_path_buf(),
             error,
         };
-        if path.is_dir() {
-            let mut files: Vec<PathBuf> = std::fs::read_dir(path)
-                .map_err(io)?
-                .filter_map(|e| e.ok().map(|e| e.path()))
-                .filter(|p| p.extension().is_some_and(|x| x == "pub") && p.is_file())
-                .collect();
-            files.sort();
-            let mut added = 0;
-            for file in files {
-                added += self.load_file(&file)?;
-            }
-            Ok(added)
-        } else {
-            self.load_file(path)
+        let meta = std::fs::metadata(path).map_err(io)?;
+        if !meta.is_dir() {
+            let text = read_text(path, MAX_KEYRING_BYTES)?;
+            return Ok(Loaded {
+                keys: self.parse(&text, &path.display().to_string())?,
+                skipped: Vec::new(),
+            });
         }
+        let mut loaded = Loaded::default();
+        let mut files: Vec<PathBuf> = Vec::new();
+        for entry in std::fs::read_dir(path).map_err(io)? {
+            let file = entry.map_err(io)?.path();
+            if file.extension().is_none_or(|x| x != "pub") {
+                continue;
+            }
+            // `metadata` follows links: a broken or looping one errs here.
+            match std::fs::metadata(&file) {
+                Ok(m) if m.is_file() => files.push(file),
+                Ok(m) => loaded
+                    .skipped
+                    .push((file, files::kind(&m.file_type()).into())),
+                Err(e) => loaded.skipped.push((file, std::format!("{e}"))),
+            }
+            if files.len() > MAX_KEYRING_FILES {
+                return Err(KeyringError::TooLarge {
+                    path: path.to_path_buf(),
+                });
+            }
+        }
+        files.sort();
+        loaded.skipped.sort();
+        let mut budget = MAX_KEYRING_BYTES;
+        for file in files {
+            let text = read_text(&file, budget).map_err(|e| match e {
+                KeyringError::File(FileError::TooLarge { .. }) => KeyringError::TooLarge {
+                    path: path.to_path_buf(),
+                },
+                e => e,
+            })?;
+            budget -= text.len() as u64;
+            loaded.keys += self.parse(&text, &file.display().to_string())?;
+        }
+        Ok(loaded)
     }
+}
 
-    fn load_file(&mut self, path: &Path) -> Result<usize, KeyringError> {
-        let text = std::fs::read_to_string(path).map_err(|error| KeyringError::Io {
-            path: path.to_path_buf(),
-            error,
-        })?;
-        self.parse(&text, &path.display().to_string())
-    }
+/// The text of the keyring file `path`, at most `limit` bytes.
+fn read_text(path: &Path, limit: u64) -> Result<String, KeyringError> {
+    let bytes = files::read_capped(path, limit, "keyring").map_err(KeyringError::File)?;
+    String::from_utf8(bytes).map_err(|_| KeyringError::Syntax {
+        origin: path.display().to_string(),
+        line: 1,
+        problem: "not UTF-8 text",
+    })
 }
 
 impl KeyResolver for Keyring {

@@ -84,7 +84,7 @@ fn directories_load_their_pub_files() {
     std::fs::write(dir.join("b.pub"), key_line(&b.public_key())).unwrap();
     std::fs::write(dir.join("notes.txt"), "not a key").unwrap();
     let mut ring = Keyring::new();
-    assert_eq!(ring.load(&dir).unwrap(), 2);
+    assert_eq!(ring.load(&dir).unwrap().keys, 2);
     assert_eq!(ring.len(), 2);
     let missing = Keyring::new().load(&dir.join("nope")).unwrap_err();
     assert!(matches!(missing, KeyringError::Io { .. }));

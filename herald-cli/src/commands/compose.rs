@@ -179,7 +179,8 @@ fn molt_payload(kind: Kind, args: &ComposeArgs) -> Result<Option<Value>, CliErro
     let name = input::display_name(path);
     let added = ring
         .load(path)
-        .map_err(|e| CliError::new(format!("--new-key: {e}")))?;
+        .map_err(|e| CliError::new(format!("--new-key: {e}")))?
+        .keys;
     let mut keys = ring.keys();
     let (Some(key), None, 1) = (keys.next(), keys.next(), added) else {
         return Err(CliError::new(format!(

@@ -114,11 +114,16 @@ pub(crate) fn load_keyrings(paths: &[PathBuf]) -> Result<Keyring, CliError> {
     Ok(keyring)
 }
 
+/// Load one `--keyring`; a directory's skipped `*.pub` entries are noted
+/// on standard error (issue 14, B6).
 fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
-    keyring
+    let loaded = keyring
         .load(path)
-        .map(|_| ())
-        .map_err(|e| CliError::new(e.to_string()))
+        .map_err(|e| CliError::new(e.to_string()))?;
+    for (file, why) in &loaded.skipped {
+        eprintln!("herald: note: {}: {why}, skipped", file.display());
+    }
+    Ok(())
 }
 
 /// How many items the inputs split into (cheap: no decoding).
