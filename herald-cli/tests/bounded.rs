@@ -217,3 +217,87 @@ fn b6_fifos_are_refused_not_blocked_on() {
     );
     assert!(started.elapsed() < Duration::from_secs(15));
 }
+
+/// B2: 4 MiB of `0x00` (four million one-byte CBOR items, none an
+/// envelope) to every command that splits its input outside the audit.
+/// Collected with an error text each, they once cost about 165 bytes of
+/// RSS per input byte (660 MB here).
+#[test]
+fn b2_millions_of_tiny_items_are_not_collected() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let size = 4 * MIB;
+    std::fs::write(d.join("zeros.cbor"), vec![0u8; size as usize]).unwrap();
+    // A real proof, for `log verify-proof --envelope`.
+    support::keygen(d, "notary");
+    support::keygen(d, "alice");
+    herald(d, &["log", "init", "audit", "--key", "notary.key"]).expect(0);
+    herald(
+        d,
+        &[
+            "new",
+            "--key",
+            "alice.key",
+            "--ts",
+            "1746432000",
+            "-o",
+            "e.cbor",
+        ],
+    )
+    .expect(0);
+    let run = herald(d, &["log", "append", "audit", "e.cbor"]);
+    run.expect(0);
+    let id = run.out().split_whitespace().nth(1).unwrap().to_owned();
+    herald(
+        d,
+        &[
+            "log",
+            "prove",
+            "audit",
+            &id,
+            "--ts",
+            "1746432100",
+            "-o",
+            "e.proof",
+        ],
+    )
+    .expect(0);
+    for (what, args, code) in [
+        ("B2, inspect", vec!["inspect", "zeros.cbor"], 1),
+        (
+            "B2, bundle",
+            vec!["bundle", "zeros.cbor", "-o", "b.bundle"],
+            2,
+        ),
+        (
+            "B2, log append",
+            vec!["log", "append", "audit", "zeros.cbor"],
+            2,
+        ),
+        (
+            "B2, log verify-proof --envelope",
+            vec![
+                "log",
+                "verify-proof",
+                "e.proof",
+                "--keyring",
+                "audit/log.pub",
+                "--envelope",
+                "zeros.cbor",
+            ],
+            1,
+        ),
+    ] {
+        let m = measured(d, what, size, &args);
+        assert_eq!(m.code, code, "{what}: {}", m.stderr);
+        // `verify-proof` gives its verdict on standard output.
+        if !what.contains("verify-proof") {
+            assert!(m.stderr.contains("zeros.cbor"), "{what}: {}", m.stderr);
+        }
+        assert!(
+            m.stderr.lines().count() <= 102,
+            "{what}: {} lines",
+            m.stderr.lines().count()
+        );
+    }
+}

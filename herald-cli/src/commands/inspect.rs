@@ -17,6 +17,11 @@ use crate::{clock, json};
 /// Longest payload preview in the human form, in characters.
 const PREVIEW: usize = 72;
 
+/// Items that are not envelopes listed one by one; past this many, they are
+/// counted (ten million one-byte items would otherwise be ten million
+/// lines, issue 14 B2).
+const MAX_LISTED_BAD: u64 = 100;
+
 /// Run `inspect`: exit 1 if some input is not envelopes.
 pub(crate) fn run(files: &[PathBuf], as_json: bool) -> Result<ExitCode, CliError> {
     let inputs = files
@@ -24,9 +29,10 @@ pub(crate) fn run(files: &[PathBuf], as_json: bool) -> Result<ExitCode, CliError
         .map(|path| Ok((input::display_name(path), input::read(path)?)))
         .collect::<Result<Vec<_>, CliError>>()?;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    let mut unparsed = false;
+    let mut unparsed = 0u64;
     let mut first = true;
     for (name, bytes) in &inputs {
+        let mut unlisted = 0u64;
         for item in input::items(bytes) {
             match item {
                 Item::Envelope(offset, env) => {
@@ -44,16 +50,26 @@ pub(crate) fn run(files: &[PathBuf], as_json: bool) -> Result<ExitCode, CliError
                     writeln!(stdout, "{text}").map_err(|e| CliError::stdout(&e))?;
                 }
                 Item::Bad(offset, why) => {
-                    unparsed = true;
+                    unparsed += 1;
+                    if unparsed > MAX_LISTED_BAD {
+                        unlisted += 1;
+                        continue;
+                    }
                     // Keep standard output pure (JSON lines stay parseable).
                     stdout.flush().map_err(|e| CliError::stdout(&e))?;
                     eprintln!("herald: {name}: byte {offset}: {why}");
                 }
             }
         }
+        if unlisted > 0 {
+            eprintln!(
+                "herald: {name}: {unlisted} more item{} that are not envelopes, not listed",
+                if unlisted == 1 { "" } else { "s" }
+            );
+        }
     }
     stdout.flush().map_err(|e| CliError::stdout(&e))?;
-    Ok(if unparsed {
+    Ok(if unparsed > 0 {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS

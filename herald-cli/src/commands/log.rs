@@ -386,7 +386,7 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
             );
             if let (Some(path), Some(bytes)) = (&a.envelope, &envelope_bytes) {
                 let env_name = input::display_name(path);
-                let found = input::items(bytes).into_iter().find_map(|item| match item {
+                let found = input::items(bytes).find_map(|item| match item {
                     input::Item::Envelope(_, env) if env.id() == p.leaf().id() => Some(env),
                     _ => None,
                 });

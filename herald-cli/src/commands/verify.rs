@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use herald_core::cbor::Limits;
-use herald_verify::sequence::split;
+use herald_verify::sequence::pieces;
 use herald_verify::{AuditOptions, Input, Keyring, Report, audit};
 
 use crate::commands::parse_scope;
@@ -130,6 +130,6 @@ fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
 fn count(inputs: &[Input]) -> usize {
     inputs
         .iter()
-        .map(|i| split(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).len())
+        .map(|i| pieces(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).count())
         .sum()
 }
