@@ -24,6 +24,7 @@ use herald_verify::merkle::{
     verify_consistency, verify_inclusion,
 };
 use herald_verify::sequence::{self, Piece, ReadLimits, SplitError, split};
+use herald_verify::trace::MAX_LISTED_UNPARSED;
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Summary, audit};
 use sha2::{Digest, Sha256};
 
@@ -49,7 +50,9 @@ pub fn fuzz_keyring() -> &'static Keyring {
 }
 
 /// `trace_audit`: [`audit`] over the input as one CBOR-sequence file. One
-/// report per piece [`split`] cuts (so nothing is silently dropped), never
+/// report per piece [`split`] cuts, listed or (undecodable past
+/// `MAX_LISTED_UNPARSED`) counted as unlisted, so nothing is silently
+/// dropped; never
 /// an empty report, each status the P13 maximum of its reasons, a summary
 /// and trace counts that add up, a JSON form that parses, and the same
 /// report twice (no dependence on hash-map order).
@@ -65,8 +68,17 @@ pub fn trace_audit(data: &[u8]) {
     let report = audit(&inputs, fuzz_keyring(), &opts);
     assert!(!report.envelopes.is_empty(), "no input verifies as nothing");
     let pieces = split(data, opts.limits.max_size, 512);
-    assert_eq!(report.envelopes.len(), pieces.len(), "one report per piece");
-    let mut summary = Summary::default();
+    assert_eq!(
+        report.envelopes.len() + report.unlisted,
+        pieces.len(),
+        "one report per piece"
+    );
+    let listed_unparsed = report.envelopes.iter().filter(|e| e.id.is_none()).count();
+    assert!(report.unlisted == 0 || listed_unparsed == MAX_LISTED_UNPARSED);
+    let mut summary = Summary {
+        invalid: report.unlisted,
+        ..Summary::default()
+    };
     for e in &report.envelopes {
         summary.add(e.status);
         let worst = e

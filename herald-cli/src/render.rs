@@ -81,8 +81,17 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
     for e in &report.envelopes {
         write_envelope(out, e, width, opts)?;
     }
+    if report.unlisted > 0 {
+        writeln!(
+            out,
+            "… {} more item{} that {} not envelopes (invalid, malformed), not listed",
+            report.unlisted,
+            if report.unlisted == 1 { "" } else { "s" },
+            if report.unlisted == 1 { "is" } else { "are" }
+        )?;
+    }
     let s = &report.summary;
-    let n = report.envelopes.len();
+    let n = report.envelopes.len() + report.unlisted;
     writeln!(
         out,
         "{n} envelope{}: {} valid, {} partial, {} invalid",

@@ -301,3 +301,41 @@ fn b2_millions_of_tiny_items_are_not_collected() {
         );
     }
 }
+
+/// B7: 1 MB of `0xa0`, a million empty maps, each an envelope missing all
+/// its fields. The first thousand are listed; the rest are counted. Once
+/// 1.10 GB (1.68 GB with `--json`).
+#[test]
+fn b7_a_million_empty_maps_cost_the_input() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let size = 1_000_000u64;
+    std::fs::write(d.join("maps.cbor"), vec![0xa0u8; size as usize]).unwrap();
+    for json in [false, true] {
+        let mut args = vec!["verify", "maps.cbor"];
+        if json {
+            args.push("--json");
+        }
+        let what = if json {
+            "B7, verify --json"
+        } else {
+            "B7, verify"
+        };
+        let m = measured(d, what, size, &args);
+        assert_eq!(m.code, 1, "{what}: {}", m.stderr);
+    }
+    let run = herald(d, &["verify", "maps.cbor", "--json"]);
+    let report = run.json();
+    assert_eq!(report["unlisted"], 999_000);
+    assert_eq!(report["summary"]["invalid"], 1_000_000);
+    assert_eq!(report["envelopes"].as_array().unwrap().len(), 1_000);
+    let run = herald(d, &["verify", "maps.cbor"]);
+    let text = run.out();
+    assert!(
+        text.contains(
+            "… 999000 more items that are not envelopes (invalid, malformed), not listed"
+        ),
+        "{text}"
+    );
+    assert!(text.contains("1000000 envelopes: 0 valid, 0 partial, 1000000 invalid"));
+}

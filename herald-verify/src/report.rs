@@ -183,6 +183,17 @@ pub struct Report {
     /// (absent from the JSON when there are none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub proofs: Vec<ProofReport>,
+    /// Items that did not decode as envelopes past the first
+    /// [`crate::trace::MAX_LISTED_UNPARSED`]: counted in `summary` as
+    /// invalid, not listed in `envelopes` (issue 14, B7: a report per
+    /// one-byte item once cost a kilobyte each). Absent from the JSON
+    /// when 0.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub unlisted: usize,
+}
+
+fn is_zero(n: &usize) -> bool {
+    *n == 0
 }
 
 impl Report {
@@ -190,6 +201,7 @@ impl Report {
     /// code 0, CLI.md; a bundle is verified as a unit).
     pub fn all_valid(&self) -> bool {
         !self.envelopes.is_empty()
+            && self.unlisted == 0
             && self.envelopes.iter().all(|e| e.status == Status::Valid)
             && self.proofs.iter().all(|p| p.status == Status::Valid)
     }

@@ -61,12 +61,24 @@ pub struct Input {
     pub bytes: Vec<u8>,
 }
 
-/// One item to check: its bytes and where they stand (the input's name is
-/// borrowed, not copied per item: docs/fuzzing.md, F2).
+/// Items that do not decode as envelopes (malformed, unsupported version)
+/// listed in full in a report; past these, they are counted in
+/// [`Report::unlisted`] and hold no memory (issue 14, B7).
+pub const MAX_LISTED_UNPARSED: usize = 1_000;
+
+/// One item to check: its bytes, inside its input's (the input is
+/// borrowed, not copied per item, and the offset follows from the two
+/// slices: 24 bytes an item; docs/fuzzing.md F2, issue 14 B7).
 struct Entry<'a> {
     bytes: &'a [u8],
-    input: &'a str,
-    offset: usize,
+    input: &'a Input,
+}
+
+impl Entry<'_> {
+    /// The byte offset of the item in its input.
+    fn offset(&self) -> usize {
+        (self.bytes.as_ptr() as usize).saturating_sub(self.input.bytes.as_ptr() as usize)
+    }
 }
 
 fn reason(code: ReasonCode, detail: impl Into<String>) -> ReportReason {
@@ -154,11 +166,7 @@ fn audit_with(
                             ));
                             break;
                         }
-                        entries.push(Entry {
-                            bytes,
-                            input: &input.name,
-                            offset,
-                        });
+                        entries.push(Entry { bytes, input });
                     }
                     bundle_keys.extend_from_slice(b.keys());
                     proofs.extend(b.proofs().iter().map(|&(offset, bytes)| ProofInput {
@@ -184,12 +192,8 @@ fn audit_with(
         for piece in pieces(&input.bytes, opts.limits.max_size, 512) {
             let position = entries.len() + unsplittable.len();
             match piece {
-                Piece::Item { offset, bytes } if entries.len() < opts.max_envelopes => {
-                    entries.push(Entry {
-                        bytes,
-                        input: &input.name,
-                        offset,
-                    });
+                Piece::Item { bytes, .. } if entries.len() < opts.max_envelopes => {
+                    entries.push(Entry { bytes, input });
                 }
                 Piece::Item { offset, .. } => {
                     unsplittable.push(cap(position, input, offset));
@@ -241,16 +245,57 @@ fn audit_with(
 
     // 3. Each envelope alone (P11 local reasons), in blocks whose
     //    signatures are verified together on every core (see `check_block`).
-    let mut reports: Vec<EnvelopeReport> = Vec::with_capacity(entries.len());
-    let mut views: Vec<Option<Box<EnvelopeRef<'_>>>> = Vec::with_capacity(entries.len());
-    let mut computed: Vec<Option<[u8; 32]>> = Vec::with_capacity(entries.len());
-    let mut ids: Vec<Option<[u8; 32]>> = Vec::with_capacity(entries.len());
-    let mut claims: Vec<bool> = Vec::with_capacity(entries.len());
+    //    Sized for the entries that will be listed: at most those that may
+    //    be envelopes, plus the undecodable ones listed in full.
+    let listed = entries
+        .iter()
+        .filter(|e| may_be_envelope(e.bytes))
+        .count()
+        .saturating_add(MAX_LISTED_UNPARSED)
+        .min(entries.len());
+    let mut reports: Vec<EnvelopeReport> = Vec::with_capacity(listed);
+    let mut views: Vec<Option<Box<EnvelopeRef<'_>>>> = Vec::with_capacity(listed);
+    let mut computed: Vec<Option<[u8; 32]>> = Vec::with_capacity(listed);
+    let mut ids: Vec<Option<[u8; 32]>> = Vec::with_capacity(listed);
+    let mut claims: Vec<bool> = Vec::with_capacity(listed);
+    let mut bytes: Vec<&[u8]> = Vec::with_capacity(listed);
+    // Entries not listed (undecodable past MAX_LISTED_UNPARSED), counted;
+    // and for each unsplittable piece, how many of them came before it
+    // (the entries before it are its position less the pieces before it).
+    let mut dropped = 0usize;
+    let mut undecoded = unsplittable.len();
+    let entries_before: Vec<usize> = unsplittable
+        .iter()
+        .enumerate()
+        .map(|(k, (position, _))| position - k)
+        .collect();
+    let mut gone_before: Vec<usize> = Vec::with_capacity(unsplittable.len());
+    let mut index = 0;
+    let mark = |index: usize, dropped: usize, gone_before: &mut Vec<usize>| {
+        while entries_before.get(gone_before.len()) == Some(&index) {
+            gone_before.push(dropped);
+        }
+    };
+    mark(0, 0, &mut gone_before);
     let mut rest = &entries[..];
     while !rest.is_empty() {
         let (block, next) = rest.split_at(block_len(rest));
         rest = next;
-        for c in check_block(block, &keys, &check_opts, signatures) {
+        for (c, entry) in check_block(block, &keys, &check_opts, signatures)
+            .into_iter()
+            .zip(block)
+        {
+            index += 1;
+            if c.view.is_none() {
+                undecoded += 1;
+                if undecoded > MAX_LISTED_UNPARSED {
+                    dropped += 1;
+                    mark(index, dropped, &mut gone_before);
+                    continue;
+                }
+            }
+            mark(index, dropped, &mut gone_before);
+            bytes.push(entry.bytes);
             reports.push(c.report);
             views.push(c.view);
             computed.push(c.computed);
@@ -259,11 +304,13 @@ fn audit_with(
         }
     }
 
+    // (Every piece is marked by now; this keeps one from being lost if not.)
+    gone_before.resize(unsplittable.len(), dropped);
+
     // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
     let (proof_reports, proven) = bundle::check_proofs(&proofs, &views, &keys);
 
     // 3c. Identity lifecycle across the set (P8), molts proven by 3b.
-    let bytes: Vec<&[u8]> = entries.iter().map(|e| e.bytes).collect();
     crate::lifecycle::apply(&bytes, &views, &mut reports, &keys, &check_opts, &proven);
 
     // 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
@@ -355,17 +402,25 @@ fn audit_with(
 
     // 7. Merge unparseable pieces back in input order, in place: a second
     //    vector of reports would double the peak (F2).
+    //    Entries not listed no longer take a place.
     drop((views, computed, ids, claims, by_id, has_child, seen, first));
+    let unsplittable = unsplittable
+        .into_iter()
+        .zip(gone_before)
+        .map(|((position, r), gone)| (position - gone, r))
+        .collect();
     let envelopes = merge_at_positions(reports, unsplittable);
     let mut summary = Summary::default();
     for e in &envelopes {
         summary.add(e.status);
     }
+    summary.invalid += dropped;
     Report {
         envelopes,
         traces: order.iter().filter_map(|t| traces.remove(t)).collect(),
         summary,
         proofs: proof_reports,
+        unlisted: dropped,
     }
 }
 
@@ -397,6 +452,15 @@ fn merge_at_positions(
         }
     }
     reports
+}
+
+/// Whether `bytes` may decode as an envelope: it must start with the head
+/// of a definite map of at least nine entries (P3's required fields; P1
+/// forbids indefinite lengths). One byte, so the audit can size its
+/// per-envelope vectors for what it will list before checking anything;
+/// only a capacity hint (were it wrong, the vectors would grow).
+fn may_be_envelope(bytes: &[u8]) -> bool {
+    bytes.first().is_some_and(|&b| (0xa9..=0xbb).contains(&b))
 }
 
 /// `"kind": "birth"` as P1 writes it: text head and key, text head and value.
@@ -535,8 +599,8 @@ fn report_of<'a>(
         reasons: Vec::with_capacity(reasons.len()),
         key_source,
         source: Source {
-            input: e.input.into(),
-            offset: e.offset,
+            input: e.input.name.clone(),
+            offset: e.offset(),
         },
         trace: env.as_ref().map(|v| hex(v.trace())),
         parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
