@@ -27,16 +27,8 @@ fn trace(c: &mut Criterion) {
     let set = TraceSet::new(N, 100, 16);
     let owned: Vec<OwnedItem> = set.origin_items();
     let prepared: Vec<Prepared> = owned.iter().map(|o| o.prepared().unwrap()).collect();
-    let dalek: Vec<(VerifyingKey, Signature, &[u8])> = owned
-        .iter()
-        .map(|o| {
-            (
-                VerifyingKey::from_bytes(&o.key).unwrap(),
-                Signature::from_bytes(&o.sig),
-                o.msg.as_slice(),
-            )
-        })
-        .collect();
+    let dalek: Vec<(VerifyingKey, Signature, &[u8])> =
+        owned.iter().map(|o| o.dalek().unwrap()).collect();
     let herald_keys: Vec<PublicKey> = owned
         .iter()
         .map(|o| PublicKey::from_bytes(&o.key).unwrap())

@@ -504,6 +504,16 @@ impl OwnedItem {
         let key = herald_core::PublicKey::from_bytes(&self.key).ok()?;
         key.prepare(&self.sig, |feed| feed(&self.msg)).ok()
     }
+
+    /// As ed25519-dalek's key, signature and message (the raw baselines);
+    /// `None` if dalek refuses the key.
+    pub fn dalek(&self) -> Option<(ed25519_dalek::VerifyingKey, ed25519_dalek::Signature, &[u8])> {
+        Some((
+            ed25519_dalek::VerifyingKey::from_bytes(&self.key).ok()?,
+            ed25519_dalek::Signature::from_bytes(&self.sig),
+            self.msg.as_slice(),
+        ))
+    }
 }
 
 impl TraceSet {

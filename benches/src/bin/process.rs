@@ -72,16 +72,8 @@ fn main() {
     std::fs::write(&keyring, text).unwrap();
 
     let owned: Vec<OwnedItem> = set.origin_items();
-    let dalek: Vec<(VerifyingKey, Signature, &[u8])> = owned
-        .iter()
-        .map(|o| {
-            (
-                VerifyingKey::from_bytes(&o.key).unwrap(),
-                Signature::from_bytes(&o.sig),
-                o.msg.as_slice(),
-            )
-        })
-        .collect();
+    let dalek: Vec<(VerifyingKey, Signature, &[u8])> =
+        owned.iter().map(|o| o.dalek().unwrap()).collect();
 
     let run_herald = || {
         let start = Instant::now();
