@@ -75,8 +75,8 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
     if is_stdin(path) {
         sequence::read(&mut std::io::stdin().lock(), &limits).map_err(failed)
     } else {
-        let (mut file, _) = open(path)?;
-        sequence::read(&mut file, &limits).map_err(|e| match e {
+        let (mut file, meta) = open(path)?;
+        sequence::read_expecting(&mut file, &limits, meta.len()).map_err(|e| match e {
             ReadError::Io(e) => CliError::io(path, &e),
             e => failed(e),
         })

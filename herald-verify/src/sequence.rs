@@ -11,7 +11,7 @@ use alloc::vec::Vec;
 use core::fmt;
 
 mod read;
-pub use read::{ReadError, ReadLimits, read};
+pub use read::{ReadError, ReadLimits, read, read_expecting};
 
 /// Why the rest of an input cannot be split into items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -79,7 +79,19 @@ const _: () = assert!(ROUND > super::JSON_SNIFF);
 /// and when it is a bundle (`bundle::is_bundle`) the rest of the stream is
 /// read as it is. An empty stream reads as empty.
 pub fn read(reader: &mut dyn Read, limits: &ReadLimits) -> Result<Vec<u8>, ReadError> {
-    let mut buf = Vec::new();
+    read_expecting(reader, limits, 0)
+}
+
+/// [`read`], reserving `expected` bytes (at most `max_bytes`) at once: for
+/// a file of known size the buffer is exactly the file, where growing it by
+/// doubling could hold up to twice the input (issue 14).
+pub fn read_expecting(
+    reader: &mut dyn Read,
+    limits: &ReadLimits,
+    expected: u64,
+) -> Result<Vec<u8>, ReadError> {
+    let exact = usize::try_from(expected.min(limits.max_bytes)).unwrap_or(0);
+    let mut buf = Vec::with_capacity(exact);
     let mut scan = Scan {
         end: 0,
         items: 0,
