@@ -149,3 +149,26 @@ pub fn seal_torsion_origin(
     m.insert("signatures", Value::Array(vec![Value::Map(sm)]));
     encode(m)
 }
+
+/// A canonical key of mixed order: `[0x1234567]B` plus the torsion point
+/// `EIGHT_TORSION[torsion]` (1..8). A point of the curve whose encoding is
+/// canonical; P5 revision 2 refuses it (not of prime order).
+pub fn mixed_order_key(torsion: usize) -> [u8; 32] {
+    use curve25519_dalek::constants::{ED25519_BASEPOINT_POINT, EIGHT_TORSION};
+    use curve25519_dalek::scalar::Scalar;
+    let t = EIGHT_TORSION.get(torsion).copied().unwrap_or_default();
+    (ED25519_BASEPOINT_POINT * Scalar::from(0x123_4567u64) + t)
+        .compress()
+        .to_bytes()
+}
+
+/// The small-order point `EIGHT_TORSION[torsion]` (0..8), encoded.
+pub fn small_order_key(torsion: usize) -> [u8; 32] {
+    use curve25519_dalek::constants::EIGHT_TORSION;
+    EIGHT_TORSION
+        .get(torsion)
+        .copied()
+        .unwrap_or_default()
+        .compress()
+        .to_bytes()
+}

@@ -66,6 +66,17 @@ pub enum Case {
         /// The verdict.
         expect: SigilExpect,
     },
+    /// Load one keyring file (CLI.md format; P2 sigils, P5 keys).
+    Keyring {
+        /// Unique name.
+        name: String,
+        /// What it tests.
+        description: String,
+        /// The keyring file, as a path relative to the manifest.
+        input: String,
+        /// The verdict.
+        expect: KeyringExpect,
+    },
     /// Verify a set of envelopes as a trace audit (P10 audit mode, P11, P13).
     Verify {
         /// Unique name.
@@ -155,6 +166,7 @@ impl Case {
         match self {
             Self::Cbor { name, .. }
             | Self::Sigil { name, .. }
+            | Self::Keyring { name, .. }
             | Self::Verify { name, .. }
             | Self::Receive { name, .. }
             | Self::Proof { name, .. }
@@ -188,6 +200,23 @@ pub struct SigilExpect {
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub key: Option<String>,
     /// The error name (`prefix`, `length`, `character`, `trailing_bits`), when invalid.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub error: Option<String>,
+}
+
+/// Verdict of a keyring case.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct KeyringExpect {
+    /// Whether the whole file loads (a refused line refuses the file).
+    pub valid: bool,
+    /// How many keys it holds, when valid.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub keys: Option<usize>,
+    /// The 1-based line refused, when invalid.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub line: Option<usize>,
+    /// Why, when invalid: `syntax`, `sigil`, `sigil_mismatch`, or the key's
+    /// fault `not_a_point`, `non_canonical`, `small_order`, `torsion` (P5).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub error: Option<String>,
 }

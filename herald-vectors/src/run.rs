@@ -5,19 +5,21 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 
 use herald_core::cbor;
-use herald_core::{EnvelopeRef, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status};
+use herald_core::{
+    EnvelopeRef, KeyError, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status,
+};
 use herald_verify::auditlog::{CheckError, ConsistencyProof, InclusionProof, SthError};
 use herald_verify::bundle;
 use herald_verify::live::Receiver;
 use herald_verify::report::ProofReport;
 use herald_verify::store::Store;
-use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, Report, audit};
+use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, KeyringError, Report, audit};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::manifest::{
-    BundleProofExpect, Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, Manifest,
-    ProofExpect, SigilExpect,
+    BundleProofExpect, Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, KeyringExpect,
+    Manifest, ProofExpect, SigilExpect,
 };
 
 /// The vectors could not be read at all (not a failed case).
@@ -156,6 +158,10 @@ impl Runner<'_> {
                 compare(expect, &cbor_verdict(&bytes))
             }
             Case::Sigil { input, expect, .. } => compare(expect, &self.sigil_verdict(input)),
+            Case::Keyring { input, expect, .. } => {
+                let text = String::from_utf8(self.file(input)?).map_err(|e| e.to_string())?;
+                compare(expect, &keyring_verdict(&text, input))
+            }
             Case::Verify {
                 input,
                 keyring,
@@ -274,6 +280,38 @@ impl Runner<'_> {
                 error: None,
             },
         }
+    }
+}
+
+/// What loading the keyring `text` gives, in manifest terms.
+pub fn keyring_verdict(text: &str, origin: &str) -> KeyringExpect {
+    let refused = |line: usize, error: &str| KeyringExpect {
+        valid: false,
+        keys: None,
+        line: Some(line),
+        error: Some(error.into()),
+    };
+    match Keyring::new().parse(text, origin) {
+        Ok(keys) => KeyringExpect {
+            valid: true,
+            keys: Some(keys),
+            line: None,
+            error: None,
+        },
+        Err(KeyringError::Syntax { line, .. }) => refused(line, "syntax"),
+        Err(KeyringError::Sigil { line, .. }) => refused(line, "sigil"),
+        Err(KeyringError::SigilMismatch { line, .. }) => refused(line, "sigil_mismatch"),
+        Err(KeyringError::Key { line, error, .. }) => refused(
+            line,
+            match error {
+                KeyError::NotAPoint => "not_a_point",
+                KeyError::NonCanonical => "non_canonical",
+                KeyError::SmallOrder => "small_order",
+                KeyError::Torsion => "torsion",
+                _ => "key",
+            },
+        ),
+        Err(_) => refused(0, "io"),
     }
 }
 
