@@ -7,6 +7,13 @@
 #
 #   fuzz/campaign.sh CPU_SECONDS LOG_DIR TARGET...
 #
+# MAX_LEN overrides the input cap; SEEDS names one more (read-only) seed
+# directory, e.g. the many-signature envelopes of docs/fuzzing.md.
+#
+# Every target runs with -rss_limit_mb=256: its inputs are at most 8 KiB
+# (or MAX_LEN from the environment), and issue 14 bounds every path by
+# 2 x input + 64 MiB, so a target that reaches 256 MB has blown up.
+#
 # New inputs go to a scratch corpus (/tmp/fzw/TARGET); the committed corpus
 # is read second, read-only, so a run never bloats corpus/. Merge and
 # minimise afterwards as docs/fuzzing.md says. Needs nightly and cargo-fuzz.
@@ -26,11 +33,13 @@ cpu_of() { # user + system seconds of pid $1, or nothing once it is gone
 for t in "$@"; do
     max_len=4096
     case $t in trace_audit | sequence_split | bundle_verify | log_file) max_len=8192 ;; esac
+    max_len=${MAX_LEN:-$max_len}
     mkdir -p "/tmp/fzw/$t" "artifacts/$t"
     cargo +nightly fuzz build -s none "$t"
     bin=target/x86_64-unknown-linux-gnu/release/$t
     start=$(date -u +%FT%TZ)
-    "$bin" "/tmp/fzw/$t" "corpus/$t" -timeout=10 -max_len=$max_len \
+    "$bin" "/tmp/fzw/$t" "corpus/$t" ${SEEDS:+"$SEEDS"} -timeout=10 -max_len=$max_len \
+        -rss_limit_mb=256 -malloc_limit_mb=256 \
         -print_final_stats=1 -artifact_prefix="artifacts/$t/" \
         >"$logs/$t.log" 2>&1 &
     pid=$!
