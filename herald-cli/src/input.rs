@@ -32,7 +32,27 @@ fn max_input() -> u64 {
 /// the input limit before reading past it.
 pub(crate) fn read(path: &Path) -> Result<Vec<u8>, CliError> {
     let limit = max_input();
-    let too_large = || too_large(path, limit);
+    read_limited(path, limit, || too_large(path, limit))
+}
+
+/// The bytes of the proof object file `path` (or `-`), at most
+/// [`herald_verify::auditlog::proof::MAX_PROOF_LEN`] bytes.
+pub(crate) fn read_proof(path: &Path) -> Result<Vec<u8>, CliError> {
+    let limit = herald_verify::auditlog::proof::MAX_PROOF_LEN;
+    read_limited(path, limit, || {
+        CliError::new(format!(
+            "{}: larger than the {limit} bytes a proof object can be",
+            display_name(path)
+        ))
+    })
+}
+
+/// [`read`] with the limit `limit`, and `too_large` as the error past it.
+fn read_limited(
+    path: &Path,
+    limit: u64,
+    too_large: impl Fn() -> CliError,
+) -> Result<Vec<u8>, CliError> {
     let mut bytes = Vec::new();
     if is_stdin(path) {
         std::io::stdin()

@@ -180,6 +180,36 @@ fn b3_keyrings_are_capped_before_reading() {
     );
 }
 
+/// Proof objects are capped at `MAX_PROOF_LEN` before reading, in
+/// `log verify-proof` and in `bundle --proof`.
+#[test]
+fn proofs_are_capped_before_reading() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let limit = herald_verify::auditlog::proof::MAX_PROOF_LEN;
+    let file = std::fs::File::create(d.join("big.proof")).unwrap();
+    file.set_len(limit + 1).unwrap();
+    std::fs::write(d.join("k.pub"), key_line(&cosigner(0).public_key()) + "\n").unwrap();
+    let run = herald(
+        d,
+        &["log", "verify-proof", "big.proof", "--keyring", "k.pub"],
+    );
+    run.expect(2);
+    assert!(
+        run.stderr.contains(&format!(
+            "big.proof: larger than the {limit} bytes a proof object can be"
+        )),
+        "{}",
+        run.stderr
+    );
+    let run = herald(
+        d,
+        &["log", "verify-proof", "/dev/zero", "--keyring", "k.pub"],
+    );
+    run.expect(2);
+    assert!(run.stderr.contains("a character device"), "{}", run.stderr);
+}
+
 /// `mkfifo path`.
 fn mkfifo(path: &Path) {
     let made = std::process::Command::new("mkfifo")

@@ -75,7 +75,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
         }
     }
     for path in &opts.proofs {
-        proofs.push((input::display_name(path), input::read(path)?));
+        proofs.push((input::display_name(path), input::read_proof(path)?));
     }
     // Each proof must be an inclusion proof of an envelope of the bundle.
     let views: Vec<EnvelopeRef<'_>> = envelopes

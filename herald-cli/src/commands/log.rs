@@ -332,7 +332,7 @@ fn leaves(n: u64) -> String {
 }
 
 fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
-    let bytes = input::read(&a.proof)?;
+    let bytes = input::read_proof(&a.proof)?;
     let mut keys = Keyring::new();
     for path in &a.keyring {
         keys.load(path).map_err(|e| CliError::new(e.to_string()))?;

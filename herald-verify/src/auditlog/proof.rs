@@ -27,6 +27,13 @@ use herald_core::{EnvelopeRef, KeyResolver, PublicKey, Sigil};
 use super::{Fields, FormatError, Leaf, SignedTreeHead, SthError, decode_item};
 use crate::merkle::{self, Hash, ProofError};
 
+/// Largest proof object a reader accepts, bytes: an inclusion proof holds
+/// a leaf of at most [`super::leaf::MAX_LEAF_LEN`] bytes, a path of at most
+/// [`super::MAX_PATH`] hashes (2 KiB) and a signed tree head of about 200
+/// bytes; a consistency proof two heads and a path. 16 KiB is far above
+/// either, and a file past it is refused before it is read (issue 14).
+pub const MAX_PROOF_LEN: u64 = 16 << 10;
+
 const INCLUSION: &str = "inclusion proof";
 const INCLUSION_KEYS: &[&str] = &["log", "sth", "leaf", "path", "size", "index"];
 const CONSISTENCY: &str = "consistency proof";
