@@ -73,7 +73,13 @@ pub fn trace_audit(data: &[u8]) {
         pieces.len(),
         "one report per piece"
     );
-    let listed_unparsed = report.envelopes.iter().filter(|e| e.id.is_none()).count();
+    // Not decoded as an envelope: no `trace` (an `id` may still be named
+    // from the raw map, so it cannot tell).
+    let listed_unparsed = report
+        .envelopes
+        .iter()
+        .filter(|e| e.trace.is_none())
+        .count();
     assert!(report.unlisted == 0 || listed_unparsed == MAX_LISTED_UNPARSED);
     let mut summary = Summary {
         invalid: report.unlisted,
