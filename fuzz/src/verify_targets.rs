@@ -115,7 +115,7 @@ pub fn trace_audit(data: &[u8]) {
             "a trace has an envelope"
         );
     }
-    let json = report.to_json();
+    let json = serde_json::to_string(&report).unwrap();
     assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
     assert_eq!(
         audit(&inputs, fuzz_keyring(), &opts),
@@ -745,7 +745,7 @@ pub fn bundle_verify(data: &[u8]) {
         }
         (false, _) => assert!(report.proofs.is_empty()),
     }
-    let json = report.to_json();
+    let json = serde_json::to_string(&report).unwrap();
     assert!(serde_json::from_str::<serde_json::Value>(&json).is_ok());
     assert_eq!(
         audit(&inputs, fuzz_keyring(), &opts),

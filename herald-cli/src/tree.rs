@@ -185,19 +185,19 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report, style: &Style) -> io::
     for &root in &forest.roots {
         let e = &envelopes[root];
         let trace = e.trace.as_deref().unwrap_or_default();
-        if headed.insert(trace) {
-            if let Some(t) = report.traces.iter().find(|t| t.trace == trace) {
-                writeln!(
-                    d.out,
-                    "trace {}: {} valid, {} partial, {} invalid, {} lea{}",
-                    short(Some(trace)),
-                    t.valid,
-                    t.partial,
-                    t.invalid,
-                    t.leaves.len(),
-                    if t.leaves.len() == 1 { "f" } else { "ves" }
-                )?;
-            }
+        if headed.insert(trace)
+            && let Some(t) = report.traces.iter().find(|t| t.trace == trace)
+        {
+            writeln!(
+                d.out,
+                "trace {}: {} valid, {} partial, {} invalid, {} lea{}",
+                short(Some(trace)),
+                t.valid,
+                t.partial,
+                t.invalid,
+                t.leaves.len(),
+                if t.leaves.len() == 1 { "f" } else { "ves" }
+            )?;
         }
         complete = d.subtree(root, "")?;
         if !complete {

@@ -1,7 +1,7 @@
 //! The HERALD v0.2 conformance vectors: their format ([`manifest`]), the
 //! generator that writes `vectors/conformance/` from fixed seeds
-//! ([`generate`]), and the runner any build of this implementation uses to
-//! check itself against them ([`run`]). `vectors/README.md` documents the
+//! ([`generate`](mod@generate)), and the runner any build of this implementation uses to
+//! check itself against them ([`run`](mod@run)). `vectors/README.md` documents the
 //! format for other implementations.
 
 pub mod forge;

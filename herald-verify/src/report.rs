@@ -206,9 +206,10 @@ impl Report {
             && self.proofs.iter().all(|p| p.status == Status::Valid)
     }
 
-    /// The CLI.md JSON form.
-    pub fn to_json(&self) -> String {
-        serde_json::to_string(self).unwrap_or_default()
+    /// Write the CLI.md JSON form to `out`, streamed (no string of the
+    /// whole report is built).
+    pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        serde_json::to_writer(out, self).map_err(std::io::Error::other)
     }
 }
 

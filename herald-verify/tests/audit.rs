@@ -349,7 +349,8 @@ fn json_has_the_cli_md_shape() {
     let mut bytes = seq(&[&g]);
     bytes.push(0x1c); // reserved additional information: unsplittable
     let report = run(vec![("t", bytes)], &keyring(&[&a]));
-    let json: serde_json::Value = serde_json::from_str(&report.to_json()).unwrap();
+    let json: serde_json::Value =
+        serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
     let envs = json["envelopes"].as_array().unwrap();
     assert_eq!(envs.len(), 2);
     assert_eq!(envs[0]["status"], "valid");

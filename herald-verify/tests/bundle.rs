@@ -106,7 +106,7 @@ fn a_bundled_inclusion_proof_of_the_molt_lets_the_new_key_speak() {
     // With it, in a log the verifier pinned.
     let b = make_bundle(&envs, &[&proofs[0]], &[]);
     let r = verify(vec![b], &pinned(&[&log_key]));
-    assert!(r.all_valid(), "{}", r.to_json());
+    assert!(r.all_valid(), "{}", serde_json::to_string(&r).unwrap());
     assert_eq!(r.envelopes[NEW_KEY_SPEAKS].status, Status::Valid);
     assert_eq!(
         r.envelopes[NEW_KEY_SPEAKS].signing_key.as_deref(),
@@ -121,8 +121,12 @@ fn a_bundled_inclusion_proof_of_the_molt_lets_the_new_key_speak() {
         Some(herald_verify::report::hex(&s.envs[MOLT].id()).as_str())
     );
     // The JSON report lists the proofs; without any, the key is absent (CLI.md shape).
-    assert!(r.to_json().contains("\"proofs\":[{"));
-    assert!(!plain.to_json().contains("\"proofs\""));
+    assert!(serde_json::to_string(&r).unwrap().contains("\"proofs\":[{"));
+    assert!(
+        !serde_json::to_string(&plain)
+            .unwrap()
+            .contains("\"proofs\"")
+    );
 }
 
 #[test]
@@ -271,7 +275,7 @@ fn a_bundle_joins_the_other_inputs_in_one_set() {
         vec![first.as_bytes().to_vec(), make_bundle(&[&answer], &[], &[])],
         &pinned(&[&alice]),
     );
-    assert!(r.all_valid(), "{}", r.to_json());
+    assert!(r.all_valid(), "{}", serde_json::to_string(&r).unwrap());
     assert_eq!(r.traces.len(), 1);
     assert_eq!(r.envelopes[1].source.input, "input1");
     // The offset is where the envelope's bytes start in the bundle file.

@@ -127,7 +127,11 @@ fn bundle_seeds_reach_both_verdicts() {
         herald_verify::audit(&[input], targets::fuzz_keyring(), &opts)
     };
     let proven = run("seed-molt-proven");
-    assert!(proven.all_valid(), "{}", proven.to_json());
+    assert!(
+        proven.all_valid(),
+        "{}",
+        serde_json::to_string(&proven).unwrap()
+    );
     assert_eq!(proven.proofs.len(), 1);
     let flipped = run("seed-proof-flipped");
     assert_eq!(flipped.proofs[0].status, herald_core::Status::Invalid);

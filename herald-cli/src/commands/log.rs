@@ -30,7 +30,7 @@ pub(crate) enum LogCommand {
     /// Make a new, empty log in DIR whose key is LOG.key (its path is recorded, the key is not
     /// copied); print the log's sigil
     Init(InitArgs),
-    /// Log envelopes: one line "<index> <id hex>" each (the same index again for a repeat)
+    /// Log envelopes: one line "INDEX ID" each, ID in hex (the same index again for a repeat)
     Append(AppendArgs),
     /// Sign and print the current signed tree head
     Sth(SthArgs),

@@ -39,7 +39,9 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let report = verify(opts)?;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     if opts.json {
-        writeln!(stdout, "{}", report.to_json())
+        report
+            .write_json(&mut stdout)
+            .and_then(|()| writeln!(stdout))
     } else {
         let style = Style::for_stdout();
         render::write_report(
