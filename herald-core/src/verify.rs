@@ -219,21 +219,21 @@ pub fn check_with<'a>(
 
     // P4: the id and the genesis rule, over the received bytes.
     let computed_id = body_of(&fields, 0).map(|b| b.sha256());
-    if let (Some(wire), Some(computed)) = (fields.id, computed_id) {
-        if *wire != computed {
-            t.push(note(
-                ReasonCode::IdMismatch,
-                "id is not sha256(body(E, 0)) (P4)",
-            ));
-        }
+    if let (Some(wire), Some(computed)) = (fields.id, computed_id)
+        && *wire != computed
+    {
+        t.push(note(
+            ReasonCode::IdMismatch,
+            "id is not sha256(body(E, 0)) (P4)",
+        ));
     }
-    if let (Some(None), Some(trace), Some(id)) = (fields.parent, fields.trace, fields.id) {
-        if trace != id {
-            t.push(note(
-                ReasonCode::GenesisTraceMismatch,
-                "a genesis carries trace == id (P4)",
-            ));
-        }
+    if let (Some(None), Some(trace), Some(id)) = (fields.parent, fields.trace, fields.id)
+        && trace != id
+    {
+        t.push(note(
+            ReasonCode::GenesisTraceMismatch,
+            "a genesis carries trace == id (P4)",
+        ));
     }
 
     // P10: time, when a clock is given.
@@ -272,10 +272,10 @@ pub fn check_with<'a>(
     }
 
     // P7: kind-specific shapes.
-    if let Some((payload, _)) = fields.payload {
-        if let Err(d) = payload::check(kind, payload) {
-            t.push(Reason::new(ReasonCode::Malformed, d));
-        }
+    if let Some((payload, _)) = fields.payload
+        && let Err(d) = payload::check(kind, payload)
+    {
+        t.push(Reason::new(ReasonCode::Malformed, d));
     }
     match (kind, fields.parent) {
         (Kind::Birth, Some(Some(_))) => t.push(Reason::new(
@@ -326,10 +326,10 @@ pub fn check_with<'a>(
                 if k == 0 {
                     key_source = Some(source);
                 }
-                if let Some(i) = Scope::ALL.iter().position(|s| *s == scope) {
-                    if let Some(slot) = valid_scopes.get_mut(i) {
-                        *slot = true;
-                    }
+                if let Some(i) = Scope::ALL.iter().position(|s| *s == scope)
+                    && let Some(slot) = valid_scopes.get_mut(i)
+                {
+                    *slot = true;
                 }
             }
             // spec §3.4: the same signer (public key) never appears twice.
@@ -536,10 +536,10 @@ fn check_attestations<'a>(
         }
         return None;
     };
-    if let Some(f) = fields.from {
-        if !f.sigil.names_key(b.key) {
-            t.push(malformed("the birth key's sigil is not from (P7)"));
-        }
+    if let Some(f) = fields.from
+        && !f.sigil.names_key(b.key)
+    {
+        t.push(malformed("the birth key's sigil is not from (P7)"));
     }
     if PublicKey::from_bytes(b.key).is_err() {
         t.push(malformed(

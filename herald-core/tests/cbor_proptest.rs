@@ -323,13 +323,11 @@ proptest! {
     /// are accepted by the strict decoder. So it rejects nothing canonical.
     #[test]
     fn strict_rejects_nothing_canonical(bytes in any_bytes()) {
-        if let Some(c) = ciborium_decode(&bytes) {
-            if let Ok(v) = from_ciborium(c) {
-                if v.to_vec() == bytes {
+        if let Some(c) = ciborium_decode(&bytes)
+            && let Ok(v) = from_ciborium(c)
+                && v.to_vec() == bytes {
                     prop_assert_eq!(Value::decode(&bytes), Ok(v));
                 }
-            }
-        }
     }
 }
 

@@ -235,18 +235,18 @@ pub(crate) fn scan<'a>(
             o.bad(name, "required field missing (P3)");
         }
     }
-    if let Some(v) = f.v {
-        if v != VERSION {
-            o.push(Reason::new(
-                ReasonCode::UnsupportedVersion,
-                Detail::Note("only herald/0.2 is supported"),
-            ));
-        }
+    if let Some(v) = f.v
+        && v != VERSION
+    {
+        o.push(Reason::new(
+            ReasonCode::UnsupportedVersion,
+            Detail::Note("only herald/0.2 is supported"),
+        ));
     }
-    if let (Some(ts), Some(expires)) = (f.ts, f.expires) {
-        if expires < ts {
-            o.bad("expires", "earlier than ts (P3)");
-        }
+    if let (Some(ts), Some(expires)) = (f.ts, f.expires)
+        && expires < ts
+    {
+        o.bad("expires", "earlier than ts (P3)");
     }
     f.faulty = o.faulty;
     Some(f)
