@@ -18,7 +18,7 @@ use herald_benches::{OwnedItem, TraceSet};
 use herald_core::rand_core::OsRng;
 use herald_core::{EnvelopeRef, Prepared, PublicKey, verify_batch};
 use herald_verify::batch::{BatchOptions, verify_all, verify_all_with};
-use herald_verify::trace::audit_sequential;
+use herald_verify::internal::audit_sequential;
 use herald_verify::{AuditOptions, Input, audit};
 
 const N: usize = 10_000;

@@ -11,13 +11,13 @@ use std::sync::OnceLock;
 
 use herald_core::cbor::{self, Limits};
 use herald_core::{PublicKey, Sigil, SigningKey, Status};
-use herald_verify::auditlog::file::{HEADER_LEN, LeafScan, scan_leaf_file};
 use herald_verify::auditlog::leaf::MAX_LEAF_LEN;
 use herald_verify::auditlog::{
     AuditObject, CheckError, ConsistencyProof, InclusionProof, Leaf, LogError, SignedTreeHead,
     SthError, TreeHead,
 };
 use herald_verify::bundle::{self, Bundle};
+use herald_verify::internal::{HEADER_LEN, LeafScan, scan_leaf_file};
 use herald_verify::keyring::key_line;
 use herald_verify::merkle::{
     self, Hash, Tree, consistency_proof_len, inclusion_proof_len, leaf_hash, root_from_leaves,

@@ -11,6 +11,8 @@ pub mod batch;
 pub mod bundle;
 pub mod display;
 pub mod files;
+#[doc(hidden)]
+pub mod internal;
 pub mod keyring;
 mod lifecycle;
 pub mod live;

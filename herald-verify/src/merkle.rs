@@ -547,6 +547,7 @@ impl Tree {
     /// hashes, with no empty level on top); the hashes themselves are
     /// trusted, not recomputed. Use [`Tree::from_leaf_hashes`] to rebuild
     /// from leaves alone when the node storage is not trusted.
+    #[doc(hidden)]
     pub fn from_levels(levels: Vec<Vec<Hash>>) -> Result<Self, ProofError> {
         let leaves = levels.first().map_or(0, Vec::len);
         // Level l is stored iff it has at least one node: l < bit length.

@@ -129,6 +129,7 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
 
 /// As [`audit`], checking one envelope after the other on this thread: the
 /// reference the parallel path is tested and benchmarked against.
+#[doc(hidden)]
 pub fn audit_sequential(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
     audit_with(inputs, keyring, opts, Signatures::Sequential)
 }

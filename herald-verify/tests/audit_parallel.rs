@@ -14,7 +14,7 @@ use herald_core::envelope::birth_attestation;
 use herald_core::{
     Envelope, EnvelopeBuilder, EnvelopeRef, Kind, Nonce, ReasonCode, Scope, SigningKey, Status,
 };
-use herald_verify::trace::audit_sequential;
+use herald_verify::internal::audit_sequential;
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
 use proptest::prelude::*;
 

@@ -15,12 +15,13 @@ use herald_core::cbor::{Map, Value};
 use herald_core::{
     Envelope, EnvelopeBuilder, EnvelopeRef, Nonce, ReasonCode, SigilForm, SigningKey,
 };
-use herald_verify::auditlog::file::{DATA_FILE, HEADER_LEN, scan_leaf_file};
+use herald_verify::auditlog::file::DATA_FILE;
 use herald_verify::auditlog::proof::EnvelopeMismatch;
 use herald_verify::auditlog::{
     AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log, LogError,
     SignedTreeHead, SthError, TreeHead,
 };
+use herald_verify::internal::{HEADER_LEN, scan_leaf_file};
 use herald_verify::merkle::{self, Tree};
 use herald_verify::{Keyring, Provenance};
 use sha2::{Digest, Sha256};

@@ -72,6 +72,7 @@ pub const CONFIG_FILE: &str = "log.conf";
 /// The first line of `log.conf`.
 pub const CONFIG_MAGIC: &str = "herald-log-v1";
 /// Size of the header block of `leaves.dat`; records start here.
+#[doc(hidden)]
 pub const HEADER_LEN: u64 = 4096;
 
 const MAGIC: &[u8; 16] = b"herald-leaves-v1";
@@ -971,6 +972,7 @@ fn read_record(
 /// what an interrupted append left to repair (docs/audit-log.md, "Files"
 /// and "Crash safety"; PROFILE.md P9).
 #[derive(Clone, Debug, PartialEq, Eq)]
+#[doc(hidden)]
 pub struct LeafScan {
     tree: Tree,
     ids: HashMap<[u8; 32], u64>,
@@ -1053,6 +1055,7 @@ impl LeafScan {
 /// the acknowledged end when the records there are not as many as the
 /// header counts); [`LogError::Io`] when `reader` fails or holds fewer than
 /// `file_len` bytes.
+#[doc(hidden)]
 pub fn scan_leaf_file(
     mut reader: impl Read,
     file_len: u64,
