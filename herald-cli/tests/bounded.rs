@@ -150,34 +150,29 @@ fn b3_keyrings_are_capped_before_reading() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     std::fs::write(d.join("e.cbor"), b"").unwrap();
-    let m = measured(
+    refused(
         d,
         "B3, --keyring /dev/zero",
-        0,
         &["verify", "e.cbor", "--keyring", "/dev/zero"],
-    );
-    assert_eq!(m.code, 2);
-    assert!(
-        m.stderr.contains("/dev/zero: a character device"),
-        "{}",
-        m.stderr
+        "/dev/zero: a character device",
     );
 
     let big = herald_verify::keyring::MAX_KEYRING_BYTES + 1;
     let file = std::fs::File::create(d.join("big.pub")).unwrap();
     file.set_len(big).unwrap();
-    let m = measured(
+    refused(
         d,
         "B3, a keyring one byte past the cap",
-        0,
         &["verify", "e.cbor", "--keyring", "big.pub"],
+        "big.pub: larger than the keyring limit",
     );
-    assert_eq!(m.code, 2);
-    assert!(
-        m.stderr.contains("big.pub: larger than the keyring limit"),
-        "{}",
-        m.stderr
-    );
+}
+
+/// `args` exit 2 at once, within the bound, saying `why`.
+fn refused(d: &Path, what: &str, args: &[&str], why: &str) {
+    let m = measured(d, what, 0, args);
+    assert_eq!(m.code, 2, "{what}: {}", m.stderr);
+    assert!(m.stderr.contains(why), "{what}: {}", m.stderr);
 }
 
 /// Proof objects are capped at `MAX_PROOF_LEN` before reading, in
