@@ -22,8 +22,11 @@
 //! crash-safety argument are in `docs/audit-log.md`.
 
 pub mod checkpoint;
+mod config;
+mod error;
 pub mod file;
 pub mod leaf;
+mod leaves;
 pub mod proof;
 pub mod sth;
 
