@@ -17,7 +17,7 @@ use herald_core::{EnvelopeBuilder, Nonce, SigilForm, SigningKey};
 use herald_verify::keyring::key_line;
 use support::herald;
 
-const TS: u64 = 1_746_432_000;
+use herald_testkit::T0 as TS;
 const MIB: u64 = 1 << 20;
 
 /// The bound for an input of `size` bytes.

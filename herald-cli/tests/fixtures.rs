@@ -15,16 +15,12 @@ use std::path::{Path, PathBuf};
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Nonce, Scope, SigilForm, SigningKey};
+use herald_testkit::key;
 use herald_verify::keyring::key_line;
 
-/// `ts` of the fixture genesis.
-const TS: u64 = 1_746_432_000;
+use herald_testkit::T0 as TS;
 /// `--now` the snapshots verify at (ten minutes later).
 const NOW: &str = "1746432600";
-
-fn key(n: u8) -> SigningKey {
-    SigningKey::from_seed(&[n; 32])
-}
 
 fn dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures")

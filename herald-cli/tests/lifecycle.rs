@@ -10,7 +10,7 @@ use std::path::Path;
 
 use support::{codes, herald, keygen};
 
-const T0: u64 = 1_746_432_000;
+use herald_testkit::T0;
 const DAY: u64 = 86_400;
 const NOW: &str = "1746800000";
 

@@ -12,7 +12,7 @@ use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, SigningKey};
 use herald_verify::keyring::key_line;
 
-const TS: u64 = 1_746_432_000;
+use herald_testkit::T0 as TS;
 
 /// Write a chain of `length` envelopes to `dir/chain.cbor` and its key to `dir/k.pub`.
 fn chain(dir: &Path, length: usize) {

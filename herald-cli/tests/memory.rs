@@ -18,7 +18,7 @@ use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, SigilForm, SigningKey};
 use herald_verify::keyring::key_line;
 
-const TS: u64 = 1_746_432_000;
+use herald_testkit::T0 as TS;
 const ENVELOPES: usize = 100_000;
 const TRACES: usize = 100;
 const SIGNERS: u8 = 16;

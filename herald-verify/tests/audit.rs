@@ -3,20 +3,9 @@
 
 use herald_core::cbor::{Map, Value};
 use herald_core::envelope::birth_attestation;
-use herald_core::{Envelope, EnvelopeBuilder, Nonce, ReasonCode, SigningKey, Status};
+use herald_core::{Envelope, EnvelopeBuilder, ReasonCode, SigningKey, Status};
+use herald_testkit::{T0, genesis, key, nonce, reply};
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
-
-const T0: u64 = 1_746_432_000;
-
-fn key(n: u8) -> SigningKey {
-    SigningKey::from_seed(&[n; 32])
-}
-
-fn nonce(n: u64) -> Nonce {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&n.to_be_bytes());
-    Nonce(b)
-}
 
 fn keyring(keys: &[&SigningKey]) -> Keyring {
     let mut k = Keyring::new();
@@ -24,22 +13,6 @@ fn keyring(keys: &[&SigningKey]) -> Keyring {
         k.insert(key.public_key(), Provenance::Pinned);
     }
     k
-}
-
-fn genesis(k: &SigningKey, n: u64) -> Envelope {
-    EnvelopeBuilder::genesis(T0 + n)
-        .nonce(nonce(n))
-        .payload(Value::text(format!("genesis {n}")))
-        .sign(k)
-        .unwrap()
-}
-
-fn reply(parent: &Envelope, k: &SigningKey, n: u64) -> Envelope {
-    EnvelopeBuilder::reply(&parent.view(), T0 + n)
-        .nonce(nonce(n))
-        .payload(Value::text(format!("reply {n}")))
-        .sign(k)
-        .unwrap()
 }
 
 fn seq(envs: &[&Envelope]) -> Vec<u8> {

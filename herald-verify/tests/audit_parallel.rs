@@ -11,24 +11,11 @@
 
 use herald_core::cbor::Value;
 use herald_core::envelope::birth_attestation;
-use herald_core::{
-    Envelope, EnvelopeBuilder, EnvelopeRef, Kind, Nonce, ReasonCode, Scope, SigningKey, Status,
-};
+use herald_core::{Envelope, EnvelopeBuilder, EnvelopeRef, Kind, ReasonCode, Scope, Status};
+use herald_testkit::{T0, key, nonce};
 use herald_verify::internal::audit_sequential;
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
 use proptest::prelude::*;
-
-const T0: u64 = 1_746_432_000;
-
-fn key(n: u8) -> SigningKey {
-    SigningKey::from_seed(&[n; 32])
-}
-
-fn nonce(n: u64) -> Nonce {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&n.to_be_bytes());
-    Nonce(b)
-}
 
 /// Keys 1–4 are pinned; key 5 announces itself with a birth; key 6 is unknown.
 fn keyring() -> Keyring {

@@ -12,9 +12,8 @@ use std::path::Path;
 use std::time::Instant;
 
 use herald_core::cbor::{Map, Value};
-use herald_core::{
-    Envelope, EnvelopeBuilder, EnvelopeRef, Nonce, ReasonCode, SigilForm, SigningKey,
-};
+use herald_core::{Envelope, EnvelopeBuilder, EnvelopeRef, ReasonCode, SigilForm, SigningKey};
+use herald_testkit::{key, nonce};
 use herald_verify::auditlog::file::DATA_FILE;
 use herald_verify::auditlog::proof::EnvelopeMismatch;
 use herald_verify::auditlog::{
@@ -28,16 +27,6 @@ use sha2::{Digest, Sha256};
 
 const T0: u64 = 1_746_432_123;
 const TS: u64 = 1_746_500_000;
-
-fn key(n: u8) -> SigningKey {
-    SigningKey::from_seed(&[n; 32])
-}
-
-fn nonce(n: u64) -> Nonce {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&n.to_be_bytes());
-    Nonce(b)
-}
 
 fn keyring(keys: &[&SigningKey]) -> Keyring {
     let mut k = Keyring::new();

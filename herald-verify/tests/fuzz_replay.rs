@@ -38,8 +38,7 @@ use herald_verify::keyring::key_line;
 use serde_json::Value as Json;
 use sha2::Digest;
 
-/// 2025-05-05T08:00:00Z, the tests' fixed `ts`.
-const TS: u64 = 1_746_432_000;
+use herald_testkit::T0 as TS;
 
 fn fuzz_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")

@@ -22,7 +22,7 @@ use herald_core::{EnvelopeBuilder, ReasonCode, SigningKey, Status};
 use herald_verify::sequence::{Piece, SplitError, split};
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
 
-const TS: u64 = 1_746_432_000;
+use herald_testkit::T0 as TS;
 
 // ---- a per-thread counting allocator ---------------------------------------
 

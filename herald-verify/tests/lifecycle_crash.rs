@@ -23,8 +23,7 @@ use support::crash::{self, Rng};
 /// The owner the writer process names its store with (src/bin).
 const OWNER: &str = "crash-test";
 
-/// The writer's clock and times (src/bin/herald-lifecycle-writer.rs).
-const T0: u64 = 1_746_432_000;
+use herald_testkit::T0;
 const NOW: u64 = T0 + 3 * 86_400;
 const NOT_BEFORE: u64 = T0 + 86_400;
 const KILLS: usize = 22;

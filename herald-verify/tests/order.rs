@@ -7,38 +7,10 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
-use herald_core::cbor::Value;
-use herald_core::{Envelope, EnvelopeBuilder, Nonce, ReasonCode, SigningKey, Status};
+use herald_core::{ReasonCode, Status};
+use herald_testkit::{genesis, key, reply};
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
 use proptest::prelude::*;
-
-const T0: u64 = 1_746_432_000;
-
-fn key(n: u8) -> SigningKey {
-    SigningKey::from_seed(&[n; 32])
-}
-
-fn nonce(n: u64) -> Nonce {
-    let mut b = [0u8; 16];
-    b[..8].copy_from_slice(&n.to_be_bytes());
-    Nonce(b)
-}
-
-fn genesis(k: &SigningKey, n: u64) -> Envelope {
-    EnvelopeBuilder::genesis(T0 + n)
-        .nonce(nonce(n))
-        .payload(Value::text(format!("genesis {n}")))
-        .sign(k)
-        .unwrap()
-}
-
-fn reply(parent: &Envelope, k: &SigningKey, n: u64) -> Envelope {
-    EnvelopeBuilder::reply(&parent.view(), T0 + n)
-        .nonce(nonce(n))
-        .payload(Value::text(format!("reply {n}")))
-        .sign(k)
-        .unwrap()
-}
 
 /// Four honest envelopes by three keys: g (A), r1 (B, to g), r2 (A, to r1),
 /// r3 (C, to g).

@@ -10,7 +10,7 @@ use herald_verify::{Claim, FileError};
 
 const OWNER: &str = "sigil:conduit-under-test";
 const SIGNER: [u8; 32] = [7; 32];
-const NOW: u64 = 1_746_432_000;
+use herald_testkit::T0 as NOW;
 
 fn nonce(i: u64) -> [u8; 16] {
     let mut n = [0; 16];
