@@ -1,0 +1,296 @@
+//! [`Tree`]: the append-only, in-memory tree that produces roots and
+//! proofs for any past size (RFC 9162 §2.1.3.1, §2.1.4.1).
+
+use alloc::vec::Vec;
+
+use super::Hash;
+use super::hash::{empty_root, node_hash};
+use super::verify::{ProofError, inclusion_shape, split_point, usize_from};
+
+/// An append-only RFC 9162 Merkle tree held in memory (RFC 9162 §2.1;
+/// PROFILE P9).
+///
+/// Storage: `levels()[0]` holds the leaf hashes in order, and `levels()[l]`
+/// holds the roots of the complete subtrees of `2^l` leaves, so that node
+/// `i` of level `l` covers leaves `[i·2^l, (i+1)·2^l)`. Level `l` therefore
+/// has exactly `len() >> l` nodes. Appending hashes amortised one node per
+/// leaf. The root of any past size, and every inclusion and consistency
+/// proof up to the current size, is assembled from these nodes in O(log n)
+/// lookups: the subtrees a past tree is made of are complete, and so
+/// already stored.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tree {
+    levels: Vec<Vec<Hash>>,
+}
+
+impl Tree {
+    /// An empty tree (RFC 9162 §2.1.1; PROFILE P9).
+    #[must_use]
+    pub fn new() -> Self {
+        Tree { levels: Vec::new() }
+    }
+
+    /// Build a tree by appending every leaf hash in order (RFC 9162 §2.1.1;
+    /// PROFILE P9).
+    #[must_use]
+    pub fn from_leaf_hashes<I: IntoIterator<Item = Hash>>(leaves: I) -> Self {
+        let mut tree = Tree::new();
+        for leaf in leaves {
+            tree.push(leaf);
+        }
+        tree
+    }
+
+    /// Rebuild a tree from node storage previously taken from
+    /// [`Tree::levels`] (RFC 9162 §2.1; PROFILE P9), for a log that persists
+    /// its nodes.
+    ///
+    /// Only the shape is checked (level `l` must hold `levels[0].len() >> l`
+    /// hashes, with no empty level on top); the hashes themselves are
+    /// trusted, not recomputed. Use [`Tree::from_leaf_hashes`] to rebuild
+    /// from leaves alone when the node storage is not trusted.
+    #[doc(hidden)]
+    pub fn from_levels(levels: Vec<Vec<Hash>>) -> Result<Self, ProofError> {
+        let leaves = levels.first().map_or(0, Vec::len);
+        // Level l is stored iff it has at least one node: l < bit length.
+        let needed = usize_from(usize::BITS - leaves.leading_zeros());
+        if levels.len() != needed {
+            return Err(ProofError::LevelCount {
+                got: levels.len(),
+                expected: needed,
+            });
+        }
+        for (level, nodes) in levels.iter().enumerate() {
+            let expected = u32::try_from(level)
+                .ok()
+                .and_then(|l| leaves.checked_shr(l))
+                .unwrap_or(0);
+            if nodes.len() != expected {
+                return Err(ProofError::MalformedLevels {
+                    level,
+                    got: nodes.len(),
+                    expected,
+                });
+            }
+        }
+        Ok(Tree { levels })
+    }
+
+    /// Append a leaf hash and return its index (RFC 9162 §2.1.1; PROFILE P9).
+    ///
+    /// Stores every subtree this leaf completes: amortised one node hash per
+    /// leaf.
+    pub fn push(&mut self, leaf_hash: Hash) -> u64 {
+        let index = self.len();
+        let mut level = 0usize;
+        let mut node = leaf_hash;
+        loop {
+            if self.levels.len() <= level {
+                self.levels.push(Vec::new());
+            }
+            let Some(nodes) = self.levels.get_mut(level) else {
+                break;
+            };
+            nodes.push(node);
+            // An even count means the node just stored is a right child: its
+            // parent subtree is now complete.
+            if nodes.len() % 2 == 1 {
+                break;
+            }
+            let Some(left) = nodes.len().checked_sub(2).and_then(|i| nodes.get(i)) else {
+                break;
+            };
+            node = node_hash(left, &node);
+            level += 1;
+        }
+        index
+    }
+
+    /// Number of leaves (PROFILE P9).
+    #[must_use]
+    pub fn len(&self) -> u64 {
+        self.levels
+            .first()
+            .map_or(0, |leaves| u64::try_from(leaves.len()).unwrap_or(u64::MAX))
+    }
+
+    /// Whether the tree has no leaves.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The node storage, level by level (level 0 = leaf hashes; see
+    /// [`Tree`]), for persisting; rebuild with [`Tree::from_levels`]
+    /// (RFC 9162 §2.1; PROFILE P9).
+    #[must_use]
+    pub fn levels(&self) -> &[Vec<Hash>] {
+        &self.levels
+    }
+
+    /// The root of the complete subtree of `2^level` leaves starting at leaf
+    /// `index · 2^level`, if that subtree is complete (RFC 9162 §2.1;
+    /// PROFILE P9).
+    #[must_use]
+    pub fn node(&self, level: u32, index: u64) -> Option<Hash> {
+        let level = usize::try_from(level).ok()?;
+        let index = usize::try_from(index).ok()?;
+        self.levels.get(level)?.get(index).copied()
+    }
+
+    /// Leaf hash number `index` (PROFILE P9).
+    #[must_use]
+    pub fn leaf(&self, index: u64) -> Option<Hash> {
+        self.node(0, index)
+    }
+
+    /// The current root `MTH(D[len])` (RFC 9162 §2.1.1; PROFILE P9).
+    #[must_use]
+    pub fn root(&self) -> Hash {
+        // The current size is never beyond the tree; fall back to the empty
+        // root only on an impossible error.
+        self.root_at(self.len()).unwrap_or_else(|_| empty_root())
+    }
+
+    /// The root the tree had at `size` leaves, `MTH(D[0:size])` (RFC 9162
+    /// §2.1.1; PROFILE P9). Size 0 gives [`empty_root`].
+    pub fn root_at(&self, size: u64) -> Result<Hash, ProofError> {
+        self.check_size(size)?;
+        if size == 0 {
+            return Ok(empty_root());
+        }
+        self.range_hash(0, size)
+    }
+
+    /// The inclusion proof of leaf `index` in the tree of `size` leaves,
+    /// `PATH(index, D[0:size])`, leaf-side hash first (RFC 9162 §2.1.3.1;
+    /// PROFILE P9).
+    pub fn inclusion_proof(&self, index: u64, size: u64) -> Result<Vec<Hash>, ProofError> {
+        self.check_size(size)?;
+        if index >= size {
+            return Err(ProofError::IndexOutOfRange { index, size });
+        }
+        // Bottom-up, as transparency-dev/merkle's `proof.Inclusion`: below
+        // the level `inner` where the paths to `index` and to the last leaf
+        // meet, the sibling of each node of the path (a stored node, or at
+        // most once the right border's partial subtree `[start, size)`);
+        // above it, the left siblings only. Every stored node's position
+        // follows from `index` and `size` alone, so the loads are
+        // independent of each other and of the hashing.
+        let (inner, border) = inclusion_shape(index, size);
+        let mut path = Vec::with_capacity(usize_from(inner.saturating_add(border)));
+        for level in 0..inner {
+            let sibling = (index >> level) ^ 1;
+            let start = sibling << level;
+            let end = (sibling + 1) << level;
+            path.push(if end <= size {
+                self.stored(level, sibling, size)?
+            } else {
+                self.range_hash(start, size)?
+            });
+        }
+        for level in inner..u64::BITS {
+            let at = index.checked_shr(level).unwrap_or(0);
+            if at & 1 == 1 {
+                path.push(self.stored(level, at ^ 1, size)?);
+            }
+        }
+        Ok(path)
+    }
+
+    /// Stored node `index` of `level`, or the error of a tree shorter than
+    /// `size`.
+    fn stored(&self, level: u32, index: u64, size: u64) -> Result<Hash, ProofError> {
+        self.node(level, index).ok_or(ProofError::SizeBeyondTree {
+            size,
+            len: self.len(),
+        })
+    }
+
+    /// The consistency proof between sizes `size1` and `size2`,
+    /// `PROOF(size1, D[0:size2])` (RFC 9162 §2.1.4.1; PROFILE P9: needs
+    /// `0 < size1 ≤ size2`; equal sizes give an empty proof).
+    pub fn consistency_proof(&self, size1: u64, size2: u64) -> Result<Vec<Hash>, ProofError> {
+        self.check_size(size2)?;
+        if size1 == 0 {
+            return Err(ProofError::ZeroFirstSize);
+        }
+        if size1 > size2 {
+            return Err(ProofError::SizesReversed { size1, size2 });
+        }
+        // SUBPROOF(m, D[lo:hi], b), unrolled; `m` counts leaves from `lo`.
+        let mut lo = 0u64;
+        let mut hi = size2;
+        let mut m = size1;
+        let mut whole_old_tree = true;
+        let mut top_down = Vec::new();
+        let mut head = None;
+        loop {
+            let n = hi - lo;
+            if m == n {
+                if !whole_old_tree {
+                    head = Some(self.range_hash(lo, hi)?);
+                }
+                break;
+            }
+            let k = split_point(n);
+            let mid = lo + k;
+            if m <= k {
+                top_down.push(self.range_hash(mid, hi)?);
+                hi = mid;
+            } else {
+                top_down.push(self.range_hash(lo, mid)?);
+                lo = mid;
+                m -= k;
+                whole_old_tree = false;
+            }
+        }
+        let mut proof = Vec::with_capacity(top_down.len() + 1);
+        proof.extend(head);
+        proof.extend(top_down.into_iter().rev());
+        Ok(proof)
+    }
+
+    fn check_size(&self, size: u64) -> Result<(), ProofError> {
+        let len = self.len();
+        if size > len {
+            Err(ProofError::SizeBeyondTree { size, len })
+        } else {
+            Ok(())
+        }
+    }
+
+    /// `MTH(D[lo:hi])` for a non-empty subtree met while splitting per RFC
+    /// 9162 §2.1.1: `lo` is a multiple of the largest power of two not above
+    /// `hi - lo` (or 0). Such a range is a run of complete subtrees of
+    /// decreasing size, one per set bit of `hi - lo`; fold them right to
+    /// left. At most 64 lookups and 63 hashes.
+    fn range_hash(&self, lo: u64, hi: u64) -> Result<Hash, ProofError> {
+        let width = hi.saturating_sub(lo);
+        let missing = ProofError::SizeBeyondTree {
+            size: hi,
+            len: self.len(),
+        };
+        let mut acc: Option<Hash> = None;
+        for level in 0..u64::BITS {
+            if (width >> level) & 1 == 0 {
+                continue;
+            }
+            // The subtree for this bit starts after the larger ones.
+            let above = width
+                .checked_shr(level + 1)
+                .and_then(|w| w.checked_shl(level + 1))
+                .unwrap_or(0);
+            let start = lo + above;
+            if start.trailing_zeros() < level {
+                return Err(missing);
+            }
+            let node = self.node(level, start >> level).ok_or(missing)?;
+            acc = Some(match acc {
+                None => node,
+                Some(right) => node_hash(&node, &right),
+            });
+        }
+        acc.ok_or(missing)
+    }
+}
