@@ -23,7 +23,7 @@ use herald_core::{
 };
 
 use crate::keyring::{Keyring, Provenance};
-use crate::report::{EnvelopeReport, ReportReason};
+use crate::report::{EnvelopeReport, ReportReason, SignedBy};
 
 /// The 10-byte key-hash prefix every sigil form of one identity shares.
 pub(crate) type Identity = [u8; 10];
@@ -331,7 +331,7 @@ fn one_identity(
         let t = ts(i);
         match signer.get(&i) {
             Some(Signer::Birth) => {
-                reports[i].signing_key = Some("birth".into());
+                reports[i].signing_key = Some(SignedBy::Birth);
                 if let Some(a) = accepted
                     .iter()
                     .find(|a| t >= a.not_before && a.envelope != i)
@@ -348,7 +348,7 @@ fn one_identity(
             }
             Some(Signer::Molt(m)) => match accepted.iter().find(|a| a.envelope == *m) {
                 Some(a) => {
-                    reports[i].signing_key = Some(std::format!("molt {}", a.number));
+                    reports[i].signing_key = Some(SignedBy::Molt(a.number));
                     let why = if t < a.not_before {
                         Some(std::format!(
                             "signed by molt {}'s key before its not_before {}",

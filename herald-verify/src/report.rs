@@ -24,6 +24,31 @@ fn code_name<S: serde::Serializer>(code: &ReasonCode, s: S) -> Result<S::Ok, S::
     s.serialize_str(code.name())
 }
 
+/// Which of a signer's keys made an origin signature (P8).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SignedBy {
+    /// The sigil's own key, the one its birth announced.
+    Birth,
+    /// The new key of the identity's `n`-th accepted molt (1-based).
+    Molt(usize),
+}
+
+impl core::fmt::Display for SignedBy {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::Birth => f.write_str("birth"),
+            Self::Molt(n) => write!(f, "molt {n}"),
+        }
+    }
+}
+
+fn signed_by_name<S: serde::Serializer>(by: &Option<SignedBy>, s: S) -> Result<S::Ok, S::Error> {
+    match by {
+        Some(by) => s.collect_str(by),
+        None => s.serialize_none(),
+    }
+}
+
 fn status_name<S: serde::Serializer>(status: &Status, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(status.name())
 }
@@ -65,10 +90,13 @@ pub struct EnvelopeReport {
     /// Where the origin key came from (P7).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub key_source: Option<&'static str>,
-    /// Which of the signer's keys made the origin signature: `birth` (the
-    /// sigil's own key) or `molt N` (P8).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub signing_key: Option<String>,
+    /// Which of the signer's keys made the origin signature (P8); in the
+    /// JSON `"birth"` or `"molt N"`.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "signed_by_name"
+    )]
+    pub signing_key: Option<SignedBy>,
     /// For a birth: the lineage parents that co-signed `lineage_consent`
     /// (spec §2.3: a consent graph, not proof of training).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -34,7 +34,7 @@ use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{
     Identity, Molted, identity, origin_ok, policy_met, reason, valid_cosigners,
 };
-use crate::report::{EnvelopeReport, ReportReason, hex};
+use crate::report::{EnvelopeReport, ReportReason, SignedBy, hex};
 use crate::store::{LIFECYCLE, MOLTS, Store, StoreError};
 
 /// The cool-off of P8 rule 2, seconds.
@@ -604,9 +604,9 @@ pub(crate) fn judge(
 ) {
     let t = env.ts();
     match signer {
-        Some(Signer::Own(_)) => report.signing_key = Some("birth".into()),
+        Some(Signer::Own(_)) => report.signing_key = Some(SignedBy::Birth),
         Some(Signer::Molt(i)) => {
-            report.signing_key = Some(std::format!("molt {}", i + 1));
+            report.signing_key = Some(SignedBy::Molt(i + 1));
             if let Some(m) = state.molts.get(i) {
                 let why = if !m.accepted() {
                     Some(std::format!(
