@@ -393,7 +393,11 @@ fn each_invalid_bundle_proof_fails_for_the_reason_its_case_names() {
     }
     // The log key travels in that bundle: a bundle key, not a pinned one.
     let r = audit_case("bundle_log_key_not_pinned");
-    assert!(r.envelopes.iter().all(|e| e.key_source != Some("keyring")));
+    assert!(
+        r.envelopes
+            .iter()
+            .all(|e| e.key_source != Some(herald_verify::KeyOrigin::Keyring))
+    );
     // The proven molt's new key speaks as its molt (P8 rule 3).
     let r = audit_case("bundle_molt_proven");
     assert_eq!(
@@ -403,7 +407,10 @@ fn each_invalid_bundle_proof_fails_for_the_reason_its_case_names() {
     assert_eq!(r.envelopes[3].status, Status::Valid);
     // The sender known only by the bundle is verified by the bundle's key.
     let r = audit_case("bundle_keys_verify_unpinned_sender");
-    assert_eq!(r.envelopes[0].key_source, Some("bundle"));
+    assert_eq!(
+        r.envelopes[0].key_source,
+        Some(herald_verify::KeyOrigin::Bundle)
+    );
     // A broken container names its fault.
     for (case, fault) in [
         ("bundle_unknown_field", "unknown field `note`"),

@@ -14,6 +14,7 @@ use core::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::files::{self, FileError};
+use crate::report::KeyOrigin;
 use herald_core::{KeyError, KeyResolver, KeySource, PublicKey, Sigil, SigilError, SigilForm};
 
 /// Where a key in a [`Keyring`] came from (reported per envelope, P7).
@@ -353,18 +354,10 @@ impl Keyring {
     /// The report's `key_source` (CLI.md) for an origin key `check` resolved
     /// as `source` for the signer `from`: `keyring` for a pinned key,
     /// `birth` for one learned from a birth, `molt` for a molted-in key.
-    pub fn source_name(
-        &self,
-        source: Option<KeySource>,
-        from: Option<Sigil>,
-    ) -> Option<&'static str> {
+    pub fn source_name(&self, source: Option<KeySource>, from: Option<Sigil>) -> Option<KeyOrigin> {
         match source? {
-            KeySource::Keyring => self.lookup(&from?).map(|(_, p)| match p {
-                Provenance::Pinned => "keyring",
-                Provenance::Birth => "birth",
-                Provenance::Bundle => "bundle",
-            }),
-            other => Some(other.name()),
+            KeySource::Keyring => self.lookup(&from?).map(|(_, p)| p.into()),
+            other => KeyOrigin::of_source(other),
         }
     }
 }

@@ -30,7 +30,9 @@ pub use bundle::{Bundle, BundleError};
 pub use files::FileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
 pub use live::{Clock, Receiver, SystemClock};
-pub use report::{EnvelopeReport, ProofReport, Report, ReportReason, Summary, TraceReport};
+pub use report::{
+    EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
+};
 pub use store::{Claim, Store, StoreError};
 pub use trace::{AuditOptions, Input, audit};
 pub use witness::{ProofError, ProvenMolt, Witnessed, WitnessedBirth, WitnessedMolt};

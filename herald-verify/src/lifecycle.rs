@@ -23,7 +23,7 @@ use herald_core::{
 };
 
 use crate::keyring::{Keyring, Provenance};
-use crate::report::{EnvelopeReport, ReportReason, SignedBy};
+use crate::report::{EnvelopeReport, KeyOrigin, ReportReason, SignedBy};
 
 /// The 10-byte key-hash prefix every sigil form of one identity shares.
 pub(crate) type Identity = [u8; 10];
@@ -219,7 +219,7 @@ fn one_identity(
                 let r = &mut reports[i];
                 r.reasons.clear();
                 r.status = herald_core::Status::Valid;
-                r.key_source = Some("molt");
+                r.key_source = Some(KeyOrigin::Molt);
                 for x in redone
                     .reasons
                     .into_iter()

@@ -3,7 +3,9 @@
 
 use alloc::{string::String, vec::Vec};
 
-use herald_core::{ReasonCode, Status};
+use herald_core::{KeySource, ReasonCode, Status};
+
+use crate::keyring::Provenance;
 use serde::Serialize;
 
 /// One reason in a report: a P11 code, the signature index when it is about
@@ -22,6 +24,60 @@ pub struct ReportReason {
 
 fn code_name<S: serde::Serializer>(code: &ReasonCode, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(code.name())
+}
+
+/// Where the key that made an envelope's origin signature came from (P7,
+/// P8), as its report names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyOrigin {
+    /// A key the verifier pinned (a keyring).
+    Keyring,
+    /// A birth envelope's own key, which hashes to its sigil (P7).
+    Birth,
+    /// A key a proof bundle carried, which hashes to its sigil.
+    Bundle,
+    /// The new key of a molt the verifier accepted (P8).
+    Molt,
+}
+
+impl KeyOrigin {
+    /// The name in reports: `keyring`, `birth`, `bundle`, `molt`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Keyring => "keyring",
+            Self::Birth => "birth",
+            Self::Bundle => "bundle",
+            Self::Molt => "molt",
+        }
+    }
+
+    /// The origin of a key [`herald_core::check`] resolved as `source`,
+    /// when that is not the keyring (whose keys have a [`Provenance`]).
+    pub fn of_source(source: KeySource) -> Option<Self> {
+        match source {
+            KeySource::Keyring => Some(Self::Keyring),
+            KeySource::Birth => Some(Self::Birth),
+            KeySource::Molt => Some(Self::Molt),
+            _ => None,
+        }
+    }
+}
+
+impl From<Provenance> for KeyOrigin {
+    fn from(p: Provenance) -> Self {
+        match p {
+            Provenance::Pinned => Self::Keyring,
+            Provenance::Birth => Self::Birth,
+            Provenance::Bundle => Self::Bundle,
+        }
+    }
+}
+
+fn key_origin_name<S: serde::Serializer>(o: &Option<KeyOrigin>, s: S) -> Result<S::Ok, S::Error> {
+    match o {
+        Some(o) => s.serialize_str(o.name()),
+        None => s.serialize_none(),
+    }
 }
 
 /// Which of a signer's keys made an origin signature (P8).
@@ -87,9 +143,13 @@ pub struct EnvelopeReport {
     pub status: Status,
     /// Every reason (P11).
     pub reasons: Vec<ReportReason>,
-    /// Where the origin key came from (P7).
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub key_source: Option<&'static str>,
+    /// Where the origin key came from (P7, P8); in the JSON `"keyring"`,
+    /// `"birth"`, `"bundle"` or `"molt"`.
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "key_origin_name"
+    )]
+    pub key_source: Option<KeyOrigin>,
     /// Which of the signer's keys made the origin signature (P8); in the
     /// JSON `"birth"` or `"molt N"`.
     #[serde(

@@ -34,7 +34,7 @@ use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{
     Identity, Molted, identity, origin_ok, policy_met, reason, valid_cosigners,
 };
-use crate::report::{EnvelopeReport, ReportReason, SignedBy, hex};
+use crate::report::{EnvelopeReport, KeyOrigin, ReportReason, SignedBy, hex};
 use crate::store::{LIFECYCLE, MOLTS, Store, StoreError};
 
 /// The cool-off of P8 rule 2, seconds.
@@ -497,7 +497,7 @@ pub(crate) struct Origin<'b> {
     /// The identity's key that made the origin signature.
     pub(crate) signer: Option<Signer>,
     /// The report's `key_source`.
-    pub(crate) key_source: Option<&'static str>,
+    pub(crate) key_source: Option<KeyOrigin>,
 }
 
 /// [`check`] `bytes` with `keys`: the result, its reasons, and whether the
@@ -542,10 +542,8 @@ pub(crate) fn check_origin<'b>(
         let pinned = from.and_then(|f| keys.lookup(&f));
         let (key, source) = match checked.key_source {
             Some(KeySource::Keyring) => match pinned {
-                Some((k, Provenance::Pinned)) => (Some(*k.as_bytes()), Some("keyring")),
-                Some((k, Provenance::Birth)) => (Some(*k.as_bytes()), Some("birth")),
-                Some((k, Provenance::Bundle)) => (Some(*k.as_bytes()), Some("bundle")),
-                None => (birth.map(|k| *k.as_bytes()), Some("birth")),
+                Some((k, p)) => (Some(*k.as_bytes()), Some(p.into())),
+                None => (birth.map(|k| *k.as_bytes()), Some(KeyOrigin::Birth)),
             },
             Some(KeySource::Birth) => (
                 checked
@@ -554,9 +552,9 @@ pub(crate) fn check_origin<'b>(
                     .and_then(|v| v.attestation("birth"))
                     .and_then(|a| BirthAttestation::parse(a).ok())
                     .map(|b| *b.key),
-                Some("birth"),
+                Some(KeyOrigin::Birth),
             ),
-            other => (None, other.map(KeySource::name)),
+            other => (None, other.and_then(KeyOrigin::of_source)),
         };
         return Origin {
             checked,
@@ -576,7 +574,7 @@ pub(crate) fn check_origin<'b>(
                     checked: c,
                     reasons: r,
                     signer: Some(Signer::Molt(i)),
-                    key_source: Some("molt"),
+                    key_source: Some(KeyOrigin::Molt),
                 };
             }
         }

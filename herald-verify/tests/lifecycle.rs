@@ -131,7 +131,7 @@ fn molt_cooloff_and_an_accepted_molt() {
         r.envelopes[3].signing_key.map(|k| k.to_string()).as_deref(),
         Some("molt 1")
     );
-    assert_eq!(r.envelopes[3].key_source, Some("molt"));
+    assert_eq!(r.envelopes[3].key_source.map(|k| k.name()), Some("molt"));
     assert!(r.envelopes[3].reasons[0].detail.contains("inclusion proof"));
     assert_eq!(codes(&r.envelopes[4]), vec![ReasonCode::RotatedKey]);
     assert_eq!(

@@ -84,7 +84,7 @@ fn valid_then_replayed() {
     let bytes = envelope(&alice(), NOW, 1, "hello");
     let first = rx.receive(&bytes).unwrap();
     assert_valid(&first);
-    assert_eq!(first.key_source, Some("keyring"));
+    assert_eq!(first.key_source.map(|k| k.name()), Some("keyring"));
     assert!(first.id.is_some() && first.from.is_some());
     assert_only(&rx.receive(&bytes).unwrap(), ReasonCode::ReplayedNonce);
     assert_eq!(rx.store().len().unwrap(), 1);
