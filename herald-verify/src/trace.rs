@@ -260,24 +260,12 @@ fn audit_with(
     let mut ids: Vec<Option<[u8; 32]>> = Vec::with_capacity(listed);
     let mut claims: Vec<bool> = Vec::with_capacity(listed);
     let mut bytes: Vec<&[u8]> = Vec::with_capacity(listed);
-    // Entries not listed (undecodable past MAX_LISTED_UNPARSED), counted;
-    // and for each unsplittable piece, how many of them came before it
-    // (the entries before it are its position less the pieces before it).
+    // Entries not listed (undecodable past MAX_LISTED_UNPARSED) are
+    // counted, and every unsplittable piece after them moves up by as many.
     let mut dropped = 0usize;
     let mut undecoded = unsplittable.len();
-    let entries_before: Vec<usize> = unsplittable
-        .iter()
-        .enumerate()
-        .map(|(k, (position, _))| position - k)
-        .collect();
-    let mut gone_before: Vec<usize> = Vec::with_capacity(unsplittable.len());
+    let mut placed = 0;
     let mut index = 0;
-    let mark = |index: usize, dropped: usize, gone_before: &mut Vec<usize>| {
-        while entries_before.get(gone_before.len()) == Some(&index) {
-            gone_before.push(dropped);
-        }
-    };
-    mark(0, 0, &mut gone_before);
     let mut rest = &entries[..];
     while !rest.is_empty() {
         let (block, next) = rest.split_at(block_len(rest));
@@ -286,16 +274,15 @@ fn audit_with(
             .into_iter()
             .zip(block)
         {
+            place_pieces(&mut unsplittable, &mut placed, index, dropped);
             index += 1;
             if c.view.is_none() {
                 undecoded += 1;
                 if undecoded > MAX_LISTED_UNPARSED {
                     dropped += 1;
-                    mark(index, dropped, &mut gone_before);
                     continue;
                 }
             }
-            mark(index, dropped, &mut gone_before);
             bytes.push(entry.bytes);
             reports.push(c.report);
             views.push(c.view);
@@ -305,8 +292,7 @@ fn audit_with(
         }
     }
 
-    // (Every piece is marked by now; this keeps one from being lost if not.)
-    gone_before.resize(unsplittable.len(), dropped);
+    place_pieces(&mut unsplittable, &mut placed, index, dropped);
 
     // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
     let (proof_reports, proven) = bundle::check_proofs(&proofs, &views, &keys);
@@ -403,13 +389,7 @@ fn audit_with(
 
     // 7. Merge unparseable pieces back in input order, in place: a second
     //    vector of reports would double the peak (F2).
-    //    Entries not listed no longer take a place.
     drop((views, computed, ids, claims, by_id, has_child, seen, first));
-    let unsplittable = unsplittable
-        .into_iter()
-        .zip(gone_before)
-        .map(|((position, r), gone)| (position - gone, r))
-        .collect();
     let envelopes = merge_at_positions(reports, unsplittable);
     let mut summary = Summary::default();
     for e in &envelopes {
@@ -422,6 +402,25 @@ fn audit_with(
         summary,
         proofs: proof_reports,
         unlisted: dropped,
+    }
+}
+
+/// Move up, by the `dropped` entries not listed so far, every unsplittable
+/// piece (`pieces[placed..]`, positions ascending) whose place comes after
+/// exactly `entries` entries: a piece's entries before it are its position
+/// less the pieces before it. `placed` advances past the pieces moved.
+fn place_pieces(
+    pieces: &mut [(usize, EnvelopeReport)],
+    placed: &mut usize,
+    entries: usize,
+    dropped: usize,
+) {
+    while let Some((position, _)) = pieces.get_mut(*placed) {
+        if *position - *placed != entries {
+            break;
+        }
+        *position -= dropped;
+        *placed += 1;
     }
 }
 

@@ -381,3 +381,45 @@ fn max_envelopes_caps_a_stream() {
             .contains("more than 500 envelopes")
     );
 }
+
+/// Past `MAX_LISTED_UNPARSED` undecodable items, the rest are counted; the
+/// pieces listed after them (an unsplittable tail, the next input's
+/// envelope) keep their order and their sources.
+#[test]
+fn unlisted_items_leave_later_reports_in_order() {
+    let cap = herald_verify::trace::MAX_LISTED_UNPARSED;
+    let mut first = vec![0xa0u8; cap + 500];
+    // A text string claiming 27 bytes that are not there: unsplittable.
+    first.extend_from_slice(&[0x78, 27, b'x']);
+    let env = EnvelopeBuilder::genesis(TS)
+        .payload(Value::text("after the junk"))
+        .sign(&SigningKey::from_seed(&[0x11; 32]))
+        .unwrap();
+    let inputs = [
+        Input {
+            name: "junk".into(),
+            bytes: first,
+        },
+        Input {
+            name: "good".into(),
+            bytes: env.as_bytes().to_vec(),
+        },
+    ];
+    let opts = AuditOptions {
+        now: Some(TS + 10),
+        ..AuditOptions::default()
+    };
+    let r = audit(&inputs, &keyring(), &opts);
+    // The unsplittable tail counts among the undecodable items listed.
+    assert_eq!(r.envelopes.len(), cap + 1);
+    assert_eq!(r.unlisted, cap + 500 - (cap - 1));
+    assert_eq!(r.summary.invalid, cap + 501);
+    let tail = &r.envelopes[cap - 1];
+    assert_eq!(
+        (tail.source.input.as_str(), tail.source.offset),
+        ("junk", cap + 500)
+    );
+    let last = &r.envelopes[cap];
+    assert_eq!(last.source.input, "good");
+    assert_eq!(last.status, Status::Valid, "{:?}", last.reasons);
+}
