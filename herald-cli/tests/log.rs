@@ -814,4 +814,15 @@ fn the_log_is_owner_only_and_a_rewritten_leaf_is_refused() {
     std::fs::set_permissions(d.join("audit"), std::fs::Permissions::from_mode(0o700)).unwrap();
     std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o666)).unwrap();
     sth(d).expect(2);
+    std::fs::set_permissions(&data, std::fs::Permissions::from_mode(0o600)).unwrap();
+    sth(d).expect(0);
+    let checkpoint = d.join("audit/checkpoint");
+    std::fs::set_permissions(&checkpoint, std::fs::Permissions::from_mode(0o620)).unwrap();
+    let run = sth(d);
+    run.expect(2);
+    assert!(
+        run.stderr.contains("checkpoint: mode 0620"),
+        "{}",
+        run.stderr
+    );
 }

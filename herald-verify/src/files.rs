@@ -171,6 +171,25 @@ fn regular(path: &Path, meta: &Metadata) -> Result<(), FileError> {
 /// bytes before reading it (its size), and while reading (a file that grows).
 pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
     let (file, meta) = open_regular(path)?;
+    read_opened(path, file, &meta, limit, what)
+}
+
+/// [`read_capped`] for state: also refused when group or others may write
+/// it ([`check_private`]), on the same open handle.
+pub fn read_private(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
+    let (file, meta) = open_regular(path)?;
+    check_private(path, &meta)?;
+    read_opened(path, file, &meta, limit, what)
+}
+
+/// The bytes of the opened file `path`, refusing more than `limit`.
+fn read_opened(
+    path: &Path,
+    file: File,
+    meta: &Metadata,
+    limit: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, FileError> {
     let too_large = || FileError::TooLarge {
         path: path.to_path_buf(),
         what,

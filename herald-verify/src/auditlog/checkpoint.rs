@@ -45,7 +45,7 @@ impl Checkpoint {
         let size = match path.symlink_metadata() {
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => 0,
             _ => {
-                let bytes = files::read_capped(&path, MAX_LEN, "checkpoint")?;
+                let bytes = files::read_private(&path, MAX_LEN, "checkpoint")?;
                 let sth = SignedTreeHead::decode(&bytes)
                     .map_err(|e| LogError::not_a_log(&path, std::format!("{e}")))?;
                 sth.verify_with_key(key).map_err(|e| {

@@ -28,9 +28,7 @@ pub(super) fn read_small(path: &Path) -> Result<String, LogError> {
     {
         return Err(LogError::not_a_log(path, "missing"));
     }
-    let (_, meta) = files::open_regular(path)?;
-    files::check_private(path, &meta)?;
-    let bytes = files::read_capped(path, MAX_SMALL_FILE, "log file")?;
+    let bytes = files::read_private(path, MAX_SMALL_FILE, "log file")?;
     String::from_utf8(bytes).map_err(|_| LogError::not_a_log(path, "not UTF-8 text"))
 }
 
