@@ -205,6 +205,17 @@ fn proofs_are_capped_before_reading() {
     assert!(run.stderr.contains("a character device"), "{}", run.stderr);
 }
 
+/// `alice.key` and `e.cbor`, a genesis she signed, in `d`.
+fn alice_envelope(d: &Path) {
+    support::keygen(d, "alice");
+    let ts = TS.to_string();
+    herald(
+        d,
+        &["new", "--key", "alice.key", "--ts", &ts, "-o", "e.cbor"],
+    )
+    .expect(0);
+}
+
 /// `mkfifo path`.
 fn mkfifo(path: &Path) {
     let made = std::process::Command::new("mkfifo")
@@ -220,20 +231,7 @@ fn mkfifo(path: &Path) {
 fn b6_fifos_are_refused_not_blocked_on() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path().to_path_buf();
-    support::keygen(&d, "alice");
-    herald(
-        &d,
-        &[
-            "new",
-            "--key",
-            "alice.key",
-            "--ts",
-            "1746432000",
-            "-o",
-            "e.cbor",
-        ],
-    )
-    .expect(0);
+    alice_envelope(&d);
     for name in ["fifo.key", "fifo.cbor", "fifo.pub"] {
         mkfifo(&d.join(name));
     }
@@ -311,21 +309,8 @@ fn b2_millions_of_tiny_items_are_not_collected() {
     std::fs::write(d.join("zeros.cbor"), vec![0u8; size as usize]).unwrap();
     // A real proof, for `log verify-proof --envelope`.
     support::keygen(d, "notary");
-    support::keygen(d, "alice");
     herald(d, &["log", "init", "audit", "--key", "notary.key"]).expect(0);
-    herald(
-        d,
-        &[
-            "new",
-            "--key",
-            "alice.key",
-            "--ts",
-            "1746432000",
-            "-o",
-            "e.cbor",
-        ],
-    )
-    .expect(0);
+    alice_envelope(d);
     let run = herald(d, &["log", "append", "audit", "e.cbor"]);
     run.expect(0);
     let id = run.out().split_whitespace().nth(1).unwrap().to_owned();
