@@ -110,6 +110,15 @@ fn status_name<S: serde::Serializer>(status: &Status, s: S) -> Result<S::Ok, S::
 }
 
 impl ReportReason {
+    /// A reason about the whole envelope (no signature index).
+    pub fn new(code: ReasonCode, detail: impl Into<String>) -> Self {
+        Self {
+            code,
+            index: None,
+            detail: detail.into(),
+        }
+    }
+
     /// The status this reason imposes (P13).
     pub fn status(&self) -> Status {
         herald_core::Reason {

@@ -298,7 +298,12 @@ fn audit_with(
     let (proof_reports, proven) = bundle::check_proofs(&proofs, &views, &keys);
 
     // 3c. Identity lifecycle across the set (P8), molts proven by 3b.
-    crate::lifecycle::apply(&bytes, &views, &mut reports, &keys, &check_opts, &proven);
+    let set = crate::lifecycle::audit::Set {
+        bytes: &bytes,
+        views: &views,
+        proven: &proven,
+    };
+    crate::lifecycle::audit::apply(&set, &mut reports, &keys, &check_opts);
 
     // 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
     //    found by its recomputed id only (P13 revision 2), so junk that

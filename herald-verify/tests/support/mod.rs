@@ -79,12 +79,23 @@ pub fn molt_payload(new: &SigningKey, not_before: u64) -> Value {
 
 /// `old`'s molt to `new` at `ts`, effective at `not_before`.
 pub fn molt(old: &SigningKey, new: &SigningKey, ts: u64, not_before: u64) -> Envelope {
+    molt_as(old, old, new, ts, not_before)
+}
+
+/// A molt for `identity`'s sigil signed by `signer`, its current key.
+pub fn molt_as(
+    identity: &SigningKey,
+    signer: &SigningKey,
+    new: &SigningKey,
+    ts: u64,
+    not_before: u64,
+) -> Envelope {
     EnvelopeBuilder::genesis(ts)
         .kind(Kind::Molt)
-        .from_sigil(sigil(old))
+        .from_sigil(sigil(identity))
         .nonce(nonce())
         .payload(molt_payload(new, not_before))
-        .sign(old)
+        .sign(signer)
         .unwrap()
 }
 

@@ -23,7 +23,7 @@
 //! file is mode 0600 whatever the umask, and a store that group or others
 //! may write is refused.
 //!
-//! The `lifecycle` record (written by [`crate::witness`], see
+//! The `lifecycle` record (written by [`crate::lifecycle`], see
 //! docs/lifecycle.md "Live mode") is the map
 //! `{v: 1, birth?: {key: bstr 32, molt_policy?: bstr, duress_witness?:
 //! bstr, lineage: [bstr 10]}, keys: [[bstr 32, uint]], molts: [{id, from, new_key: bstr 32, ts,

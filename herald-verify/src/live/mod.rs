@@ -1,6 +1,6 @@
 //! Live reception (PROFILE.md P8, P10, P11, P13): one envelope at a time,
-//! against the clock, the persistent replay cache of [`crate::store`] and
-//! the identity lifecycle this receiver has witnessed ([`crate::witness`]).
+//! against the clock, the persistent replay cache of [`store`] and the
+//! identity lifecycle this receiver has witnessed ([`crate::lifecycle`]).
 //!
 //! [`Receiver::receive`] runs [`herald_core::check`] with `now` from its
 //! clock (so `expired` and `future_ts` are decided there), then the P10
@@ -37,15 +37,20 @@
 use alloc::{boxed::Box, string::String, vec::Vec};
 use core::fmt;
 
+use herald_core::attestation::BirthAttestation;
 use herald_core::cbor::Limits;
 use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Status};
 
 use crate::auditlog::InclusionProof;
 use crate::keyring::Keyring;
-use crate::lifecycle::identity;
+use crate::lifecycle::{
+    IdentityRecord, MoltProofError, ProvenMolt, identity, proof, rules, table, valid_cosigners,
+};
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
-use crate::store::{Claim, Store, StoreError, claim_in, contains_in};
-use crate::witness::{self, ProofError, ProvenMolt, Witnessed};
+use store::{Claim, Store, StoreError, claim_in, contains_in};
+
+mod origin;
+pub mod store;
 
 /// How long the cache vouches for an envelope without `expires`, and the
 /// least time a pair is kept: 30 days, in seconds (P10).
@@ -186,25 +191,25 @@ impl Receiver {
         };
         // What was witnessed about the sender (P8), read without the write
         // lock, so that signatures are checked outside it.
-        let who = witness::claimed_identity(bytes, &self.limits);
+        let who = origin::claimed_identity(bytes, &self.limits);
         let seen = match &who {
-            Some(w) => witness::load(&self.store, w)?,
+            Some(w) => table::load(&self.store, w)?,
             None => None,
         };
-        let mut origin = witness::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
+        let mut origin = origin::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
         if origin.checked.envelope.is_none() {
             // Not an envelope: nothing to look up or record.
             return Ok(Self::report(&origin));
         }
         let txn = self.store.begin_write(OP)?;
         let current = match &who {
-            Some(w) => witness::load_in(&self.store, &txn, w)?,
+            Some(w) => table::load_in(&self.store, &txn, w)?,
             None => None,
         };
         if current != seen {
             // Another receive changed the record meanwhile: check again,
             // under the lock this time.
-            origin = witness::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
+            origin = origin::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
         }
         let mut report = Self::report(&origin);
         let Some(env) = origin.checked.envelope.as_ref() else {
@@ -213,7 +218,7 @@ impl Receiver {
 
         // P10: without `expires`, the cache vouches for 30 days of `ts`.
         if env.expires().is_none() && env.ts() < now.saturating_sub(CACHE_WINDOW) {
-            report.push(reason(
+            report.push(ReportReason::new(
                 ReasonCode::Stale,
                 "no expires, and ts is more than 30 days old (P10)",
             ));
@@ -221,16 +226,38 @@ impl Receiver {
 
         // P8: the sender's witnessed lifecycle, then a molt's own rules.
         let mut state = current.clone().unwrap_or_default();
-        witness::judge(&mut report, env, origin.signer, &state);
-        if env.kind() == Kind::Birth && origin.signer.is_some() {
-            witness::lineage(&self.store, &txn, &mut report, env)?;
+        rules::judge(
+            &mut report,
+            env,
+            origin.signer,
+            &state,
+            // Live, a dispute covers every envelope received after it,
+            // whatever its `ts` (docs/lifecycle.md, "Live mode").
+            state.disputed.then_some(0),
+        );
+        if env.kind() == Kind::Birth
+            && origin.signer.is_some()
+            && let Some(birth) = env
+                .attestation("birth")
+                .and_then(|a| BirthAttestation::parse(a).ok())
+        {
+            let consenting = valid_cosigners(env, &report, Scope::LineageConsent);
+            let mut witnessed = table::Witnessed {
+                store: &self.store,
+                txn: &txn,
+            };
+            rules::lineage(&mut report, env, &birth, &consenting, &mut witnessed)?;
         }
         let new_molt = match origin.signer.and_then(|s| state.key_of(s)) {
             Some(outgoing) if env.kind() == Kind::Molt && accepted(&report) => {
-                witness::molt_rules(&mut report, env, outgoing, &state, &self.keyring)
+                state.judge_molt(&mut report, env, outgoing, &self.keyring)
             }
             _ => None,
         };
+        // An accepted molt or deprecation is itself a lifecycle event, later
+        // than any duress before it.
+        let event = matches!(env.kind(), Kind::Molt | Kind::Deprecation) && accepted(&report);
+        rules::duress(&mut report, env, &state, event.then_some(env.ts()));
 
         // P10: the replay cache, keyed by the key `from` names.
         let Some(signer) = self.signer_key(env, &state) else {
@@ -249,7 +276,7 @@ impl Receiver {
             contains_in(&txn, &signer, env.nonce(), now).map_err(err)?
         };
         if replayed {
-            report.push(reason(
+            report.push(ReportReason::new(
                 ReasonCode::ReplayedNonce,
                 "this (from key, nonce) pair was received before (P10)",
             ));
@@ -269,10 +296,10 @@ impl Receiver {
         }
         let changed = match &current {
             Some(c) => *c != state,
-            None => state != Witnessed::default(),
+            None => state != IdentityRecord::default(),
         };
         if let (true, Some(w)) = (changed, &who) {
-            witness::save_in(&self.store, &txn, w, &state)?;
+            table::save_in(&self.store, &txn, w, &state)?;
         }
         if claimed || changed {
             txn.commit().map_err(|e| err(e.into()))?;
@@ -281,7 +308,7 @@ impl Receiver {
     }
 
     /// The report of an origin check.
-    fn report(origin: &witness::Origin<'_>) -> EnvelopeReport {
+    fn report(origin: &origin::Origin<'_>) -> EnvelopeReport {
         let env = origin.checked.envelope.as_ref();
         let mut report = EnvelopeReport {
             id: env.map(|v| hex(v.id())),
@@ -307,16 +334,19 @@ impl Receiver {
     /// is then recorded as proven, durably, before this returns: envelopes
     /// signed by its new key with `ts ≥ not_before` count from now on. A
     /// proof offered before its molt is refused
-    /// ([`ProofError::UnknownMolt`]); offer it again after the molt.
-    pub fn accept_inclusion_proof(&self, proof: &InclusionProof) -> Result<ProvenMolt, ProofError> {
-        witness::accept_proof(&self.store, &self.keyring, proof)
+    /// ([`MoltProofError::UnknownMolt`]); offer it again after the molt.
+    pub fn accept_inclusion_proof(
+        &self,
+        inclusion: &InclusionProof,
+    ) -> Result<ProvenMolt, MoltProofError> {
+        proof::accept_proof(&self.store, &self.keyring, inclusion)
     }
 
     /// What this receiver has witnessed about the identity `sigil` names
     /// (any form of it), if anything (P8).
-    pub fn lifecycle(&self, sigil: &Sigil) -> Result<Option<Witnessed>, StoreError> {
+    pub fn lifecycle(&self, sigil: &Sigil) -> Result<Option<IdentityRecord>, StoreError> {
         match identity(sigil) {
-            Some(who) => witness::load(&self.store, &who),
+            Some(who) => table::load(&self.store, &who),
             None => Ok(None),
         }
     }
@@ -332,7 +362,7 @@ impl Receiver {
     /// The public key `from` names: the keyring's, else (as
     /// [`check`](herald_core::check) does) the witnessed birth key or a
     /// birth's self-certified key.
-    fn signer_key(&self, env: &EnvelopeRef<'_>, state: &Witnessed) -> Option<[u8; 32]> {
+    fn signer_key(&self, env: &EnvelopeRef<'_>, state: &IdentityRecord) -> Option<[u8; 32]> {
         let sigil = env.from_sigil();
         if let Some((key, _)) = self.keyring.lookup(&sigil) {
             return Some(*key.as_bytes());
@@ -348,8 +378,7 @@ impl Receiver {
         if env.kind() != Kind::Birth {
             return None;
         }
-        let birth =
-            herald_core::attestation::BirthAttestation::parse(env.attestation("birth")?).ok()?;
+        let birth = BirthAttestation::parse(env.attestation("birth")?).ok()?;
         sigil.names_key(birth.key).then_some(*birth.key)
     }
 }
@@ -357,14 +386,6 @@ impl Receiver {
 /// Accepted: `valid` or `partial` (P13).
 fn accepted(r: &EnvelopeReport) -> bool {
     matches!(r.status, Status::Valid | Status::Partial)
-}
-
-fn reason(code: ReasonCode, detail: &str) -> ReportReason {
-    ReportReason {
-        code,
-        index: None,
-        detail: detail.into(),
-    }
 }
 
 // A `Receiver` is shared between receiving threads.
