@@ -24,7 +24,7 @@ use core::convert::Infallible;
 use herald_core::attestation::BirthAttestation;
 use herald_core::payload::Molt;
 use herald_core::{
-    CheckOptions, EnvelopeRef, KeyResolver, KeySource, Kind, PublicKey, Scope, check,
+    CheckOptions, EnvelopeRef, KeyResolver, KeySource, Kind, PublicKey, Scope, check_with,
 };
 
 use super::record::{IdentityRecord, RecordedMolt, parse_policy};
@@ -32,13 +32,18 @@ use super::rules::{self, Lineages, MoltFacts};
 use super::{Identity, Molted, Signer, identity, origin_ok, valid_cosigners};
 use crate::keyring::Keyring;
 use crate::report::{EnvelopeReport, KeyOrigin, ReportReason};
+use crate::trace::verdicts::{Memo, Tally, Verdict};
 
-/// The checked set, read-only: envelope i's bytes and view, and the ids
-/// proven included in an accepted log.
+/// The checked set, read-only: envelope i's bytes and view, the ids
+/// proven included in an accepted log, and step 3's verdicts.
 pub(crate) struct Set<'s, 'a> {
     pub(crate) bytes: &'s [&'a [u8]],
     pub(crate) views: &'s [Option<Box<EnvelopeRef<'a>>>],
     pub(crate) proven: &'s BTreeSet<[u8; 32]>,
+    /// The signature verdicts step 3 kept, by envelope, for checking an
+    /// envelope again with a molt's key without verifying anything twice.
+    pub(crate) verdicts: &'s BTreeMap<usize, Vec<Verdict>>,
+    pub(crate) tally: &'s Tally,
 }
 
 /// Apply P8 to the checked set: envelope i is `set.bytes[i]`,
@@ -253,7 +258,8 @@ fn own_key(
 /// Member `i`, whose origin did not verify with the sigil's own key,
 /// checked again with each recorded molt's new key, newest first; on
 /// success its report is that check's (a molted-in key) and the molt is
-/// its signer.
+/// its signer. Only the origin under each new key is verified: every other
+/// verdict is step 3's.
 fn by_molt_key(
     who: Identity,
     i: usize,
@@ -267,8 +273,11 @@ fn by_molt_key(
         let Ok(key) = PublicKey::from_bytes(&m.new_key) else {
             continue;
         };
+        let known = set.verdicts.get(&i).map_or(&[][..], Vec::as_slice);
+        let mut memo = Memo::new(known, set.tally);
         let mut reasons = Vec::new();
-        let checked = check(set.bytes[i], &Molted { keys, who, key }, opts, &mut reasons);
+        let molted = Molted { keys, who, key };
+        let checked = check_with(set.bytes[i], &molted, opts, &mut reasons, &mut memo);
         let redone = EnvelopeReport {
             reasons: reasons.iter().map(ReportReason::from).collect(),
             ..EnvelopeReport::default()
