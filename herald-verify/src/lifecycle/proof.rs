@@ -3,27 +3,13 @@
 
 use core::fmt;
 
-use herald_core::{KeyResolver, PublicKey, Sigil};
 use redb::ReadableTable;
 
 use super::table::{corrupted, load_in, save_in};
 use crate::auditlog::{CheckError, InclusionProof};
-use crate::keyring::{Keyring, Provenance};
+use crate::keyring::Keyring;
 use crate::live::store::{MOLTS, Store, StoreError};
 use crate::report::hex;
-
-/// The pinned keys of a keyring only (an inclusion proof's log key must be
-/// pinned: a key learned from a birth vouches for nothing else).
-struct PinnedOnly<'a>(&'a Keyring);
-
-impl KeyResolver for PinnedOnly<'_> {
-    fn resolve(&self, sigil: &Sigil) -> Option<PublicKey> {
-        self.0
-            .lookup(sigil)
-            .filter(|(_, p)| *p == Provenance::Pinned)
-            .map(|(k, _)| k)
-    }
-}
 
 /// An inclusion proof accepted by [`Receiver::accept_inclusion_proof`](crate::Receiver::accept_inclusion_proof).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -112,7 +98,7 @@ pub(crate) fn accept_proof(
     const OP: &str = "inclusion proof";
     let err = |e: redb::Error| MoltProofError::Store(StoreError::storage(store.path(), OP, e));
     proof
-        .verify(&PinnedOnly(keys))
+        .verify(&keys.pinned())
         .map_err(MoltProofError::Proof)?;
     let id = *proof.leaf().id();
     let txn = store.begin_write(OP)?;
