@@ -24,8 +24,8 @@ use std::fs;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Reserved, Scope, SigilForm};
 use support::{TS, TestRng, alice, bob, carol};
 

@@ -15,8 +15,8 @@ use std::collections::BTreeSet;
 use herald_core::cbor::{Limits, Value};
 use herald_core::{
     CheckOptions, Detail, EnvelopeBuilder, EnvelopeRef, KeyResolver, KeySource, Kind, PublicKey,
-    Reason, ReasonCode, Scope, Sigil, SigilForm, SigningKey, Status, check_parent,
-    envelope::birth_attestation,
+    Reason, ReasonCode, Scope, Sigil, SigilForm, SigningKey, Status,
+    attestation::birth_attestation, check_parent,
 };
 use support::*;
 

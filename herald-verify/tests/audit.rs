@@ -1,8 +1,8 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, ReasonCode, SigningKey, Status};
 use herald_testkit::{T0, genesis, key, nonce, reply};
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};

@@ -9,8 +9,8 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, EnvelopeRef, Kind, ReasonCode, Scope, Status};
 use herald_testkit::{T0, key, nonce};
 use herald_verify::internal::audit_sequential;

@@ -28,8 +28,8 @@ use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use data_encoding::BASE64;
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Scope, SigilForm, SigningKey};
 use herald_verify::auditlog::file::DATA_FILE;
 use herald_verify::auditlog::{Leaf, Log, LogError};

@@ -6,8 +6,8 @@
 
 use std::path::Path;
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{
     Envelope, EnvelopeBuilder, Kind, ReasonCode, Scope, Sigil, SigilForm, SigningKey, Status,
 };

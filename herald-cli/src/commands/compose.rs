@@ -4,8 +4,8 @@
 use std::path::Path;
 use std::process::ExitCode;
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
-use herald_core::envelope::birth_attestation;
 use herald_core::{CheckOptions, EnvelopeBuilder, Kind, Sigil, SigningKey, Status, check};
 
 use crate::ComposeArgs;

@@ -18,8 +18,8 @@
 use std::io::Write;
 use std::process::ExitCode;
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{
     Envelope, EnvelopeBuilder, Kind, Nonce, ReasonCode, SigilForm, SigningKey, Status,
 };

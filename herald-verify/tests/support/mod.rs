@@ -7,8 +7,8 @@
 
 pub mod crash;
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Sigil, SigilForm, SigningKey};
 
 /// 2025-05-05T08:00:00Z, the tests' fixed `ts`.
