@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 mod support;
 
-use support::crash::{self, Rng};
+use herald_testkit::crash::{self, Rng};
 
 const KILLS: usize = 24;
 

@@ -18,7 +18,7 @@ use herald_verify::{Keyring, Receiver, Store};
 
 mod support;
 
-use support::crash::{self, Rng};
+use herald_testkit::crash::{self, Rng};
 
 /// The owner the writer process names its store with (src/bin).
 const OWNER: &str = "crash-test";

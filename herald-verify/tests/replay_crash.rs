@@ -14,7 +14,7 @@ use herald_verify::{Claim, Store, StoreError};
 
 mod support;
 
-use support::crash::{self, Rng};
+use herald_testkit::crash::{self, Rng};
 
 /// The owner the writer process names its store with (src/bin).
 const OWNER: &str = "crash-test";

@@ -5,8 +5,6 @@
 // uses every helper.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
-pub mod crash;
-
 use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Sigil, SigilForm, SigningKey};

@@ -1,5 +1,5 @@
-//! The SIGKILL harness of the crash tests (`replay_crash`, `auditlog_crash`,
-//! `lifecycle_crash`): a writer process acknowledges each durable step with
+//! The SIGKILL harness of the crash tests (herald-verify's `replay_crash`,
+//! `auditlog_crash`, `lifecycle_crash`): a writer process acknowledges each durable step with
 //! a line on standard output; the test kills it at a random moment and
 //! accounts for every whole line it printed.
 
@@ -18,8 +18,8 @@ impl Rng {
             .ok()
             .and_then(|s| s.parse().ok())
             .unwrap_or_else(|| {
-                let n = herald_core::Nonce::generate().unwrap();
-                u64::from_le_bytes(n.0[..8].try_into().unwrap())
+                let n = herald_core::Nonce::generate().expect("the OS RNG");
+                u64::from_le_bytes(n.0[..8].try_into().expect("8 of 16 bytes"))
             })
             | 1;
         (Self(seed), seed)
