@@ -93,3 +93,57 @@ pub fn run_and_kill(
         }
     }
 }
+
+/// The `main` of a crash-test writer process `name`, run as
+/// `name <path> <start index>`: `open(path)` makes the step function, and
+/// `step(i)` makes durable the steps from index `i`, returning the lines
+/// that acknowledge them and the next index. Each step's lines go out in
+/// one write, flushed before the next step, so the test sees whole lines
+/// only. Runs until killed or until standard output closes; an error is one
+/// line on standard error and exit 1, bad arguments exit 2.
+pub fn writer<S>(
+    name: &str,
+    path: &str,
+    open: impl FnOnce(&str) -> Result<S, String>,
+) -> std::process::ExitCode
+where
+    S: FnMut(u64) -> Result<(String, u64), String>,
+{
+    use std::io::Write;
+    use std::process::ExitCode;
+
+    let mut args = std::env::args().skip(1);
+    let (Some(at), Some(start), None) = (args.next(), args.next(), args.next()) else {
+        eprintln!("usage: {name} <{path}> <start index>");
+        return ExitCode::from(2);
+    };
+    let Ok(mut index) = start.parse::<u64>() else {
+        eprintln!("{name}: {start}: not an index");
+        return ExitCode::from(2);
+    };
+    let mut step = match open(&at) {
+        Ok(step) => step,
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            return ExitCode::from(1);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    loop {
+        let (lines, next) = match step(index) {
+            Ok(done) => done,
+            Err(e) => {
+                eprintln!("{name}: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        if out
+            .write_all(lines.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return ExitCode::from(1);
+        }
+        index = next;
+    }
+}

@@ -15,7 +15,6 @@
 //! `replayed <index>`: expected only for `start`, when the previous writer
 //! was killed after its commit and before its acknowledgement.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use herald_core::attestation::birth_attestation;
@@ -23,6 +22,7 @@ use herald_core::cbor::{Map, Value};
 use herald_core::{
     Envelope, EnvelopeBuilder, Kind, Nonce, ReasonCode, SigilForm, SigningKey, Status,
 };
+use herald_testkit::crash;
 use herald_verify::{Keyring, Receiver, Store};
 
 /// The births' `ts`; the receiver's clock is a few days later.
@@ -77,57 +77,33 @@ fn fact(k: &SigningKey, index: u64) -> Option<Envelope> {
     builder.nonce(nonce(index, 2)).sign(k).ok()
 }
 
-fn fail(what: &str) -> ExitCode {
-    std::eprintln!("herald-lifecycle-writer: {what}");
-    ExitCode::from(1)
-}
-
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let (Some(path), Some(start), None) = (args.next(), args.next(), args.next()) else {
-        std::eprintln!("usage: herald-lifecycle-writer <store path> <start index>");
-        return ExitCode::from(2);
-    };
-    let Ok(start) = start.parse::<u64>() else {
-        std::eprintln!("herald-lifecycle-writer: {start}: not an index");
-        return ExitCode::from(2);
-    };
-    let store = match Store::open_or_create(&path, "crash-test") {
-        Ok(store) => store,
-        Err(e) => return fail(&e.to_string()),
-    };
-    let rx = Receiver::new(store, Keyring::new()).with_clock(|| NOW);
-    let mut out = std::io::stdout().lock();
-    for index in start.. {
-        let key = SigningKey::from_seed(&seed(index, false));
-        let (Some(birth), Some(fact)) = (birth(&key, index), fact(&key, index)) else {
-            return fail("cannot build the envelopes");
-        };
-        // The birth may have been committed by a writer killed before the fact.
-        match rx.receive(birth.as_bytes()) {
-            Ok(r) if r.status == Status::Valid || r.has(ReasonCode::ReplayedNonce) => {}
-            Ok(r) => return fail(&std::format!("birth {index} refused: {:?}", r.reasons)),
-            Err(e) => return fail(&e.to_string()),
-        }
-        let word = if index.is_multiple_of(2) {
-            "deprecated"
-        } else {
-            "molted"
-        };
-        let line = match rx.receive(fact.as_bytes()) {
-            Ok(r) if r.status == Status::Valid => std::format!("{word} {index}\n"),
-            Ok(r) if r.has(ReasonCode::ReplayedNonce) => std::format!("replayed {index}\n"),
-            Ok(r) => return fail(&std::format!("{word} {index} refused: {:?}", r.reasons)),
-            Err(e) => return fail(&e.to_string()),
-        };
-        // One write per line, then flush: the parent sees whole lines only.
-        if out
-            .write_all(line.as_bytes())
-            .and_then(|()| out.flush())
-            .is_err()
-        {
-            return ExitCode::from(1);
-        }
-    }
-    ExitCode::SUCCESS
+    crash::writer("herald-lifecycle-writer", "store path", |path| {
+        let store = Store::open_or_create(path, "crash-test").map_err(|e| e.to_string())?;
+        let rx = Receiver::new(store, Keyring::new()).with_clock(|| NOW);
+        Ok(move |index: u64| {
+            let key = SigningKey::from_seed(&seed(index, false));
+            let (Some(birth), Some(fact)) = (birth(&key, index), fact(&key, index)) else {
+                return Err("cannot build the envelopes".into());
+            };
+            // The birth may have been committed by a writer killed before the fact.
+            match rx.receive(birth.as_bytes()) {
+                Ok(r) if r.status == Status::Valid || r.has(ReasonCode::ReplayedNonce) => {}
+                Ok(r) => return Err(format!("birth {index} refused: {:?}", r.reasons)),
+                Err(e) => return Err(e.to_string()),
+            }
+            let word = if index.is_multiple_of(2) {
+                "deprecated"
+            } else {
+                "molted"
+            };
+            let line = match rx.receive(fact.as_bytes()) {
+                Ok(r) if r.status == Status::Valid => format!("{word} {index}\n"),
+                Ok(r) if r.has(ReasonCode::ReplayedNonce) => format!("replayed {index}\n"),
+                Ok(r) => return Err(format!("{word} {index} refused: {:?}", r.reasons)),
+                Err(e) => return Err(e.to_string()),
+            };
+            Ok((line, index + 1))
+        })
+    })
 }

@@ -16,8 +16,6 @@ use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, ReasonCode, SigilForm, SigningKey, Status};
 use herald_verify::{Keyring, Receiver, Store};
 
-mod support;
-
 use herald_testkit::crash::{self, Rng};
 
 /// The owner the writer process names its store with (src/bin).

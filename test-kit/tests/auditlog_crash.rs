@@ -14,8 +14,6 @@ use herald_core::{SigilForm, SigningKey};
 use herald_verify::auditlog::{Leaf, Log};
 use sha2::{Digest, Sha256};
 
-mod support;
-
 use herald_testkit::crash::{self, Rng};
 
 const KILLS: usize = 24;

@@ -12,8 +12,6 @@ use std::time::Instant;
 
 use herald_verify::{Claim, Store, StoreError};
 
-mod support;
-
 use herald_testkit::crash::{self, Rng};
 
 /// The owner the writer process names its store with (src/bin).

@@ -11,10 +11,10 @@
 //! only for the leaves the previous writer wrote but was killed before
 //! acknowledging.
 
-use std::io::Write;
 use std::process::ExitCode;
 
 use herald_core::{SigilForm, SigningKey};
+use herald_testkit::crash;
 use herald_verify::auditlog::{Leaf, Log};
 use sha2::{Digest, Sha256};
 
@@ -42,49 +42,20 @@ fn leaf(i: u64) -> Leaf {
 }
 
 fn main() -> ExitCode {
-    let mut args = std::env::args().skip(1);
-    let (Some(dir), Some(start), None) = (args.next(), args.next(), args.next()) else {
-        std::eprintln!("usage: herald-log-writer <log dir> <start index>");
-        return ExitCode::from(2);
-    };
-    let Ok(start) = start.parse::<u64>() else {
-        std::eprintln!("herald-log-writer: {start}: not an index");
-        return ExitCode::from(2);
-    };
-    let mut log = match Log::open(std::path::Path::new(&dir)) {
-        Ok(log) => log,
-        Err(e) => {
-            std::eprintln!("herald-log-writer: {e}");
-            return ExitCode::from(1);
-        }
-    };
-    let mut out = std::io::stdout().lock();
-    let mut i = start;
-    loop {
-        let batch: Vec<Leaf> = (i..i + 1 + i % 3).map(leaf).collect();
-        let appended = match log.append_leaves(&batch) {
-            Ok(a) => a,
-            Err(e) => {
-                std::eprintln!("herald-log-writer: {e}");
-                return ExitCode::from(1);
+    crash::writer("herald-log-writer", "log dir", |dir| {
+        let mut log = Log::open(std::path::Path::new(dir)).map_err(|e| e.to_string())?;
+        Ok(move |i: u64| {
+            let batch: Vec<Leaf> = (i..i + 1 + i % 3).map(leaf).collect();
+            let appended = log.append_leaves(&batch).map_err(|e| e.to_string())?;
+            let mut lines = String::new();
+            for a in &appended {
+                if a.new {
+                    lines.push_str(&format!("{}\n", a.index));
+                } else {
+                    lines.push_str(&format!("existing {}\n", a.index));
+                }
             }
-        };
-        let mut lines = String::new();
-        for a in &appended {
-            if a.new {
-                lines.push_str(&format!("{}\n", a.index));
-            } else {
-                lines.push_str(&format!("existing {}\n", a.index));
-            }
-        }
-        // One write per batch, then flush: the parent counts whole lines.
-        if out
-            .write_all(lines.as_bytes())
-            .and_then(|()| out.flush())
-            .is_err()
-        {
-            return ExitCode::from(1);
-        }
-        i += batch.len() as u64;
-    }
+            Ok((lines, i + batch.len() as u64))
+        })
+    })
 }
