@@ -86,17 +86,17 @@ pub fn trace_audit(data: &[u8]) {
         ..Summary::default()
     };
     for e in &report.envelopes {
-        summary.add(e.status);
+        summary.add(e.status());
         let worst = e
             .reasons
             .iter()
             .map(|r| r.status())
             .max()
             .unwrap_or(Status::Valid);
-        assert_eq!(e.status, worst);
+        assert_eq!(e.status(), worst);
         if e.id.is_none() {
             assert_eq!(
-                e.status,
+                e.status(),
                 Status::Invalid,
                 "an envelope without id is invalid"
             );
@@ -693,7 +693,7 @@ pub fn bundle_verify(data: &[u8]) {
             .map(|r| r.status())
             .max()
             .unwrap_or(Status::Valid);
-        assert_eq!(e.status, worst);
+        assert_eq!(e.status(), worst);
     }
     match (recognised, &decoded) {
         (true, Ok(b)) => {
@@ -732,13 +732,13 @@ pub fn bundle_verify(data: &[u8]) {
                 assert_eq!(proofs2, proofs);
                 assert_eq!(b2.keys(), b.keys());
             }
-            let all = report.envelopes.iter().all(|e| e.status == Status::Valid)
+            let all = report.envelopes.iter().all(|e| e.status() == Status::Valid)
                 && report.proofs.iter().all(|p| p.status == Status::Valid);
             assert_eq!(report.all_valid(), all);
         }
         (true, Err(e)) => {
             assert_eq!(report.envelopes.len(), 1, "a bad bundle is one entry");
-            assert_eq!(report.envelopes[0].status, Status::Invalid);
+            assert_eq!(report.envelopes[0].status(), Status::Invalid);
             let detail = &report.envelopes[0].reasons[0].detail;
             assert!(detail.contains(&std::format!("{e}")), "{detail}");
             assert!(report.proofs.is_empty());

@@ -168,7 +168,7 @@ fn write_envelope(
         "{:<SHORT_ID$}  {:<width$}  {}  {}",
         short(e.id.as_deref()),
         e.from.as_deref().unwrap_or("-"),
-        opts.style.status(e.status),
+        opts.style.status(e.status()),
         reasons.join(", ")
     );
     if e.id.is_none() {

@@ -96,7 +96,7 @@ impl Drawing<'_> {
         let mut label = format!(
             "{}  {}  {}",
             short(e.id.as_deref()),
-            self.style.status(e.status),
+            self.style.status(e.status()),
             e.from.as_deref().unwrap_or("-")
         );
         if self.forest.repeat[i] {

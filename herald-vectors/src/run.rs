@@ -348,7 +348,7 @@ pub fn envelope_verdict(report: &EnvelopeReport) -> EnvelopeExpect {
         .collect();
     reasons.sort();
     EnvelopeExpect {
-        status: report.status.name().into(),
+        status: report.status().name().into(),
         reasons,
     }
 }

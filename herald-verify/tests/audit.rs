@@ -77,12 +77,12 @@ fn missing_parent_and_cross_trace_parent_replay() {
         vec![("t", seq(&[&g1, &g2, &orphan, &forged]))],
         &keyring(&[&a, &b]),
     );
-    assert_eq!(report.envelopes[0].status, Status::Valid);
-    assert_eq!(report.envelopes[1].status, Status::Valid);
+    assert_eq!(report.envelopes[0].status(), Status::Valid);
+    assert_eq!(report.envelopes[1].status(), Status::Valid);
     assert_eq!(codes(&report.envelopes[2]), vec![ReasonCode::MissingParent]);
-    assert_eq!(report.envelopes[2].status, Status::Invalid);
+    assert_eq!(report.envelopes[2].status(), Status::Invalid);
     assert_eq!(codes(&report.envelopes[3]), vec![ReasonCode::TraceMismatch]);
-    assert_eq!(report.envelopes[3].status, Status::Invalid);
+    assert_eq!(report.envelopes[3].status(), Status::Invalid);
     assert!(!report.all_valid());
 }
 
@@ -104,7 +104,7 @@ fn replay_inside_the_set_flags_every_later_copy() {
     let mut want = vec![hex::encode(r.id()), hex::encode(other.id())];
     want.sort();
     assert_eq!(leaves, want);
-    let statuses: Vec<Status> = report.envelopes.iter().map(|e| e.status).collect();
+    let statuses: Vec<Status> = report.envelopes.iter().map(|e| e.status()).collect();
     assert_eq!(
         statuses,
         vec![
@@ -152,11 +152,11 @@ fn malformed_envelope_does_not_hide_the_next_ones() {
     bytes.extend_from_slice(r.as_bytes());
     let report = run(vec![("t", bytes)], &keyring(&[&a]));
     assert_eq!(report.envelopes.len(), 3);
-    assert_eq!(report.envelopes[0].status, Status::Valid);
-    assert_eq!(report.envelopes[1].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Valid);
+    assert_eq!(report.envelopes[1].status(), Status::Invalid);
     assert_eq!(report.envelopes[1].id, None);
     assert_eq!(codes(&report.envelopes[1]), vec![ReasonCode::Malformed]);
-    assert_eq!(report.envelopes[2].status, Status::Valid);
+    assert_eq!(report.envelopes[2].status(), Status::Valid);
 }
 
 #[test]
@@ -168,7 +168,7 @@ fn truncated_empty_and_json_inputs_are_one_malformed_entry() {
     truncated.truncate(g.as_bytes().len() + 10);
     let report = run(vec![("t", truncated)], &keyring(&[&a]));
     assert_eq!(report.envelopes.len(), 2);
-    assert_eq!(report.envelopes[0].status, Status::Valid);
+    assert_eq!(report.envelopes[0].status(), Status::Valid);
     assert_eq!(report.envelopes[1].id, None);
     assert_eq!(codes(&report.envelopes[1]), vec![ReasonCode::Malformed]);
     assert!(
@@ -179,7 +179,7 @@ fn truncated_empty_and_json_inputs_are_one_malformed_entry() {
 
     let report = run(vec![("empty", Vec::new())], &keyring(&[&a]));
     assert_eq!(report.envelopes.len(), 1);
-    assert_eq!(report.envelopes[0].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Invalid);
     assert!(report.envelopes[0].reasons[0].detail.contains("empty"));
     assert!(!report.all_valid());
 
@@ -188,7 +188,7 @@ fn truncated_empty_and_json_inputs_are_one_malformed_entry() {
         &keyring(&[&a]),
     );
     assert_eq!(report.envelopes.len(), 1);
-    assert_eq!(report.envelopes[0].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Invalid);
     assert!(
         report.envelopes[0].reasons[0]
             .detail
@@ -202,7 +202,7 @@ fn unknown_signer_without_a_key() {
     let g = genesis(&a, 0);
     let report = run(vec![("t", seq(&[&g]))], &Keyring::new());
     assert_eq!(codes(&report.envelopes[0]), vec![ReasonCode::UnknownSigner]);
-    assert_eq!(report.envelopes[0].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Invalid);
     assert_eq!(report.envelopes[0].key_source, None);
 }
 
@@ -267,7 +267,7 @@ fn forged_parent_cycle_terminates_and_is_reported() {
     let report = run(vec![("cycle", bytes)], &keyring(&[&a]));
     assert_eq!(report.envelopes.len(), 2);
     for e in &report.envelopes {
-        assert_eq!(e.status, Status::Invalid);
+        assert_eq!(e.status(), Status::Invalid);
         assert!(e.has(ReasonCode::IdMismatch));
         assert!(e.has(ReasonCode::OriginMissing));
         assert!(e.has(ReasonCode::MissingParent));
@@ -373,7 +373,7 @@ fn policy_required_scope_gives_partial() {
         ..AuditOptions::default()
     };
     let report = audit(&inputs, &keyring(&[&a, &h]), &opts);
-    assert_eq!(report.envelopes[0].status, Status::Partial);
+    assert_eq!(report.envelopes[0].status(), Status::Partial);
     assert_eq!(
         codes(&report.envelopes[0]),
         vec![ReasonCode::RequiredSignatureMissing]

@@ -250,7 +250,7 @@ fn every_kind_of_bad_signature_is_named_exactly() {
             } else {
                 Status::Partial
             };
-            assert_eq!(bad.status, want);
+            assert_eq!(bad.status(), want);
         }
     }
 }
@@ -278,6 +278,6 @@ fn several_blocks_with_bad_signatures_scattered() {
     let report = both(&inputs(&envs), &AuditOptions::default());
     assert_eq!(bad_signatures(&report), planted.len());
     for &i in &planted {
-        assert_eq!(report.envelopes[i].status, Status::Invalid, "entry {i}");
+        assert_eq!(report.envelopes[i].status(), Status::Invalid, "entry {i}");
     }
 }

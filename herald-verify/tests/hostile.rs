@@ -55,7 +55,7 @@ fn audit_one(bytes: Vec<u8>) -> (Report, Usage) {
 fn assert_one_malformed(report: &Report, detail: &str) {
     assert_eq!(report.envelopes.len(), 1, "{report:#?}");
     let e = &report.envelopes[0];
-    assert_eq!(e.status, Status::Invalid);
+    assert_eq!(e.status(), Status::Invalid);
     assert!(
         e.reasons
             .iter()
@@ -240,7 +240,7 @@ fn stream_audit(byte: u8, len: usize, detail: &str) -> Usage {
     assert_eq!(r.unlisted, len - listed);
     assert_eq!(r.summary.invalid, len);
     assert!(r.envelopes.iter().all(|e| {
-        e.status == Status::Invalid
+        e.status() == Status::Invalid
             && e.reasons
                 .iter()
                 .any(|x| x.code == ReasonCode::Malformed && x.detail.contains(detail))
@@ -329,5 +329,5 @@ fn unlisted_items_leave_later_reports_in_order() {
     );
     let last = &r.envelopes[cap];
     assert_eq!(last.source.input, "good");
-    assert_eq!(last.status, Status::Valid, "{:?}", last.reasons);
+    assert_eq!(last.status(), Status::Valid, "{:?}", last.reasons);
 }

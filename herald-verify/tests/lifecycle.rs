@@ -53,7 +53,7 @@ fn deprecation_rejects_later_envelopes_from_the_sigil_not_to_it() {
         &[&birth(&a, T0), &before, &death, &after, &to_the_dead],
         &[&b],
     );
-    let s: Vec<Status> = r.envelopes.iter().map(|e| e.status).collect();
+    let s: Vec<Status> = r.envelopes.iter().map(|e| e.status()).collect();
     assert_eq!(
         s,
         vec![
@@ -86,7 +86,7 @@ fn a_current_duress_marks_later_envelopes_with_a_warning() {
     let black = duress(&w, T0 + 10);
     let later = say(&a, T0 + 20);
     let r = run(&[&born, &black, &later], &[&w]);
-    assert_eq!(r.envelopes[2].status, Status::Valid);
+    assert_eq!(r.envelopes[2].status(), Status::Valid);
     assert_eq!(codes(&r.envelopes[2]), vec![ReasonCode::SignerUnderDuress]);
     // A duress co-signed by someone other than the registered witness has no effect.
     let fake = duress(&other, T0 + 10);
@@ -103,7 +103,7 @@ fn molt_cooloff_and_an_accepted_molt() {
     let hasty = molt(&a, &a2, T0 + 200, T0 + 100 + DAY - 1);
     let r = run(&[&born, &last, &hasty], &[]);
     assert_eq!(codes(&r.envelopes[2]), vec![ReasonCode::MoltCooloff]);
-    assert_eq!(r.envelopes[2].status, Status::Invalid);
+    assert_eq!(r.envelopes[2].status(), Status::Invalid);
 
     // Patient: accepted. Then the new key's envelopes need an inclusion proof
     // (rule 3), and the old key is retired from not_before on.
@@ -125,7 +125,12 @@ fn molt_cooloff_and_an_accepted_molt() {
         ],
         &[],
     );
-    assert_eq!(r.envelopes[2].status, Status::Valid, "{:?}", r.envelopes[2]);
+    assert_eq!(
+        r.envelopes[2].status(),
+        Status::Valid,
+        "{:?}",
+        r.envelopes[2]
+    );
     assert_eq!(codes(&r.envelopes[3]), vec![ReasonCode::MoltUnproven]);
     assert_eq!(
         r.envelopes[3].signing_key.map(|k| k.to_string()).as_deref(),
@@ -203,7 +208,11 @@ fn overlapping_molts_are_both_void_and_the_sigil_disputed() {
     assert_eq!(codes(&r.envelopes[2]), vec![ReasonCode::Disputed]);
     assert_eq!(codes(&r.envelopes[3]), vec![ReasonCode::Disputed]);
     assert_eq!(codes(&r.envelopes[4]), vec![ReasonCode::Disputed]);
-    assert!(r.envelopes[2..].iter().all(|e| e.status == Status::Invalid));
+    assert!(
+        r.envelopes[2..]
+            .iter()
+            .all(|e| e.status() == Status::Invalid)
+    );
 }
 
 #[test]
@@ -233,7 +242,12 @@ fn lineage_cycle_deprecated_parent_and_consent() {
         .cosign(&p, Scope::LineageConsent, None)
         .unwrap();
     let r = run(&[&p_born, &consented], &[&p]);
-    assert_eq!(r.envelopes[1].status, Status::Valid, "{:?}", r.envelopes[1]);
+    assert_eq!(
+        r.envelopes[1].status(),
+        Status::Valid,
+        "{:?}",
+        r.envelopes[1]
+    );
     assert_eq!(r.envelopes[1].lineage_consents, vec![sigil(&p).to_string()]);
 }
 

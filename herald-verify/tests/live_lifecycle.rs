@@ -63,7 +63,7 @@ fn codes(r: &EnvelopeReport) -> Vec<&'static str> {
 /// Received and accepted with no reason at all.
 fn ok(rx: &Receiver, e: &Envelope) -> EnvelopeReport {
     let r = rx.receive(e.as_bytes()).unwrap();
-    assert_eq!(r.status, Status::Valid, "{:?}", r.reasons);
+    assert_eq!(r.status(), Status::Valid, "{:?}", r.reasons);
     assert!(r.reasons.is_empty(), "{:?}", r.reasons);
     r
 }
@@ -71,7 +71,7 @@ fn ok(rx: &Receiver, e: &Envelope) -> EnvelopeReport {
 /// Received and refused for exactly `code`.
 fn only(rx: &Receiver, e: &Envelope, code: ReasonCode) -> EnvelopeReport {
     let r = rx.receive(e.as_bytes()).unwrap();
-    assert_eq!(r.status, Status::Invalid, "{:?}", r.reasons);
+    assert_eq!(r.status(), Status::Invalid, "{:?}", r.reasons);
     assert_eq!(codes(&r), [code.name()]);
     r
 }
@@ -102,7 +102,7 @@ fn deprecation_rejects_later_envelopes_from_the_sigil_not_to_it() {
         .sign(&mallory)
         .unwrap();
     assert_eq!(
-        rx.receive(forged.as_bytes()).unwrap().status,
+        rx.receive(forged.as_bytes()).unwrap().status(),
         Status::Invalid
     );
     ok(&rx, &say(&a, T0 + 17));
@@ -152,13 +152,13 @@ fn a_current_duress_marks_later_envelopes_with_a_warning() {
     ok(&rx, &born);
     // A duress co-signed by someone other than the registered witness has no effect.
     let fake = rx.receive(duress(&a, &other, T0 + 5).as_bytes()).unwrap();
-    assert!(fake.status != Status::Invalid, "{:?}", fake.reasons);
+    assert!(fake.status() != Status::Invalid, "{:?}", fake.reasons);
     ok(&rx, &say(&a, T0 + 6));
     // The witness's co-signature makes it count.
     let black = rx.receive(duress(&a, &w, T0 + 10).as_bytes()).unwrap();
-    assert_eq!(black.status, Status::Valid, "{:?}", black.reasons);
+    assert_eq!(black.status(), Status::Valid, "{:?}", black.reasons);
     let later = rx.receive(say(&a, T0 + 20).as_bytes()).unwrap();
-    assert_eq!(later.status, Status::Valid, "a warning keeps the verdict");
+    assert_eq!(later.status(), Status::Valid, "a warning keeps the verdict");
     assert_eq!(codes(&later), [ReasonCode::SignerUnderDuress.name()]);
     // Before the duress, nothing.
     ok(&rx, &say(&a, T0 + 9));
@@ -227,7 +227,7 @@ fn a_pinned_herald_waives_the_cooloff_when_there_is_no_policy() {
     ok(&rx, &say(&a, T0 + 100));
     let r = rx.receive(hasty.as_bytes()).unwrap();
     assert_eq!(codes(&r), ["molt_cooloff", "unknown_signer"]);
-    assert_eq!(r.status, Status::Invalid);
+    assert_eq!(r.status(), Status::Invalid);
 }
 
 #[test]

@@ -84,7 +84,7 @@ fn every_signature_is_verified_once_per_key() {
     assert_eq!(by_a2.key_source.map(|k| k.name()), Some("molt"));
     assert_eq!(parallel.envelopes[4].key_source, None);
     assert_eq!(
-        parallel.envelopes[4].status,
+        parallel.envelopes[4].status(),
         herald_core::Status::Invalid,
         "{:?}",
         parallel.envelopes[4]

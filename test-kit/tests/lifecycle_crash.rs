@@ -90,7 +90,7 @@ fn in_force(rx: &Receiver, index: u64, check_receive: bool) {
             .sign(&k)
             .unwrap();
         let r = rx.receive(late.as_bytes()).unwrap();
-        assert_eq!(r.status, Status::Invalid);
+        assert_eq!(r.status(), Status::Invalid);
         let expected = if index.is_multiple_of(2) {
             ReasonCode::DeprecatedSigner
         } else {

@@ -110,7 +110,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
             let worst = r
                 .envelopes
                 .iter()
-                .map(|e| e.status)
+                .map(|e| e.status())
                 .max()
                 .unwrap_or(Status::Invalid);
             worst.name().to_owned()

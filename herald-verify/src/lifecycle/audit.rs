@@ -283,13 +283,8 @@ fn by_molt_key(
             ..EnvelopeReport::default()
         };
         if checked.key_source == Some(KeySource::Molt) && origin_ok(&redone) {
-            let r = &mut reports[i];
-            r.reasons.clear();
-            r.status = herald_core::Status::Valid;
-            r.key_source = Some(KeyOrigin::Molt);
-            for x in redone.reasons {
-                r.push(x);
-            }
+            reports[i].reasons = redone.reasons;
+            reports[i].key_source = Some(KeyOrigin::Molt);
             return Some(Signer::Molt(k));
         }
     }

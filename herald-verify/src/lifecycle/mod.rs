@@ -3,17 +3,17 @@
 //!
 //! One engine, two modes:
 //!
-//! - [`rules`]: the rules themselves, pure functions of what is known
+//! - `rules`: the rules themselves, pure functions of what is known
 //!   about an identity (its [`IdentityRecord`]) and of one envelope. Every
 //!   reason text P8 gives is written there, once.
-//! - [`audit`]: a set of envelopes judged at once (trace-audit mode): the
+//! - `audit`: a set of envelopes judged at once (trace-audit mode): the
 //!   record of each identity is built from the whole set, then every
 //!   envelope of the identity is judged against it.
 //! - live mode ([`crate::live`]): one envelope at a time, judged against
 //!   the record witnessed so far, which it then updates
-//!   ([`IdentityRecord::witness`], [`IdentityRecord::record_molt`]) and
-//!   stores ([`table`]).
-//! - [`proof`]: P8 rule 3, an inclusion proof of a molt accepted by a live
+//!   (`IdentityRecord::witness`, `IdentityRecord::record_molt`) and
+//!   stores (`table`).
+//! - `proof`: P8 rule 3, an inclusion proof of a molt accepted by a live
 //!   receiver. (A trace audit takes its proofs from bundles, checked by
 //!   [`crate::bundle`].)
 //!

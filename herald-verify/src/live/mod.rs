@@ -313,7 +313,6 @@ impl Receiver {
         let mut report = EnvelopeReport {
             id: env.map(|v| hex(v.id())),
             from: env.map(|v| String::from(v.from())),
-            status: Status::Valid,
             reasons: Vec::new(),
             key_source: origin.key_source,
             source: Source::default(),
@@ -385,7 +384,7 @@ impl Receiver {
 
 /// Accepted: `valid` or `partial` (P13).
 fn accepted(r: &EnvelopeReport) -> bool {
-    matches!(r.status, Status::Valid | Status::Partial)
+    matches!(r.status(), Status::Valid | Status::Partial)
 }
 
 // A `Receiver` is shared between receiving threads.

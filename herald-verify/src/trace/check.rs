@@ -6,8 +6,7 @@ use alloc::{boxed::Box, string::String, vec::Vec};
 use std::collections::{HashMap, HashSet};
 
 use herald_core::{
-    Body, CheckOptions, Checked, EnvelopeRef, PublicKey, Reason, SignatureVerifier, Status,
-    check_with,
+    Body, CheckOptions, Checked, EnvelopeRef, PublicKey, Reason, SignatureVerifier, check_with,
 };
 
 use super::entry::{Entry, id_field};
@@ -87,7 +86,6 @@ fn record_of<'a>(
     let mut report = EnvelopeReport {
         id: env.as_ref().map(|v| hex(v.id())),
         from: env.as_ref().map(|v| String::from(v.from())),
-        status: Status::Valid,
         // Exactly the reasons known now; most envelopes have none, and a
         // hostile stream of one-byte items has one each (F2).
         reasons: Vec::with_capacity(reasons.len()),

@@ -3,7 +3,7 @@
 
 use alloc::{string::String, vec::Vec};
 
-use herald_core::{EnvelopeRef, ReasonCode, SigilForm, Status};
+use herald_core::{EnvelopeRef, ReasonCode, SigilForm};
 
 use super::Input;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
@@ -28,7 +28,6 @@ pub(super) fn unparsed(source: Source, detail: String) -> EnvelopeReport {
     let mut r = EnvelopeReport {
         id: None,
         from: None,
-        status: Status::Valid,
         reasons: Vec::new(),
         key_source: None,
         source,

@@ -2,21 +2,21 @@
 //! P10 trace-audit mode, P11, P13): [`audit`], in numbered steps, one
 //! function each.
 //!
-//! 1. [`split`]: every input into items; a bundle gives its envelopes,
+//! 1. `split`: every input into items; a bundle gives its envelopes,
 //!    keys and proofs.
-//! 2. [`learn_keys`]: the keyring, the bundles' keys, and the keys of
+//! 2. `learn_keys`: the keyring, the bundles' keys, and the keys of
 //!    self-certifying births (P7).
-//! 3. [`check_each`]: each envelope alone, its signatures verified in
-//!    batches on every core ([`check`]).
+//! 3. `check_each`: each envelope alone, its signatures verified in
+//!    batches on every core (`check`).
 //!    3b. bundled inclusion proofs ([`crate::bundle`]);
 //!    3c. the identity lifecycle across the set ([`crate::lifecycle`]).
-//! 4. [`parents`]: parents and the trace-parent binding.
-//! 5. [`replays`]: `(from key, nonce)` pairs used twice in the set.
-//! 6. [`traces`]: each trace's genesis, leaves and counts.
+//! 4. `parents`: parents and the trace-parent binding.
+//! 5. `replays`: `(from key, nonce)` pairs used twice in the set.
+//! 6. `traces`: each trace's genesis, leaves and counts.
 //! 7. the items that are not envelopes put back in input order.
 //!
 //! Each signature is verified once per audit and key: step 2's verdicts are
-//! reused by step 3, and step 3's by 3c ([`verdicts`];
+//! reused by step 3, and step 3's by 3c (`verdicts`;
 //! tests/verified_once.rs counts them).
 //!
 //! Nothing here recurses or follows parent links in a loop: parents are
@@ -205,7 +205,7 @@ fn audit_with(
     let envelopes = merge_at_positions(reports, items.unsplittable);
     let mut summary = Summary::default();
     for e in &envelopes {
-        summary.add(e.status);
+        summary.add(e.status());
     }
     summary.invalid += dropped;
     Report {
@@ -529,7 +529,7 @@ fn traces(set: &Checked<'_>, has_child: &HashSet<usize>) -> Vec<TraceReport> {
         if !has_child.contains(&i) && set.computed[i].is_some_and(|c| first.insert(c)) {
             t.leaves.push(hex(v.id()));
         }
-        match set.reports[i].status {
+        match set.reports[i].status() {
             Status::Valid => t.valid += 1,
             Status::Partial => t.partial += 1,
             Status::Invalid => t.invalid += 1,

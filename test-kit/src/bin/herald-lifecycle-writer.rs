@@ -88,7 +88,7 @@ fn main() -> ExitCode {
             };
             // The birth may have been committed by a writer killed before the fact.
             match rx.receive(birth.as_bytes()) {
-                Ok(r) if r.status == Status::Valid || r.has(ReasonCode::ReplayedNonce) => {}
+                Ok(r) if r.status() == Status::Valid || r.has(ReasonCode::ReplayedNonce) => {}
                 Ok(r) => return Err(format!("birth {index} refused: {:?}", r.reasons)),
                 Err(e) => return Err(e.to_string()),
             }
@@ -98,7 +98,7 @@ fn main() -> ExitCode {
                 "molted"
             };
             let line = match rx.receive(fact.as_bytes()) {
-                Ok(r) if r.status == Status::Valid => format!("{word} {index}\n"),
+                Ok(r) if r.status() == Status::Valid => format!("{word} {index}\n"),
                 Ok(r) if r.has(ReasonCode::ReplayedNonce) => format!("replayed {index}\n"),
                 Ok(r) => return Err(format!("{word} {index} refused: {:?}", r.reasons)),
                 Err(e) => return Err(e.to_string()),
