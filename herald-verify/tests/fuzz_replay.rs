@@ -20,7 +20,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[allow(unreachable_pub, dead_code)]
-#[path = "../../fuzz/src/verify_targets.rs"]
+#[path = "../../fuzz/src/verify_targets/mod.rs"]
 mod targets;
 
 use std::fs;
