@@ -1,7 +1,7 @@
 //! Stable-toolchain replay of the herald-verify fuzz targets
 //! (docs/fuzzing.md).
 //!
-//! The target bodies are `fuzz/src/verify_targets.rs`, compiled here with
+//! The target bodies are `fuzz/src/verify_targets/`, compiled here with
 //! `#[path]` (one copy, shared with the libFuzzer binaries). Each test runs
 //! one body over every file of `fuzz/corpus/<target>/`, of
 //! `fuzz/regressions/<target>/` (committed reproducers) and of any local
