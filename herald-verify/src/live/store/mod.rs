@@ -52,21 +52,23 @@
 //! process cannot open the file while one has it open
 //! ([`StoreError::Locked`]).
 
-use alloc::{
-    boxed::Box,
-    string::{String, ToString},
-};
-use core::fmt;
+mod error;
+mod replay;
+
+pub use error::StoreError;
+pub use replay::Claim;
+pub(crate) use replay::{claim_in, contains_in};
+
+use alloc::string::{String, ToString};
 use std::path::{Path, PathBuf};
 
 use crate::files::{self, FileError};
 
-use redb::{
-    Database, Durability, ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition,
-};
+use redb::{Database, Durability, ReadableDatabase, TableDefinition};
 
 /// The `replay` table: `signer key ‖ nonce` → retain-until (P10).
-const REPLAY: TableDefinition<'static, &'static [u8; 48], u64> = TableDefinition::new("replay");
+pub(super) const REPLAY: TableDefinition<'static, &'static [u8; 48], u64> =
+    TableDefinition::new("replay");
 
 /// The `lifecycle` table: identity (key-hash prefix) → its P8 record.
 pub(crate) const LIFECYCLE: TableDefinition<'static, &'static [u8; 10], &'static [u8]> =
@@ -85,258 +87,6 @@ pub const STORE_FORMAT: u64 = 1;
 
 /// Longest owner name, bytes.
 pub const MAX_OWNER: usize = 256;
-
-/// What [`Store::claim`] found (P10).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Claim {
-    /// The pair was not cached (or its entry had expired): it is now, durably.
-    Fresh,
-    /// The pair is cached and still retained: `replayed_nonce`.
-    Replayed,
-}
-
-/// The replay store could not be used. Every variant names the file.
-#[derive(Debug)]
-#[non_exhaustive]
-pub enum StoreError {
-    /// The file could not be opened or created (permissions, a directory, …).
-    Open {
-        /// The database file.
-        path: PathBuf,
-        /// What redb reported.
-        error: Box<redb::Error>,
-    },
-    /// The file is open elsewhere (another process, or another [`Store`] of
-    /// this one): redb lets one handle write at a time.
-    Locked {
-        /// The database file.
-        path: PathBuf,
-    },
-    /// The file is not a redb database, is damaged, or holds tables of
-    /// other types than a replay store's.
-    Corrupted {
-        /// The database file.
-        path: PathBuf,
-        /// What is wrong, as redb reported it.
-        detail: String,
-    },
-    /// There is no store at the path: [`Store::open`] never creates one.
-    Missing {
-        /// The path.
-        path: PathBuf,
-    },
-    /// The path exists: [`Store::create`] never replaces anything.
-    Exists {
-        /// The path.
-        path: PathBuf,
-    },
-    /// The file exists but is empty (truncated, or never written): refused,
-    /// never re-initialized, since a new store would forget every
-    /// acknowledged nonce.
-    Empty {
-        /// The store file.
-        path: PathBuf,
-    },
-    /// The store has no `meta` header or another format than
-    /// [`STORE_FORMAT`].
-    Format {
-        /// The store file.
-        path: PathBuf,
-        /// The format found, if a header was.
-        found: Option<u64>,
-    },
-    /// The store belongs to another owner (copied from elsewhere?).
-    Foreign {
-        /// The store file.
-        path: PathBuf,
-        /// The owner asked for.
-        expected: String,
-        /// The owner the store names.
-        found: String,
-    },
-    /// The owner name is empty or longer than [`MAX_OWNER`] bytes.
-    BadOwner {
-        /// The store file.
-        path: PathBuf,
-    },
-    /// The file is not usable as a local file: not regular, group- or
-    /// world-writable, or the file system refused.
-    File(FileError),
-    /// A read, write or commit failed after the file was opened.
-    Storage {
-        /// The database file.
-        path: PathBuf,
-        /// The operation that failed (`claim`, `purge`, …).
-        operation: &'static str,
-        /// What redb reported.
-        error: Box<redb::Error>,
-    },
-}
-
-impl StoreError {
-    pub(crate) fn storage(
-        path: &Path,
-        operation: &'static str,
-        error: impl Into<redb::Error>,
-    ) -> Self {
-        match error.into() {
-            redb::Error::Corrupted(detail) => Self::Corrupted {
-                path: path.to_path_buf(),
-                detail,
-            },
-            error @ (redb::Error::TableTypeMismatch { .. }
-            | redb::Error::TableIsMultimap(_)
-            | redb::Error::TypeDefinitionChanged { .. }) => Self::Corrupted {
-                path: path.to_path_buf(),
-                detail: std::format!("not a replay store: {error}"),
-            },
-            error => Self::Storage {
-                path: path.to_path_buf(),
-                operation,
-                error: Box::new(error),
-            },
-        }
-    }
-
-    fn open(path: &Path, error: redb::DatabaseError) -> Self {
-        match error {
-            redb::DatabaseError::DatabaseAlreadyOpen
-            | redb::DatabaseError::LockProtocolMismatch => Self::Locked {
-                path: path.to_path_buf(),
-            },
-            redb::DatabaseError::Storage(redb::StorageError::Corrupted(detail)) => {
-                Self::Corrupted {
-                    path: path.to_path_buf(),
-                    detail,
-                }
-            }
-            // redb's "not a redb database: magic number mismatch".
-            redb::DatabaseError::Storage(redb::StorageError::Io(e))
-                if e.kind() == std::io::ErrorKind::InvalidData =>
-            {
-                Self::Corrupted {
-                    path: path.to_path_buf(),
-                    detail: std::format!("{e}"),
-                }
-            }
-            redb::DatabaseError::UpgradeRequired(version) => Self::Corrupted {
-                path: path.to_path_buf(),
-                detail: std::format!("redb file format {version}, not this redb's"),
-            },
-            error => Self::Open {
-                path: path.to_path_buf(),
-                error: Box::new(error.into()),
-            },
-        }
-    }
-
-    /// The database file concerned.
-    pub fn path(&self) -> &Path {
-        match self {
-            Self::Open { path, .. }
-            | Self::Locked { path }
-            | Self::Corrupted { path, .. }
-            | Self::Missing { path }
-            | Self::Exists { path }
-            | Self::Empty { path }
-            | Self::Format { path, .. }
-            | Self::Foreign { path, .. }
-            | Self::BadOwner { path }
-            | Self::Storage { path, .. } => path,
-            Self::File(e) => e.path(),
-        }
-    }
-}
-
-impl fmt::Display for StoreError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Open { path, error } => {
-                write!(
-                    f,
-                    "{}: cannot open the replay store: {error}",
-                    path.display()
-                )
-            }
-            Self::Locked { path } => write!(
-                f,
-                "{}: the replay store is already open (another process or handle)",
-                path.display()
-            ),
-            Self::Corrupted { path, detail } => write!(
-                f,
-                "{}: not a usable replay store (damaged or not one): {detail}; \
-                 restore it from a backup (it is never re-created)",
-                path.display()
-            ),
-            Self::Missing { path } => write!(
-                f,
-                "{}: no replay store here; create one explicitly (Store::create, `--init`)",
-                path.display()
-            ),
-            Self::Exists { path } => write!(
-                f,
-                "{}: already exists; a new replay store is created only where nothing is",
-                path.display()
-            ),
-            Self::Empty { path } => write!(
-                f,
-                "{}: the replay store is empty (0 bytes: truncated or never written); \
-                 restore it from a backup. It is not re-created: an empty store would \
-                 accept replays of every nonce it had acknowledged",
-                path.display()
-            ),
-            Self::Format {
-                path,
-                found: Some(found),
-            } => write!(
-                f,
-                "{}: replay store format {found}, this program reads format {STORE_FORMAT}",
-                path.display()
-            ),
-            Self::Format { path, found: None } => write!(
-                f,
-                "{}: a redb file without a replay store header (format {STORE_FORMAT})",
-                path.display()
-            ),
-            Self::Foreign {
-                path,
-                expected,
-                found,
-            } => write!(
-                f,
-                "{}: this replay store belongs to {found:?}, not {expected:?}; \
-                 a store copied from elsewhere is not used",
-                path.display()
-            ),
-            Self::BadOwner { path } => write!(
-                f,
-                "{}: a store owner is 1 to {MAX_OWNER} bytes",
-                path.display()
-            ),
-            Self::File(e) => write!(f, "{e}"),
-            Self::Storage {
-                path,
-                operation,
-                error,
-            } => write!(
-                f,
-                "{}: replay store {operation} failed: {error}",
-                path.display()
-            ),
-        }
-    }
-}
-
-impl std::error::Error for StoreError {
-    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        match self {
-            Self::Open { error, .. } | Self::Storage { error, .. } => Some(&**error),
-            Self::File(e) => Some(e),
-            _ => None,
-        }
-    }
-}
 
 /// The persistent replay cache (P10): `(from key, nonce)` pairs and how long
 /// each is kept. `Send + Sync`; share it between threads behind an `Arc`.
@@ -534,85 +284,6 @@ impl Store {
             .map_err(|e| StoreError::storage(&self.path, operation, e))?;
         Ok(txn)
     }
-
-    /// Claim `(signer, nonce)` at time `now` (P10).
-    ///
-    /// In one write transaction: if the pair is cached with a retain-until
-    /// ≥ `now` it is [`Claim::Replayed`] and nothing changes; otherwise
-    /// (absent, or an entry past its retention, which may be reused) the pair
-    /// is stored with `retain_until` and the transaction committed durably
-    /// before [`Claim::Fresh`] is returned. An error means the claim may or
-    /// may not have been stored: treat the envelope as not accepted.
-    pub fn claim(
-        &self,
-        signer: &[u8; 32],
-        nonce: &[u8; 16],
-        retain_until: u64,
-        now: u64,
-    ) -> Result<Claim, StoreError> {
-        const OP: &str = "claim";
-        let err = |e: redb::Error| StoreError::storage(&self.path, OP, e);
-        let txn = self.begin_write(OP)?;
-        if claim_in(&txn, signer, nonce, retain_until, now).map_err(err)? == Claim::Replayed {
-            // Dropping the transaction aborts it: nothing was written.
-            return Ok(Claim::Replayed);
-        }
-        txn.commit().map_err(|e| err(e.into()))?;
-        Ok(Claim::Fresh)
-    }
-
-    /// Whether `(signer, nonce)` is cached and retained at `now`, without
-    /// claiming it (a read transaction).
-    pub fn contains(
-        &self,
-        signer: &[u8; 32],
-        nonce: &[u8; 16],
-        now: u64,
-    ) -> Result<bool, StoreError> {
-        const OP: &str = "lookup";
-        let err = |e: redb::Error| StoreError::storage(&self.path, OP, e);
-        let txn = self.db.begin_read().map_err(|e| err(e.into()))?;
-        let table = txn.open_table(REPLAY).map_err(|e| err(e.into()))?;
-        retained(&table, signer, nonce, now).map_err(err)
-    }
-
-    /// Remove every entry whose retain-until is before `now`; returns how
-    /// many were removed. Such entries no longer protect anything: an
-    /// envelope carrying one of their pairs is `expired` or `stale` (P10).
-    pub fn purge(&self, now: u64) -> Result<u64, StoreError> {
-        const OP: &str = "purge";
-        let err = |e: redb::Error| StoreError::storage(&self.path, OP, e);
-        let txn = self.begin_write(OP)?;
-        let mut removed = 0u64;
-        {
-            let mut table = txn.open_table(REPLAY).map_err(|e| err(e.into()))?;
-            table
-                .retain(|_, until| {
-                    let keep = until >= now;
-                    if !keep {
-                        removed += 1;
-                    }
-                    keep
-                })
-                .map_err(|e| err(e.into()))?;
-        }
-        txn.commit().map_err(|e| err(e.into()))?;
-        Ok(removed)
-    }
-
-    /// Number of cached pairs, retained or not yet purged.
-    pub fn len(&self) -> Result<u64, StoreError> {
-        const OP: &str = "len";
-        let err = |e: redb::Error| StoreError::storage(&self.path, OP, e);
-        let txn = self.db.begin_read().map_err(|e| err(e.into()))?;
-        let table = txn.open_table(REPLAY).map_err(|e| err(e.into()))?;
-        table.len().map_err(|e| err(e.into()))
-    }
-
-    /// Whether no pair is cached.
-    pub fn is_empty(&self) -> Result<bool, StoreError> {
-        self.len().map(|n| n == 0)
-    }
 }
 
 /// Refuse an owner name that is empty or longer than [`MAX_OWNER`].
@@ -656,53 +327,6 @@ fn sync_dir(dir: &Path) {
     if let Ok(d) = std::fs::File::open(dir) {
         let _ = d.sync_all();
     }
-}
-
-/// [`Store::claim`] inside the caller's write transaction `txn`: on
-/// [`Claim::Fresh`] the pair is written (not yet committed); on
-/// [`Claim::Replayed`] nothing is.
-pub(crate) fn claim_in(
-    txn: &redb::WriteTransaction,
-    signer: &[u8; 32],
-    nonce: &[u8; 16],
-    retain_until: u64,
-    now: u64,
-) -> Result<Claim, redb::Error> {
-    let mut table = txn.open_table(REPLAY)?;
-    if retained(&table, signer, nonce, now)? {
-        return Ok(Claim::Replayed);
-    }
-    table.insert(&replay_key(signer, nonce), retain_until)?;
-    Ok(Claim::Fresh)
-}
-
-/// Whether `(signer, nonce)` is in `table` with a retain-until ≥ `now`.
-pub(crate) fn retained(
-    table: &impl ReadableTable<&'static [u8; 48], u64>,
-    signer: &[u8; 32],
-    nonce: &[u8; 16],
-    now: u64,
-) -> Result<bool, redb::Error> {
-    let cached = table.get(&replay_key(signer, nonce))?.map(|v| v.value());
-    Ok(cached.is_some_and(|until| until >= now))
-}
-
-/// [`Store::contains`] inside the caller's write transaction.
-pub(crate) fn contains_in(
-    txn: &redb::WriteTransaction,
-    signer: &[u8; 32],
-    nonce: &[u8; 16],
-    now: u64,
-) -> Result<bool, redb::Error> {
-    retained(&txn.open_table(REPLAY)?, signer, nonce, now)
-}
-
-/// `signer ‖ nonce`, the `replay` table key.
-fn replay_key(signer: &[u8; 32], nonce: &[u8; 16]) -> [u8; 48] {
-    let mut key = [0u8; 48];
-    key[..32].copy_from_slice(signer);
-    key[32..].copy_from_slice(nonce);
-    key
 }
 
 // A `Store` is shared between receiver threads (P10 live reception).
