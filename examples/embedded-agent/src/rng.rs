@@ -9,7 +9,7 @@
 //! emulator that count is not secret and can repeat from boot to boot. It
 //! is NOT a source of entropy; never ship it.
 
-use herald_core::rand_core::{CryptoRng, Error, RngCore};
+use herald_core::rand_core::{CryptoRng, Error, RngCore, impls};
 use sha2::{Digest, Sha256};
 
 /// SHA-256(seed ‖ boot ticks ‖ counter), 32 bytes per block.
@@ -34,15 +34,11 @@ impl DemoRng {
 
 impl RngCore for DemoRng {
     fn next_u32(&mut self) -> u32 {
-        let mut b = [0u8; 4];
-        self.fill_bytes(&mut b);
-        u32::from_le_bytes(b)
+        impls::next_u32_via_fill(self)
     }
 
     fn next_u64(&mut self) -> u64 {
-        let mut b = [0u8; 8];
-        self.fill_bytes(&mut b);
-        u64::from_le_bytes(b)
+        impls::next_u64_via_fill(self)
     }
 
     fn fill_bytes(&mut self, dest: &mut [u8]) {
