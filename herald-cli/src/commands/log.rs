@@ -45,6 +45,8 @@ pub(crate) enum LogCommand {
                       not run."
     )]
     VerifyProof(VerifyProofArgs),
+    #[command(flatten)]
+    Tlog(super::tlog::TlogCommand),
 }
 
 /// `herald log init`.
@@ -164,6 +166,7 @@ pub(crate) fn run(command: LogCommand) -> Result<ExitCode, CliError> {
         LogCommand::Prove(a) => prove(&a),
         LogCommand::Consistency(a) => consistency(&a),
         LogCommand::VerifyProof(a) => verify_proof(&a),
+        LogCommand::Tlog(c) => super::tlog::run(c),
     }
 }
 
@@ -172,7 +175,7 @@ fn log_error(e: herald_verify::LogError) -> CliError {
 }
 
 /// Open the log in `dir`, reporting a repaired interrupted append.
-fn open(dir: &Path) -> Result<Log, CliError> {
+pub(crate) fn open(dir: &Path) -> Result<Log, CliError> {
     let log = Log::open(dir).map_err(log_error)?;
     if let Some(r) = log.recovery() {
         eprintln!("herald: note: {r}");
@@ -219,9 +222,9 @@ fn append(a: &AppendArgs) -> Result<ExitCode, CliError> {
 
 /// The log's key, from `--key` or the path `init` recorded, checked to be
 /// the log's.
-fn signing_key(log: &Log, sign: &SignArgs) -> Result<SigningKey, CliError> {
-    let path = match (&sign.key, log.key_path()) {
-        (Some(p), _) => p.clone(),
+pub(crate) fn signing_key(log: &Log, key: Option<&Path>) -> Result<SigningKey, CliError> {
+    let path = match (key, log.key_path()) {
+        (Some(p), _) => p.to_path_buf(),
         (None, Some(p)) => p.to_path_buf(),
         (None, None) => {
             return Err(CliError::new(format!(
@@ -274,7 +277,7 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
 
 fn sth(a: &SthArgs) -> Result<ExitCode, CliError> {
     let log = open(&a.dir)?;
-    let key = signing_key(&log, &a.sign)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let sth = log
         .signed_tree_head(&key, None, ts(&a.sign)?)
         .map_err(log_error)?;
@@ -304,7 +307,7 @@ fn parse_id(text: &str) -> Result<[u8; 32], CliError> {
 fn prove(a: &ProveArgs) -> Result<ExitCode, CliError> {
     let id = parse_id(&a.id)?;
     let log = open(&a.dir)?;
-    let key = signing_key(&log, &a.sign)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let proof = log
         .inclusion_proof(&key, &id, a.size, ts(&a.sign)?)
         .map_err(log_error)?;
@@ -314,7 +317,7 @@ fn prove(a: &ProveArgs) -> Result<ExitCode, CliError> {
 
 fn consistency(a: &ConsistencyArgs) -> Result<ExitCode, CliError> {
     let log = open(&a.dir)?;
-    let key = signing_key(&log, &a.sign)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let proof = log
         .consistency_proof(&key, a.from, a.to, ts(&a.sign)?)
         .map_err(|e| CliError::new(format!("--from {}: {e}", a.from)))?;

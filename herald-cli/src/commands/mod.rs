@@ -11,7 +11,9 @@ pub(crate) mod keygen;
 pub(crate) mod log;
 pub(crate) mod new;
 pub(crate) mod reply;
+pub(crate) mod tlog;
 pub(crate) mod verify;
+pub(crate) mod witness;
 
 use herald_core::{Kind, Scope, Sigil};
 
