@@ -164,7 +164,8 @@ impl Witness {
         let Ok(mut state) = self.state.lock() else {
             return Reply::text(500, "witness state lock poisoned");
         };
-        let latest = state.latest(checkpoint.origin());
+        // A recorded size 0 is the empty tree: the same as no record.
+        let latest = state.latest(checkpoint.origin()).filter(|l| l.size > 0);
         let latest_size = latest.map_or(0, |l| l.size);
         if req.old != latest_size {
             return Reply {

@@ -96,6 +96,9 @@ fn consistent_sequence_is_cosigned() {
     let r = post(&s2, 0, &[], &checkpoint(&t, 0, &key).note().to_text());
     assert_eq!(r.status, 200);
     assert!(r.body.starts_with("\u{2014} w.example/1 ".as_bytes()));
+    // A recorded size 0 is the empty tree: the sequence goes on from it.
+    let cp = checkpoint(&t, 3, &key);
+    assert_eq!(post(&s2, 0, &[], &cp.note().to_text()).status, 200);
 }
 
 #[test]
