@@ -10,6 +10,7 @@
 //!   [`tiles`]: the writer (a log's tiles for its current size) and the
 //!   reader (roots and proofs from tiles and a checkpoint alone).
 //! - [`policy`]: C2SP tlog-policy files and quorum evaluation.
+//! - [`evidence`]: split-view evidence, checked offline.
 //! - [`log`]: a P9 file log ([`herald_verify::Log`]) as a checkpoint and
 //!   tiles: what a server publishes, as a function of the log directory.
 //!
@@ -31,6 +32,7 @@
 
 pub mod checkpoint;
 pub mod cosignature;
+pub mod evidence;
 pub mod log;
 pub mod note;
 pub mod policy;

@@ -204,10 +204,24 @@ impl<F: Fetch> TileReader<F> {
     /// The consistency proof from the tree of `older` to this one (RFC
     /// 9162 §2.1.4.1), verified against both roots.
     pub fn consistency_proof(&self, older: &Checkpoint) -> Result<Vec<Hash>, ReadError> {
-        self.check_size(older.size())?;
-        let proof = subtrees::consistency_proof(self, older.size(), self.size)?;
-        verify_consistency(older.size(), self.size, &proof, older.root(), &self.root)?;
+        let (root, proof) = self.prefix_proof(older.size())?;
+        if root != *older.root() {
+            return Err(ProofError::RootMismatch.into());
+        }
         Ok(proof)
+    }
+
+    /// This tree's root at `size` (`0 < size ≤ self.size()`) and the
+    /// consistency proof from there to this tree, verified against this
+    /// checkpoint's root: the root the tree must have had at `size`, for
+    /// comparing with another checkpoint of that size (split-view evidence).
+    pub fn prefix_proof(&self, size: u64) -> Result<(Hash, Vec<Hash>), ReadError> {
+        self.check_size(size)?;
+        let root = subtrees::root_at(self, size)?;
+        let proof = subtrees::consistency_proof(self, size, self.size)?;
+        verify_consistency(size, self.size, &proof, &root, &self.root)
+            .map_err(|_| ReadError::RootMismatch { size: self.size })?;
+        Ok((root, proof))
     }
 
     /// The entries of bundle `index` (up to 256), each checked against the

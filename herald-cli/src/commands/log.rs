@@ -155,6 +155,13 @@ pub(crate) struct VerifyProofArgs {
     /// file, the envelope with the leaf's id)
     #[arg(long, value_name = "FILE")]
     envelope: Option<PathBuf>,
+    /// A C2SP tlog-policy file: the proof counts only if --checkpoint is its (newer) tree head,
+    /// signed by the log and cosigned by the policy's quorum of witnesses
+    #[arg(long = "log-policy", value_name = "FILE", requires = "checkpoint")]
+    log_policy: Option<PathBuf>,
+    /// The cosigned C2SP checkpoint of the proof's (newer) tree head (with --log-policy)
+    #[arg(long, value_name = "CHECKPOINT", requires = "log_policy")]
+    checkpoint: Option<PathBuf>,
 }
 
 /// Run `herald log …`.
@@ -363,6 +370,20 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
     if let Err(e) = object.verify(&keys) {
         return verdict(false, format!("invalid: {name}: {e}"));
     }
+    let witnessed = match (&a.log_policy, &a.checkpoint) {
+        (Some(policy), Some(cp)) => {
+            let head = match &object {
+                AuditObject::TreeHead(sth) => sth.head(),
+                AuditObject::Consistency(p) => p.sth2().head(),
+                AuditObject::Inclusion(p) => p.sth().head(),
+            };
+            match super::tlog::policy_covers(policy, cp, head) {
+                Ok(by) => format!("; its checkpoint is {by}"),
+                Err(e) => return verdict(false, format!("invalid: {name}: --log-policy: {e}")),
+            }
+        }
+        _ => String::new(),
+    };
     let line = match &object {
         AuditObject::TreeHead(sth) => format!(
             "valid signed tree head: log {}, {}, root {}, signed {}",
@@ -410,5 +431,5 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
             line
         }
     };
-    verdict(true, line)
+    verdict(true, format!("{line}{witnessed}"))
 }

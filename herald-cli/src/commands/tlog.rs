@@ -36,6 +36,51 @@ pub(crate) enum TlogCommand {
     /// Read a log from its checkpoint and tiles alone (a URL or a directory); verify the
     /// checkpoint, rebuild the root, and prove entries
     Fetch(FetchArgs),
+    /// Check every pair of a log's checkpoints seen (from the log, its mirrors, cosigned copies,
+    /// the last run) for consistency; report split views with self-contained evidence
+    #[command(
+        after_help = "Exit status: 0 every pair is consistent, 1 a split view (evidence \
+                            written) or a checkpoint that does not verify, 2 the command could \
+                            not run."
+    )]
+    Monitor(MonitorArgs),
+    /// Check split-view evidence offline (as `monitor` writes it)
+    #[command(
+        after_help = "Exit status: 0 the evidence proves that the log signed two \
+                            checkpoints that cannot both be true, 1 it does not."
+    )]
+    VerifyEvidence(VerifyEvidenceArgs),
+}
+
+/// `herald log monitor`.
+#[derive(Args, Debug)]
+pub(crate) struct MonitorArgs {
+    /// Where checkpoints come from: a log URL (http://…) or directory serving checkpoint and
+    /// tile/ (its tiles prove consistency), or a file holding a checkpoint (e.g. a cosigned
+    /// copy from `herald log witness`)
+    #[arg(value_name = "SOURCE", required = true)]
+    sources: Vec<String>,
+    /// The log's verifier key (name+id+base64(0x01||key))
+    #[arg(long = "log-key", value_name = "VKEY")]
+    log_key: String,
+    /// A file keeping the largest consistent checkpoint between runs (read if present, then
+    /// replaced)
+    #[arg(long, value_name = "FILE")]
+    state: Option<PathBuf>,
+    /// Where to write split-view evidence (a second one gets OUT.2, …)
+    #[arg(long, value_name = "OUT", default_value = "split_view.evidence")]
+    evidence: PathBuf,
+}
+
+/// `herald log verify-evidence`.
+#[derive(Args, Debug)]
+pub(crate) struct VerifyEvidenceArgs {
+    /// The evidence file
+    #[arg(value_name = "FILE")]
+    file: PathBuf,
+    /// Require the evidence to be about this log key [default: the key the file names]
+    #[arg(long = "log-key", value_name = "VKEY")]
+    log_key: Option<String>,
 }
 
 /// `herald log checkpoint`.
@@ -141,6 +186,8 @@ pub(crate) fn run(command: TlogCommand) -> Result<ExitCode, CliError> {
         TlogCommand::Tiles(a) => tiles(&a),
         TlogCommand::Witness(a) => witness(&a),
         TlogCommand::Fetch(a) => fetch(&a),
+        TlogCommand::Monitor(a) => monitor(&a),
+        TlogCommand::VerifyEvidence(a) => verify_evidence(&a),
     }
 }
 
@@ -304,6 +351,54 @@ pub(crate) fn open_checkpoint(
     Ok((cp, "signed by the log key".to_owned()))
 }
 
+/// `verify-proof --log-policy FILE --checkpoint CP` (C2SP tlog-policy): the
+/// checkpoint satisfies the policy (signed by one of its logs, cosigned by
+/// its quorum), is signed by the key of the proof's log, and is the tree
+/// head the proof was checked against (same size and root). Returns who
+/// cosigned it.
+pub(crate) fn policy_covers(
+    policy: &Path,
+    checkpoint: &Path,
+    head: &herald_verify::TreeHead,
+) -> Result<String, String> {
+    let text = std::fs::read(policy).map_err(|e| format!("{}: {e}", policy.display()))?;
+    let policy = Policy::parse(&text).map_err(|e| format!("{}: {e}", policy.display()))?;
+    let bytes = std::fs::read(checkpoint).map_err(|e| format!("{}: {e}", checkpoint.display()))?;
+    let (cp, names) = policy
+        .verify_checkpoint(&bytes)
+        .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
+    let c = cp.checkpoint();
+    let own = policy
+        .logs()
+        .iter()
+        .filter(|l| {
+            l.key.name() == c.origin() && head.log().names_key(l.key.public_key().as_bytes())
+        })
+        .any(|l| SignedCheckpoint::open(&bytes, std::slice::from_ref(&l.key)).is_ok());
+    if !own {
+        return Err(format!(
+            "{}: not signed by the key of log {} under the policy",
+            checkpoint.display(),
+            head.log()
+        ));
+    }
+    if c.size() != head.size() || c.root() != head.root() {
+        return Err(format!(
+            "{}: checkpoint of size {} root {} is not the proof's tree head (size {} root {})",
+            checkpoint.display(),
+            c.size(),
+            hex(c.root()),
+            head.size(),
+            hex(head.root())
+        ));
+    }
+    Ok(if names.is_empty() {
+        "the policy needs no cosignature".to_owned()
+    } else {
+        format!("cosigned by {}", names.join(", "))
+    })
+}
+
 fn fetch(a: &FetchArgs) -> Result<ExitCode, CliError> {
     let base = a.url.clone();
     let bytes = fetch_from(&base, "checkpoint").map_err(|e| CliError::new(e.to_string()))?;
@@ -347,4 +442,184 @@ fn fetch(a: &FetchArgs) -> Result<ExitCode, CliError> {
     }
     print(&out)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// One checkpoint the monitor saw.
+struct Seen {
+    source: String,
+    bytes: Vec<u8>,
+    checkpoint: herald_tlog::Checkpoint,
+    /// Where its tiles are (a log URL or directory), if any.
+    tiles: Option<String>,
+}
+
+fn monitor(a: &MonitorArgs) -> Result<ExitCode, CliError> {
+    let key =
+        NoteVerifier::parse(&a.log_key).map_err(|e| CliError::new(format!("--log-key: {e}")))?;
+    let mut out = String::new();
+    let mut bad = false;
+    let mut seen: Vec<Seen> = Vec::new();
+    // (source, its checkpoint's bytes, where its tiles are)
+    type Input = (String, Result<Vec<u8>, String>, Option<String>);
+    let mut inputs: Vec<Input> = Vec::new();
+    if let Some(state) = a.state.as_ref().filter(|s| s.exists()) {
+        let r = std::fs::read(state).map_err(|e| e.to_string());
+        inputs.push((state.display().to_string(), r, None));
+    }
+    for src in &a.sources {
+        if Path::new(src).is_file() {
+            inputs.push((
+                src.clone(),
+                std::fs::read(src).map_err(|e| e.to_string()),
+                None,
+            ));
+        } else {
+            let r = fetch_from(src, "checkpoint").map_err(|e| e.to_string());
+            inputs.push((src.clone(), r, Some(src.clone())));
+        }
+    }
+    for (source, bytes, tiles) in inputs {
+        let checked = bytes.and_then(|b| {
+            SignedCheckpoint::open(&b, std::slice::from_ref(&key))
+                .map(|(c, _)| (b, c.checkpoint().clone()))
+                .map_err(|e| e.to_string())
+        });
+        match checked {
+            Ok((bytes, checkpoint)) => seen.push(Seen {
+                source,
+                bytes,
+                checkpoint,
+                tiles,
+            }),
+            Err(e) => {
+                bad = true;
+                out.push_str(&format!("invalid: {source}: {e}\n"));
+            }
+        }
+    }
+    let mut found = 0usize;
+    for i in 0..seen.len() {
+        for j in i + 1..seen.len() {
+            let (small, large) = if seen[i].checkpoint.size() <= seen[j].checkpoint.size() {
+                (&seen[i], &seen[j])
+            } else {
+                (&seen[j], &seen[i])
+            };
+            let (s, l) = (&small.checkpoint, &large.checkpoint);
+            let pair = format!(
+                "{} (size {}) and {} (size {})",
+                small.source,
+                s.size(),
+                large.source,
+                l.size()
+            );
+            let prefix = if s.size() == l.size() || s.size() == 0 {
+                None
+            } else {
+                let Some(base) = &large.tiles else {
+                    out.push_str(&format!(
+                        "unchecked: {pair}: no tiles for the larger tree\n"
+                    ));
+                    continue;
+                };
+                let reader = TileReader::new(|p: &str| fetch_from(base, p), l);
+                match reader.and_then(|r| r.prefix_proof(s.size())) {
+                    Ok(p) => Some(p),
+                    Err(e) => {
+                        bad = true;
+                        out.push_str(&format!("invalid: {}: tiles: {e}\n", large.source));
+                        continue;
+                    }
+                }
+            };
+            let consistent = match &prefix {
+                None => s.size() == 0 || s.root() == l.root(),
+                Some((x, _)) => x == s.root(),
+            };
+            if consistent {
+                out.push_str(&format!("consistent: {pair}\n"));
+                continue;
+            }
+            let evidence = herald_tlog::evidence::SplitView::new(
+                key.clone(),
+                &small.bytes,
+                &large.bytes,
+                prefix,
+            );
+            if let Err(e) = evidence.verify() {
+                return Err(CliError::new(format!(
+                    "{pair}: evidence does not verify: {e}"
+                )));
+            }
+            found += 1;
+            let path = if found == 1 {
+                a.evidence.clone()
+            } else {
+                let mut p = a.evidence.clone().into_os_string();
+                p.push(format!(".{found}"));
+                PathBuf::from(p)
+            };
+            output::write_atomic(&path, &evidence.to_bytes(), 0o644, Existing::Replace)?;
+            out.push_str(&format!(
+                "split_view: {pair}: log {} signed both; evidence in {}\n",
+                s.origin(),
+                path.display()
+            ));
+        }
+    }
+    let largest = seen.iter().max_by_key(|s| s.checkpoint.size());
+    if let (true, Some(state), Some(largest)) = (found == 0 && !bad, &a.state, largest) {
+        output::write_atomic(state, &largest.bytes, 0o644, Existing::Replace)?;
+    }
+    print(&out)?;
+    Ok(if found == 0 && !bad {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+fn verify_evidence(a: &VerifyEvidenceArgs) -> Result<ExitCode, CliError> {
+    let bytes = std::fs::read(&a.file).map_err(|e| CliError::io(&a.file, &e))?;
+    let name = a.file.display();
+    let verdict = |ok: bool, line: String| -> Result<ExitCode, CliError> {
+        print(&format!("{line}\n"))?;
+        Ok(if ok {
+            ExitCode::SUCCESS
+        } else {
+            ExitCode::from(1)
+        })
+    };
+    let evidence = match herald_tlog::evidence::SplitView::parse(&bytes) {
+        Ok(e) => e,
+        Err(e) => return verdict(false, format!("invalid: {name}: {e}")),
+    };
+    if let Some(k) = &a.log_key {
+        let want = NoteVerifier::parse(k).map_err(|e| CliError::new(format!("--log-key: {e}")))?;
+        if want != *evidence.log() {
+            return verdict(
+                false,
+                format!(
+                    "invalid: {name}: about log key {}, not --log-key",
+                    evidence.log()
+                ),
+            );
+        }
+    }
+    match evidence.verify() {
+        Ok(p) => verdict(
+            true,
+            format!(
+                "valid split_view evidence: log {} ({}) signed size {} root {} and size {} root {}, \
+                 which cannot both be true",
+                p.origin,
+                evidence.log(),
+                p.sizes.0,
+                hex(&p.roots.0),
+                p.sizes.1,
+                hex(&p.roots.1)
+            ),
+        ),
+        Err(e) => verdict(false, format!("invalid: {name}: {e}")),
+    }
 }
