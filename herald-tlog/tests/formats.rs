@@ -290,3 +290,69 @@ fn policy_syntax_errors() {
     );
     assert_eq!(Policy::parse(b"quorum none\x01\n").unwrap_err().line, 0);
 }
+
+#[test]
+fn split_view_evidence() {
+    use herald_tlog::evidence::{EvidenceError, SplitView};
+    use herald_verify::merkle::{Tree, leaf_hash};
+    let honest = Tree::from_leaf_hashes((0..9u8).map(|i| leaf_hash(&[i])));
+    let fork = Tree::from_leaf_hashes((0..9u8).map(|i| leaf_hash(&[i, 1])));
+    let key = herald_testkit::key(1);
+    let note = |t: &Tree, size: u64| {
+        let cp = Checkpoint::new(ORIGIN, size, t.root_at(size).unwrap()).unwrap();
+        SignedCheckpoint::sign(cp, ORIGIN, &key)
+            .unwrap()
+            .note()
+            .to_text()
+            .into_bytes()
+    };
+    // Same size, different roots.
+    let same = SplitView::new(log_vkey(), &note(&honest, 5), &note(&fork, 5), None);
+    let parsed = SplitView::parse(&same.to_bytes()).unwrap();
+    assert_eq!(parsed, same);
+    assert_eq!(parsed.verify().unwrap().sizes, (5, 5));
+    // Sizes differ: the fork's root at 4 and its proof to 9.
+    let prefix = (
+        fork.root_at(4).unwrap(),
+        fork.consistency_proof(4, 9).unwrap(),
+    );
+    let differ = SplitView::new(log_vkey(), &note(&honest, 4), &note(&fork, 9), Some(prefix));
+    assert!(
+        SplitView::parse(&differ.to_bytes())
+            .unwrap()
+            .verify()
+            .is_ok()
+    );
+    // Consistent checkpoints are no evidence.
+    let prefix = (
+        honest.root_at(4).unwrap(),
+        honest.consistency_proof(4, 9).unwrap(),
+    );
+    let fine = SplitView::new(
+        log_vkey(),
+        &note(&honest, 4),
+        &note(&honest, 9),
+        Some(prefix),
+    );
+    assert_eq!(fine.verify(), Err(EvidenceError::Consistent));
+    // A prefix root the larger tree does not prove.
+    let wrong = (
+        honest.root_at(4).unwrap(),
+        fork.consistency_proof(4, 9).unwrap(),
+    );
+    let lie = SplitView::new(log_vkey(), &note(&honest, 4), &note(&fork, 9), Some(wrong));
+    assert_eq!(lie.verify(), Err(EvidenceError::Proof));
+    // Another key: not the log's signatures.
+    let other = NoteVerifier::ed25519(ORIGIN, herald_testkit::key(3).public_key()).unwrap();
+    let foreign = SplitView::new(other, &note(&honest, 5), &note(&fork, 5), None);
+    assert!(matches!(
+        foreign.verify(),
+        Err(EvidenceError::Checkpoint { which: 1, .. })
+    ));
+    // Sizes differ without a proof; trailing bytes.
+    let bare = SplitView::new(log_vkey(), &note(&honest, 4), &note(&fork, 9), None);
+    assert_eq!(bare.verify(), Err(EvidenceError::Shape));
+    let mut extra = same.to_bytes();
+    extra.push(b'x');
+    assert!(SplitView::parse(&extra).is_err());
+}
