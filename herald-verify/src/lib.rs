@@ -20,6 +20,7 @@ pub mod merkle;
 pub mod report;
 pub mod sequence;
 pub mod trace;
+mod verdicts;
 
 pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,

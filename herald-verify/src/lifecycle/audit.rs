@@ -32,7 +32,7 @@ use super::rules::{self, Lineages, MoltFacts};
 use super::{Identity, Molted, Signer, identity, origin_ok, valid_cosigners};
 use crate::keyring::Keyring;
 use crate::report::{EnvelopeReport, KeyOrigin, ReportReason};
-use crate::trace::verdicts::{Memo, Tally, Verdict};
+use crate::verdicts::{Memo, Tally, Verdict};
 
 /// The checked set, read-only: envelope i's bytes and view, the ids
 /// proven included in an accepted log, and step 3's verdicts.

@@ -10,11 +10,11 @@ use herald_core::{
 };
 
 use super::entry::{Entry, id_field};
-use super::verdicts::{Memo, Tally, Verdict};
 use crate::batch;
 use crate::keyring::Keyring;
 use crate::lifecycle::{Identity, identity};
 use crate::report::{EnvelopeReport, Source, hex};
+use crate::verdicts::{Memo, Tally, Verdict};
 
 /// How step 3 verifies signatures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

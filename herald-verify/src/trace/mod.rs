@@ -16,7 +16,7 @@
 //! 7. the items that are not envelopes put back in input order.
 //!
 //! Each signature is verified once per audit and key: step 2's verdicts are
-//! reused by step 3, and step 3's by 3c (`verdicts`;
+//! reused by step 3, and step 3's by 3c (`crate::verdicts`;
 //! tests/verified_once.rs counts them).
 //!
 //! Nothing here recurses or follows parent links in a loop: parents are
@@ -25,7 +25,6 @@
 
 mod check;
 mod entry;
-pub(crate) mod verdicts;
 
 use alloc::{boxed::Box, collections::BTreeMap, string::String, vec::Vec};
 use std::collections::{HashMap, HashSet};
@@ -42,12 +41,12 @@ use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
 use crate::report::{EnvelopeReport, Report, ReportReason, Source, Summary, TraceReport, hex};
 use crate::sequence::{Piece, pieces};
+use crate::verdicts::{Memo, Tally, Verdict};
 use check::{Record, Signatures, Step3, block_len, check_block};
 use entry::{
     Entry, may_be_birth, may_be_envelope, may_be_molt, merge_at_positions, place_pieces,
     sigil_identity, unparsed,
 };
-use verdicts::{Memo, Tally, Verdict};
 
 /// Options of a trace audit.
 #[derive(Clone, Debug)]
