@@ -10,6 +10,7 @@ pub mod auditlog;
 pub mod batch;
 pub mod bundle;
 pub mod display;
+mod facts;
 pub mod files;
 #[doc(hidden)]
 pub mod internal;

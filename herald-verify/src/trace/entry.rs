@@ -3,7 +3,7 @@
 
 use alloc::{string::String, vec::Vec};
 
-use herald_core::{EnvelopeRef, ReasonCode, SigilForm};
+use herald_core::ReasonCode;
 
 use super::Input;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
@@ -123,16 +123,6 @@ pub(super) fn may_be_birth(bytes: &[u8]) -> bool {
 /// Whether `bytes` could be a molt (P7), by the same reasoning.
 pub(super) fn may_be_molt(bytes: &[u8]) -> bool {
     holds(bytes, KIND_MOLT)
-}
-
-/// A stand-in for the signer's key when it is unknown: the sigil's hash
-/// prefix in its shortest form, which every form of one key shares.
-pub(super) fn sigil_identity(v: &EnvelopeRef<'_>) -> [u8; 32] {
-    let mut id = [0u8; 32];
-    if let Some(short) = v.from_sigil().to_form(SigilForm::Short) {
-        id[..10].copy_from_slice(short.hash_prefix());
-    }
-    id
 }
 
 /// The `id` field of an envelope that did not fully decode, if it has one.
