@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::{EnvelopeRef, PublicKey};
 use herald_verify::auditlog::InclusionProof;
 use herald_verify::bundle::{self, Bundle};
@@ -106,4 +107,27 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let bytes = bundle::encode(&envelope_refs, &proof_refs, &keys);
     output::write_envelope(&opts.out, &bytes)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `herald bundle`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Every item of every FILE must be an envelope, every PROOF an inclusion proof \
+                  (herald log prove) of one of them. A FILE may itself be a bundle, to extend it. \
+                  Verify the result with `herald verify OUT --keyring LOGS`: a proof counts only \
+                  when its log's key is in the keyring."
+)]
+pub(crate) struct BundleArgs {
+    /// Envelope, trace or bundle files (- for standard input)
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// An inclusion proof to carry (repeatable)
+    #[arg(long, value_name = "PROOF")]
+    pub(crate) proof: Vec<PathBuf>,
+    /// A keyring file, or directory of *.pub files, whose public keys to carry (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) key: Vec<PathBuf>,
+    /// Where to write the bundle, replacing OUT atomically (- for standard output)
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub(crate) out: PathBuf,
 }

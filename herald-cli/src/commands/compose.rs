@@ -1,14 +1,14 @@
 //! Building and signing an envelope from the options `new` and `reply`
 //! share (CLI.md): key, `to`, kind, payload, attestations, times, output.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::cbor::Value;
 use herald_core::envelope::birth_attestation;
 use herald_core::{CheckOptions, EnvelopeBuilder, Kind, Sigil, SigningKey, Status, check};
 
-use crate::ComposeArgs;
 use crate::commands::{parse_kind, parse_sigil};
 use crate::error::CliError;
 use crate::{clock, input, json, keyfile, output};
@@ -322,4 +322,46 @@ fn warn_if_invalid(bytes: &[u8], key: &SigningKey, from: Option<Sigil>) {
             why.join("; ")
         );
     }
+}
+
+/// Options shared by `new` and `reply`.
+#[derive(Args, Debug)]
+pub(crate) struct ComposeArgs {
+    /// Secret key file of the sender (from `herald keygen`)
+    #[arg(long, value_name = "NAME.key")]
+    pub(crate) key: PathBuf,
+    /// Recipient sigil (`to`)
+    #[arg(long, value_name = "SIGIL")]
+    pub(crate) to: Option<String>,
+    /// Sender sigil (`from`) [default: the key's own]; after a molt (P8), the identity whose
+    /// new key --key is
+    #[arg(long, value_name = "SIGIL")]
+    pub(crate) from: Option<String>,
+    #[arg(long, value_name = "KIND", help = super::kinds_help())]
+    pub(crate) kind: Option<String>,
+    /// Payload as JSON (integers stay CBOR integers); @FILE reads the JSON from FILE, @- from stdin
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["payload_file", "new_key"])]
+    pub(crate) payload_json: Option<String>,
+    /// Payload: the bytes of FILE as a CBOR byte string (- for stdin). Default payload: null
+    #[arg(long, value_name = "FILE", conflicts_with = "new_key")]
+    pub(crate) payload_file: Option<PathBuf>,
+    /// With --kind molt: the public key file (NAME.pub) of the key the sigil molts to (P7)
+    #[arg(long, value_name = "NAME.pub", requires = "not_before")]
+    pub(crate) new_key: Option<PathBuf>,
+    /// With --kind molt: when the new key takes over, Unix seconds (P8: at least 24 h after
+    /// the old key's last envelope unless a Herald endorsement waives it)
+    #[arg(long, value_name = "SECS", requires = "new_key")]
+    pub(crate) not_before: Option<u64>,
+    /// Attestation {type: TYPE, value: JSON} (repeatable; JSON may be @FILE)
+    #[arg(long, value_name = "TYPE=JSON")]
+    pub(crate) attest: Vec<String>,
+    /// Creation time, Unix seconds [default: the clock]
+    #[arg(long, value_name = "SECS")]
+    pub(crate) ts: Option<u64>,
+    /// Expiry, Unix seconds, or +SECS after --ts
+    #[arg(long, value_name = "SECS")]
+    pub(crate) expires: Option<String>,
+    /// Where to write the envelope, replacing OUT atomically (- for standard output)
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub(crate) out: PathBuf,
 }

@@ -4,10 +4,11 @@
 //! nothing failed.
 
 use std::io::Write;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::error::CliError;
+use clap::Args;
 
 /// Run `conformance`.
 pub(crate) fn run(dir: &Path, as_json: bool) -> Result<ExitCode, CliError> {
@@ -34,4 +35,15 @@ pub(crate) fn run(dir: &Path, as_json: bool) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// `herald conformance`.
+#[derive(Args, Debug)]
+pub(crate) struct ConformanceArgs {
+    /// The vectors directory (holding manifest.json)
+    #[arg(value_name = "DIR", default_value = "vectors/conformance")]
+    pub(crate) dir: PathBuf,
+    /// Print a JSON report: implementation, vectors digest, counts, failures
+    #[arg(long)]
+    pub(crate) json: bool,
 }

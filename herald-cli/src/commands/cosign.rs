@@ -1,12 +1,13 @@
 //! `herald cosign --key K --scope SCOPE IN -o OUT`: append signature k over
 //! `tag(scope) || body(E, k)` (P5, P6) without re-encoding the rest.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use crate::commands::parse_scope;
 use crate::error::CliError;
 use crate::{input, keyfile, output};
+use clap::Args;
 
 /// Run `cosign`.
 pub(crate) fn run(
@@ -45,4 +46,23 @@ pub(crate) fn run(
         .map_err(|e| CliError::new(format!("cannot co-sign {name}: {e}")))?;
     output::write_envelope(out, signed.as_bytes())?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `herald cosign`.
+#[derive(Args, Debug)]
+pub(crate) struct CosignArgs {
+    /// Secret key file of the co-signer
+    #[arg(long, value_name = "NAME.key")]
+    pub(crate) key: PathBuf,
+    #[arg(long, value_name = "SCOPE", help = super::scopes_help("Scope of the signature", false))]
+    pub(crate) scope: String,
+    /// A signing time claimed in the signature map (a claim only, P5) [default: none]
+    #[arg(long, value_name = "SECS")]
+    pub(crate) ts: Option<u64>,
+    /// The envelope to co-sign (one envelope; - for standard input)
+    #[arg(value_name = "IN")]
+    pub(crate) input: PathBuf,
+    /// Where to write the co-signed envelope (- for standard output)
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub(crate) out: PathBuf,
 }

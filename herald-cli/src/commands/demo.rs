@@ -9,6 +9,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Scope, SigilForm, SigningKey, Status};
 use herald_verify::keyring::key_line;
@@ -293,4 +294,13 @@ fn show(
     .map_err(|e| CliError::stdout(&e))?;
     say(String::from_utf8_lossy(&buf).trim_end().to_owned())?;
     Ok(report)
+}
+
+/// `herald demo`.
+#[derive(Args, Debug)]
+pub(crate) struct DemoArgs {
+    /// Write the keys, keyring and traces into DIR (created if missing; files there are
+    /// not replaced) [default: a fresh directory under the system temp dir]
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
 }

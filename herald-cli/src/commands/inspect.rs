@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::EnvelopeRef;
 use herald_verify::report::hex;
 
@@ -154,4 +155,15 @@ fn preview(text: &str) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
     }
+}
+
+/// `herald inspect`.
+#[derive(Args, Debug)]
+pub(crate) struct InspectArgs {
+    /// Envelope or trace files (- for standard input)
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// One JSON object a line: the P3 display form (byte strings as lowercase hex)
+    #[arg(long)]
+    pub(crate) json: bool,
 }

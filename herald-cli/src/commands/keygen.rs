@@ -5,6 +5,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::{SigilForm, SigningKey};
 use herald_verify::keyring::key_line;
 
@@ -61,4 +62,15 @@ pub(crate) fn write_pair(
         return Err(e);
     }
     Ok(())
+}
+
+/// `herald keygen`.
+#[derive(Args, Debug)]
+pub(crate) struct KeygenArgs {
+    /// Write NAME.key and NAME.pub (a trailing .key or .pub is dropped)
+    #[arg(short = 'o', long = "output", value_name = "NAME")]
+    pub(crate) name: PathBuf,
+    /// Replace existing NAME.key / NAME.pub
+    #[arg(long)]
+    pub(crate) force: bool,
 }

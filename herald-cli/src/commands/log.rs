@@ -409,3 +409,10 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
     };
     verdict(true, line)
 }
+
+/// `herald log`.
+#[derive(Args, Debug)]
+pub(crate) struct LogArgs {
+    #[command(subcommand)]
+    pub(crate) command: LogCommand,
+}

@@ -2,13 +2,14 @@
 //! holds a CBOR sequence, the parent is its LAST envelope (a trace file
 //! grows at the end).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use crate::ComposeArgs;
+use crate::commands::compose::ComposeArgs;
 use crate::commands::compose::{self, Start};
 use crate::error::CliError;
 use crate::input;
+use clap::Args;
 
 /// Run `reply`.
 pub(crate) fn run(args: &ComposeArgs, parent: &Path, no_to: bool) -> Result<ExitCode, CliError> {
@@ -27,4 +28,18 @@ pub(crate) fn run(args: &ComposeArgs, parent: &Path, no_to: bool) -> Result<Exit
             auto_to: !no_to,
         },
     )
+}
+
+/// `herald reply`.
+#[derive(Args, Debug)]
+pub(crate) struct ReplyArgs {
+    /// The envelope replied to; in a CBOR sequence (a trace file) the LAST envelope
+    #[arg(long, value_name = "FILE")]
+    pub(crate) parent: PathBuf,
+    /// Send to nobody in particular (without --to, a reply goes to the parent's sender,
+    /// or to the parent's recipient when replying to oneself)
+    #[arg(long, conflicts_with = "to")]
+    pub(crate) no_to: bool,
+    #[command(flatten)]
+    pub(crate) compose: ComposeArgs,
 }

@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::cbor::Limits;
 use herald_verify::sequence::pieces;
 use herald_verify::{AuditOptions, Input, Keyring, Report, audit};
@@ -134,4 +135,37 @@ fn count(inputs: &[Input]) -> usize {
         .iter()
         .map(|i| pieces(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).count())
         .sum()
+}
+
+/// `herald verify`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "All FILEs form one set (parents, replays). Exit status: 0 every envelope valid, \
+                  1 any partial or invalid (or unparseable input), 2 the command could not run."
+)]
+pub(crate) struct VerifyArgs {
+    /// Envelope or trace files (- for standard input)
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// Keyring file, or directory of *.pub files (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) keyring: Vec<PathBuf>,
+    /// The time to check expiry and future timestamps against, Unix seconds [default: the clock]
+    #[arg(long, value_name = "SECS")]
+    pub(crate) now: Option<u64>,
+    /// Print the report as one JSON object
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[arg(
+        long,
+        value_name = "SCOPE",
+        help = super::scopes_help("Require a valid signature in SCOPE (repeatable)", true)
+    )]
+    pub(crate) require: Vec<String>,
+    /// Show each reason's detail under its envelope
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
+    /// Do not draw the trace tree
+    #[arg(long)]
+    pub(crate) no_tree: bool,
 }
