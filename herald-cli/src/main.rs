@@ -75,7 +75,7 @@ fn main() -> ExitCode {
         Command::Keygen(a) => commands::keygen::run(&a.name, a.force),
         Command::New(a) => commands::new::run(&a.compose, a.description.as_deref(), &a.lineage),
         Command::Reply(a) => commands::reply::run(&a.compose, &a.parent, a.no_to),
-        Command::Cosign(a) => commands::cosign::run(&a.key, &a.scope, a.ts, &a.input, &a.out),
+        Command::Cosign(a) => commands::cosign::run(&a),
         Command::Inspect(a) => commands::inspect::run(&a.files, a.json),
         Command::Verify(a) => commands::verify::run(&commands::verify::Options {
             files: a.files,
@@ -91,8 +91,9 @@ fn main() -> ExitCode {
             proofs: a.proof,
             keys: a.key,
             out: a.out,
+            force: a.force,
         }),
-        Command::Demo(a) => commands::demo::run(a.dir.as_deref()),
+        Command::Demo(a) => commands::demo::run(a.dir.as_deref(), a.force),
         Command::Conformance(a) => commands::conformance::run(&a.dir, a.json),
         Command::Log(a) => commands::log::run(a.command),
     };

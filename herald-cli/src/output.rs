@@ -17,9 +17,17 @@ pub(crate) enum Existing {
     Keep,
 }
 
+impl Existing {
+    /// [`Existing::Replace`] when `--force` was given, else [`Existing::Keep`].
+    pub(crate) fn from_force(force: bool) -> Self {
+        if force { Self::Replace } else { Self::Keep }
+    }
+}
+
 /// Write envelope bytes to `out`: `-` is standard output (refused when it
-/// is a terminal: CBOR is binary), any other path is replaced atomically.
-pub(crate) fn write_envelope(out: &Path, bytes: &[u8]) -> Result<(), CliError> {
+/// is a terminal: CBOR is binary), any other path is written atomically,
+/// an existing file replaced only with [`Existing::Replace`] (`--force`).
+pub(crate) fn write_envelope(out: &Path, bytes: &[u8], existing: Existing) -> Result<(), CliError> {
     if out == Path::new("-") {
         let mut stdout = std::io::stdout().lock();
         if stdout.is_terminal() {
@@ -32,7 +40,7 @@ pub(crate) fn write_envelope(out: &Path, bytes: &[u8]) -> Result<(), CliError> {
             .and_then(|()| stdout.flush())
             .map_err(|e| CliError::stdout(&e))
     } else {
-        write_atomic(out, bytes, 0o644, Existing::Replace)
+        write_atomic(out, bytes, 0o644, existing)
     }
 }
 

@@ -11,6 +11,7 @@ use herald_core::{CheckOptions, EnvelopeBuilder, Kind, Sigil, SigningKey, Status
 
 use crate::commands::{parse_kind, parse_sigil};
 use crate::error::CliError;
+use crate::output::Existing;
 use crate::{clock, input, json, keyfile, output};
 
 /// The `birth` options of `new` (`reply` has none).
@@ -118,7 +119,11 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
         .sign(&key)
         .map_err(|e| CliError::new(format!("cannot build the envelope: {e}")))?;
     warn_if_invalid(envelope.as_bytes(), &key, from);
-    output::write_envelope(&args.out, envelope.as_bytes())?;
+    output::write_envelope(
+        &args.out,
+        envelope.as_bytes(),
+        Existing::from_force(args.force),
+    )?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -361,7 +366,10 @@ pub(crate) struct ComposeArgs {
     /// Expiry, Unix seconds, or +SECS after --ts
     #[arg(long, value_name = "SECS")]
     pub(crate) expires: Option<String>,
-    /// Where to write the envelope, replacing OUT atomically (- for standard output)
+    /// Where to write the envelope, atomically (- for standard output)
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub(crate) out: PathBuf,
+    /// Replace OUT if it exists
+    #[arg(long)]
+    pub(crate) force: bool,
 }

@@ -1,22 +1,26 @@
 //! `herald cosign --key K --scope SCOPE IN -o OUT`: append signature k over
 //! `tag(scope) || body(E, k)` (P5, P6) without re-encoding the rest.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use crate::commands::parse_scope;
 use crate::error::CliError;
+use crate::output::Existing;
 use crate::{input, keyfile, output};
 use clap::Args;
 
 /// Run `cosign`.
-pub(crate) fn run(
-    key: &Path,
-    scope: &str,
-    ts: Option<u64>,
-    input_path: &Path,
-    out: &Path,
-) -> Result<ExitCode, CliError> {
+pub(crate) fn run(args: &CosignArgs) -> Result<ExitCode, CliError> {
+    let CosignArgs {
+        key,
+        scope,
+        ts,
+        input: input_path,
+        out,
+        force,
+    } = args;
+    let ts = *ts;
     let scope = parse_scope("--scope", scope, false)?;
     let envelopes = input::envelopes(input_path)?;
     let name = input::display_name(input_path);
@@ -44,7 +48,7 @@ pub(crate) fn run(
     let signed = envelope
         .cosign(&key, scope, ts)
         .map_err(|e| CliError::new(format!("cannot co-sign {name}: {e}")))?;
-    output::write_envelope(out, signed.as_bytes())?;
+    output::write_envelope(out, signed.as_bytes(), Existing::from_force(*force))?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -65,4 +69,7 @@ pub(crate) struct CosignArgs {
     /// Where to write the co-signed envelope (- for standard output)
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     pub(crate) out: PathBuf,
+    /// Replace OUT if it exists
+    #[arg(long)]
+    pub(crate) force: bool,
 }

@@ -28,8 +28,9 @@ struct Agent {
 }
 
 /// Run `demo`.
-pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
+pub(crate) fn run(dir: Option<&Path>, force: bool) -> Result<ExitCode, CliError> {
     let dir = workdir(dir)?;
+    let existing = Existing::from_force(force);
     let mut out = std::io::stdout().lock();
     let mut say = |text: String| writeln!(out, "{text}").map_err(|e| CliError::stdout(&e));
     say(format!("herald demo: writing into {}", dir.display()))?;
@@ -49,7 +50,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
     for a in &agents {
         let secret = dir.join(format!("{}.key", a.name));
         let public = dir.join(format!("{}.pub", a.name));
-        write_pair(&a.key, &secret, &public, Existing::Keep)?;
+        write_pair(&a.key, &secret, &public, existing)?;
         keyring.push_str(&key_line(&a.key.public_key()));
         keyring.push('\n');
         say(format!(
@@ -60,13 +61,13 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
         ))?;
     }
     let keyring_path = dir.join("keyring");
-    write_atomic(&keyring_path, keyring.as_bytes(), 0o644, Existing::Keep)?;
+    write_atomic(&keyring_path, keyring.as_bytes(), 0o644, existing)?;
 
     let [alice, bob, carol] = &agents;
     let trace = conversation(&alice.key, &bob.key, &carol.key)?;
     let bytes: Vec<u8> = trace.iter().flat_map(|e| e.as_bytes().to_vec()).collect();
     let trace_path = dir.join("trace.cbor");
-    write_atomic(&trace_path, &bytes, 0o644, Existing::Keep)?;
+    write_atomic(&trace_path, &bytes, 0o644, existing)?;
 
     // Tamper with the fourth envelope: one byte inside its payload text.
     let victim = 3;
@@ -80,7 +81,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
         *b ^= 0x01;
     }
     let tampered_path = dir.join("tampered.cbor");
-    write_atomic(&tampered_path, &tampered, 0o644, Existing::Keep)?;
+    write_atomic(&tampered_path, &tampered, 0o644, existing)?;
 
     say(String::new())?;
     say(format!(
@@ -300,7 +301,10 @@ fn show(
 #[derive(Args, Debug)]
 pub(crate) struct DemoArgs {
     /// Write the keys, keyring and traces into DIR (created if missing; files there are
-    /// not replaced) [default: a fresh directory under the system temp dir]
+    /// not replaced without --force) [default: a fresh directory under the system temp dir]
     #[arg(long, value_name = "DIR")]
     pub(crate) dir: Option<PathBuf>,
+    /// Replace the files a previous demo wrote in DIR
+    #[arg(long, requires = "dir")]
+    pub(crate) force: bool,
 }

@@ -17,12 +17,7 @@ use crate::output::{Existing, with_extension, write_atomic};
 pub(crate) fn run(name: &Path, force: bool) -> Result<ExitCode, CliError> {
     let key = SigningKey::generate_os();
     let (secret, public) = paths(name);
-    let existing = if force {
-        Existing::Replace
-    } else {
-        Existing::Keep
-    };
-    write_pair(&key, &secret, &public, existing)?;
+    write_pair(&key, &secret, &public, Existing::from_force(force))?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", key.sigil(SigilForm::Default)).map_err(|e| CliError::stdout(&e))?;
     Ok(ExitCode::SUCCESS)

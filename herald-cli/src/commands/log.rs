@@ -86,9 +86,12 @@ pub(crate) struct OutArgs {
     /// Print the same map as JSON, byte strings as lowercase hex
     #[arg(long)]
     json: bool,
-    /// Where to write it, replacing OUT atomically (- for standard output) [default: -]
+    /// Where to write it, atomically (- for standard output) [default: -]
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     out: Option<PathBuf>,
+    /// Replace OUT if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 /// `herald log sth`.
@@ -256,7 +259,7 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
     let bytes = value.to_vec();
     let target = out.out.as_deref().unwrap_or(Path::new("-"));
     if !out.json {
-        return output::write_envelope(target, &bytes);
+        return output::write_envelope(target, &bytes, Existing::from_force(out.force));
     }
     let decoded = herald_core::cbor::decode(&bytes)
         .map_err(|e| CliError::new(format!("internal error: our own output: {e}")))?;
@@ -268,7 +271,12 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
             .and_then(|()| stdout.flush())
             .map_err(|e| CliError::stdout(&e))
     } else {
-        output::write_atomic(target, text.as_bytes(), 0o644, Existing::Replace)
+        output::write_atomic(
+            target,
+            text.as_bytes(),
+            0o644,
+            Existing::from_force(out.force),
+        )
     }
 }
 

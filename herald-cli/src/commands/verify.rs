@@ -126,6 +126,17 @@ fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
     for (file, why) in &loaded.skipped {
         eprintln!("herald: note: {}: {why}, skipped", file.display());
     }
+    if loaded.keys == 0 {
+        let what = if path.is_dir() {
+            "a directory with no *.pub key files"
+        } else {
+            "a keyring file with no keys"
+        };
+        eprintln!(
+            "herald: warning: --keyring {}: {what}; no signer is known from it",
+            path.display()
+        );
+    }
     Ok(())
 }
 
