@@ -9,6 +9,7 @@
 mod clock;
 mod commands;
 mod error;
+mod id_prefix;
 mod input;
 mod json;
 mod keyfile;
@@ -74,7 +75,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Keygen(a) => commands::keygen::run(&a.name, a.force),
         Command::New(a) => commands::new::run(&a.compose, a.description.as_deref(), &a.lineage),
-        Command::Reply(a) => commands::reply::run(&a.compose, &a.parent, a.no_to),
+        Command::Reply(a) => commands::reply::run(&a),
         Command::Cosign(a) => commands::cosign::run(&a),
         Command::Inspect(a) => commands::inspect::run(&a.files, a.json),
         Command::Verify(a) => commands::verify::run(&commands::verify::Options {

@@ -21,6 +21,7 @@ use herald_verify::report::hex;
 use herald_verify::{Keyring, display};
 
 use crate::error::CliError;
+use crate::id_prefix::IdPrefix;
 use crate::output::{self, Existing};
 use crate::{clock, input, keyfile};
 
@@ -112,7 +113,7 @@ pub(crate) struct ProveArgs {
     /// The log directory
     #[arg(value_name = "DIR")]
     dir: PathBuf,
-    /// The envelope id (64 hex digits, as `append` prints it)
+    /// The envelope id as `append` prints it, or a unique prefix of it (at least 8 hex digits)
     #[arg(value_name = "ID")]
     id: String,
     /// Prove inclusion in the tree of the first N leaves [default: all]
@@ -290,28 +291,22 @@ fn sth(a: &SthArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// An envelope id given as 64 hex digits.
-fn parse_id(text: &str) -> Result<[u8; 32], CliError> {
-    let bad = || {
-        CliError::new(format!(
-            "ID: {text:?}: expected 64 hex digits (an envelope id)"
-        ))
-    };
-    let digits = text.as_bytes();
-    if digits.len() != 64 {
-        return Err(bad());
+/// The id of the one logged envelope whose id starts with `text`.
+fn logged_id(log: &Log, text: &str) -> Result<[u8; 32], CliError> {
+    let prefix = IdPrefix::parse("ID", text)?;
+    let mut ids = Vec::new();
+    for index in 0..log.len() {
+        let id = *log.leaf(index).map_err(log_error)?.id();
+        if prefix.matches(&id) {
+            ids.push((id, id));
+        }
     }
-    let mut id = [0u8; 32];
-    for (out, pair) in id.iter_mut().zip(digits.chunks_exact(2)) {
-        let s = std::str::from_utf8(pair).map_err(|_| bad())?;
-        *out = u8::from_str_radix(s, 16).map_err(|_| bad())?;
-    }
-    Ok(id)
+    prefix.resolve(ids, &format!("in log {}", log.dir().display()))
 }
 
 fn prove(a: &ProveArgs) -> Result<ExitCode, CliError> {
-    let id = parse_id(&a.id)?;
     let log = open(&a.dir)?;
+    let id = logged_id(&log, &a.id)?;
     let key = signing_key(&log, &a.sign)?;
     let proof = log
         .inclusion_proof(&key, &id, a.size, ts(&a.sign)?)
