@@ -62,6 +62,12 @@ pub(crate) fn write_atomic(
     let name = path
         .file_name()
         .ok_or_else(|| CliError::new(format!("{}: not a file name", path.display())))?;
+    if !dir.is_dir() {
+        return Err(CliError::new(format!(
+            "{}: no such directory (create it first)",
+            dir.display()
+        )));
+    }
     let tmp = dir.join(format!(
         ".{}.tmp-{}",
         name.to_string_lossy(),

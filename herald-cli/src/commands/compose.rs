@@ -9,7 +9,8 @@ use herald_core::cbor::Value;
 use herald_core::envelope::birth_attestation;
 use herald_core::{CheckOptions, EnvelopeBuilder, Kind, Sigil, SigningKey, Status, check};
 
-use crate::commands::{parse_kind, parse_sigil};
+use crate::commands::verify::load_keyrings;
+use crate::commands::{parse_kind, parse_sigil, resolve_sigil};
 use crate::error::CliError;
 use crate::output::Existing;
 use crate::{clock, input, json, keyfile, output};
@@ -45,15 +46,16 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
         .map(parse_kind)
         .transpose()?
         .unwrap_or_default();
+    let keyring = load_keyrings(&args.keyring)?;
     let to = args
         .to
         .as_deref()
-        .map(|t| parse_sigil("--to", t))
+        .map(|t| resolve_sigil("--to", t, &keyring))
         .transpose()?;
     let from = args
         .from
         .as_deref()
-        .map(|f| parse_sigil("--from", f))
+        .map(|f| resolve_sigil("--from", f, &keyring))
         .transpose()?;
     let payload = match molt_payload(kind, args)? {
         Some(molt) => molt,
@@ -335,13 +337,17 @@ pub(crate) struct ComposeArgs {
     /// Secret key file of the sender (from `herald keygen`)
     #[arg(long, value_name = "NAME.key")]
     pub(crate) key: PathBuf,
-    /// Recipient sigil (`to`)
+    /// Recipient (`to`): a sigil, a public key file (bob.pub) or a --keyring label
     #[arg(long, value_name = "SIGIL")]
     pub(crate) to: Option<String>,
-    /// Sender sigil (`from`) [default: the key's own]; after a molt (P8), the identity whose
-    /// new key --key is
+    /// Sender (`from`), as --to [default: the key's own]; after a molt (P8), the identity
+    /// whose new key --key is
     #[arg(long, value_name = "SIGIL")]
     pub(crate) from: Option<String>,
+    /// Keyring file, or directory of *.pub files, whose labels --to and --from may name
+    /// (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) keyring: Vec<PathBuf>,
     #[arg(long, value_name = "KIND", help = super::kinds_help())]
     pub(crate) kind: Option<String>,
     /// Payload as JSON (integers stay CBOR integers); @FILE reads the JSON from FILE, @- from stdin

@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::Args;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Scope, SigilForm, SigningKey, Status};
-use herald_verify::keyring::key_line;
+use herald_verify::keyring::labelled_key_line;
 
 use crate::commands::keygen::write_pair;
 use crate::commands::verify::{self, Options};
@@ -51,7 +51,7 @@ pub(crate) fn run(dir: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
         let secret = dir.join(format!("{}.key", a.name));
         let public = dir.join(format!("{}.pub", a.name));
         write_pair(&a.key, &secret, &public, existing)?;
-        keyring.push_str(&key_line(&a.key.public_key()));
+        keyring.push_str(&labelled_key_line(&a.key.public_key(), a.name));
         keyring.push('\n');
         say(format!(
             "{:<6} {}  ({})",
@@ -275,7 +275,7 @@ fn show(
         input::display_name(trace),
         keyring.display()
     ))?;
-    let report = verify::verify(&Options {
+    let (report, ring) = verify::verify(&Options {
         files: vec![trace.to_path_buf()],
         keyrings: vec![keyring.to_path_buf()],
         tree: true,
@@ -286,6 +286,7 @@ fn show(
         &mut buf,
         &report,
         &render::Options {
+            keyring: &ring,
             style: Style::for_stdout(),
             verbose: false,
             tree: true,

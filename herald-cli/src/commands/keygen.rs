@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::{SigilForm, SigningKey};
-use herald_verify::keyring::key_line;
+use herald_verify::keyring::labelled_key_line;
 
 use crate::error::CliError;
 use crate::keyfile;
@@ -51,7 +51,11 @@ pub(crate) fn write_pair(
         }
     }
     keyfile::write(secret, key, existing)?;
-    let line = format!("{}\n", key_line(&key.public_key()));
+    let label = public
+        .file_stem()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    let line = format!("{}\n", labelled_key_line(&key.public_key(), &label));
     if let Err(e) = write_atomic(public, line.as_bytes(), 0o644, existing) {
         let _ = std::fs::remove_file(secret);
         return Err(e);

@@ -37,7 +37,7 @@ pub(crate) struct Options {
 
 /// Run `verify`.
 pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
-    let report = verify(opts)?;
+    let (report, keyring) = verify(opts)?;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     if opts.json {
         report
@@ -49,6 +49,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
             &mut stdout,
             &report,
             &render::Options {
+                keyring: &keyring,
                 style,
                 verbose: opts.verbose,
                 tree: opts.tree,
@@ -70,8 +71,8 @@ pub(crate) fn exit_code(report: &Report) -> ExitCode {
     }
 }
 
-/// Read everything, then audit it as one set.
-pub(crate) fn verify(opts: &Options) -> Result<Report, CliError> {
+/// Read everything, then audit it as one set; also the keyring used.
+pub(crate) fn verify(opts: &Options) -> Result<(Report, Keyring), CliError> {
     let required_scopes = opts
         .require
         .iter()
@@ -105,7 +106,8 @@ pub(crate) fn verify(opts: &Options) -> Result<Report, CliError> {
     } else {
         None
     };
-    Ok(audit(&inputs, &keyring, &options))
+    let report = audit(&inputs, &keyring, &options);
+    Ok((report, keyring))
 }
 
 /// Every `--keyring`, as one keyring; a bad line stops the command (CLI.md).
