@@ -8,6 +8,7 @@
 
 mod clock;
 mod commands;
+mod display_form;
 mod error;
 mod id_prefix;
 mod input;
@@ -26,6 +27,8 @@ use crate::commands::bundle::BundleArgs;
 use crate::commands::conformance::ConformanceArgs;
 use crate::commands::cosign::CosignArgs;
 use crate::commands::demo::DemoArgs;
+use crate::commands::encode::EncodeArgs;
+use crate::commands::extract::ExtractArgs;
 use crate::commands::inspect::InspectArgs;
 use crate::commands::keygen::KeygenArgs;
 use crate::commands::log::LogArgs;
@@ -60,6 +63,10 @@ enum Command {
     Inspect(InspectArgs),
     /// Verify envelopes and the traces they form (a FILE may be a proof bundle)
     Verify(VerifyArgs),
+    /// Turn the JSON display form (inspect --json, log --json) back into its P1 CBOR bytes
+    Encode(EncodeArgs),
+    /// Write out one envelope of a trace or bundle file, chosen by id or unique id prefix
+    Extract(ExtractArgs),
     /// Pack envelopes, the inclusion proofs they need and public keys into one proof bundle
     Bundle(BundleArgs),
     /// Three agents hold a short conversation; verify it, then a tampered copy
@@ -94,6 +101,8 @@ fn main() -> ExitCode {
             out: a.out,
             force: a.force,
         }),
+        Command::Encode(a) => commands::encode::run(&a),
+        Command::Extract(a) => commands::extract::run(&a),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref(), a.force),
         Command::Conformance(a) => commands::conformance::run(&a.dir, a.json),
         Command::Log(a) => commands::log::run(a.command),

@@ -53,7 +53,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let mut proofs: Vec<(String, Vec<u8>)> = Vec::new();
     let mut keys: Vec<PublicKey> = Vec::new();
     for path in &opts.files {
-        let bytes = input::read(path)?;
+        let bytes = input::read_envelopes(path)?;
         let name = input::display_name(path);
         if bundle::is_bundle(&bytes) {
             let b = Bundle::decode(&bytes).map_err(|e| CliError::new(format!("{name}: {e}")))?;

@@ -27,7 +27,7 @@ const MAX_LISTED_BAD: u64 = 100;
 pub(crate) fn run(files: &[PathBuf], as_json: bool) -> Result<ExitCode, CliError> {
     let inputs = files
         .iter()
-        .map(|path| Ok((input::display_name(path), input::read(path)?)))
+        .map(|path| Ok((input::display_name(path), input::read_envelopes(path)?)))
         .collect::<Result<Vec<_>, CliError>>()?;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let mut unparsed = 0u64;

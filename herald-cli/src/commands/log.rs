@@ -340,7 +340,11 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
     for path in &a.keyring {
         keys.load(path).map_err(|e| CliError::new(e.to_string()))?;
     }
-    let envelope_bytes = a.envelope.as_deref().map(input::read).transpose()?;
+    let envelope_bytes = a
+        .envelope
+        .as_deref()
+        .map(input::read_envelopes)
+        .transpose()?;
     let name = input::display_name(&a.proof);
     let verdict = |ok: bool, line: String| -> Result<ExitCode, CliError> {
         let mut stdout = std::io::stdout().lock();

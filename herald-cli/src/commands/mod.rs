@@ -6,6 +6,8 @@ pub(crate) mod compose;
 pub(crate) mod conformance;
 pub(crate) mod cosign;
 pub(crate) mod demo;
+pub(crate) mod encode;
+pub(crate) mod extract;
 pub(crate) mod inspect;
 pub(crate) mod keygen;
 pub(crate) mod log;
