@@ -48,7 +48,7 @@ pub(crate) fn read_envelopes(path: &Path) -> Result<Vec<u8>, CliError> {
     match from_display_form(path, bytes.clone(), display_form::envelope) {
         Ok(p1) => Ok(p1),
         Err(e) => {
-            eprintln!("herald: note: {e}; not read as the JSON display form");
+            crate::notice::note(&format!("{e}; not read as the JSON display form"));
             Ok(bytes)
         }
     }
@@ -87,10 +87,10 @@ fn from_display_form(
         let bad = |e: String| CliError::new(format!("{name}: JSON value {count}: {e}"));
         out.extend(convert(value.map_err(bad)?).map_err(bad)?);
     }
-    eprintln!(
-        "herald: note: {name}: read as the JSON display form (P3): {count} object{} turned into P1 CBOR",
+    crate::notice::note(&format!(
+        "{name}: read as the JSON display form (P3): {count} object{} turned into P1 CBOR",
         if count == 1 { "" } else { "s" }
-    );
+    ));
     Ok(out)
 }
 

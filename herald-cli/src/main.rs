@@ -14,6 +14,7 @@ mod id_prefix;
 mod input;
 mod json;
 mod keyfile;
+mod notice;
 mod output;
 mod progress;
 mod render;
@@ -45,6 +46,9 @@ use crate::commands::verify::VerifyArgs;
                   2 the command could not run.\nTry it: herald demo"
 )]
 struct Cli {
+    /// No notes or warnings, and no report from verify: only errors and the exit status
+    #[arg(short, long, global = true)]
+    quiet: bool,
     #[command(subcommand)]
     command: Command,
 }
@@ -79,6 +83,7 @@ enum Command {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    notice::set_quiet(cli.quiet);
     let result = match cli.command {
         Command::Keygen(a) => commands::keygen::run(&a.name, a.force),
         Command::New(a) => commands::new::run(&a.compose, a.description.as_deref(), &a.lineage),

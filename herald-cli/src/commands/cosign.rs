@@ -60,8 +60,9 @@ pub(crate) struct CosignArgs {
     pub(crate) key: PathBuf,
     #[arg(long, value_name = "SCOPE", help = super::scopes_help("Scope of the signature", false))]
     pub(crate) scope: String,
-    /// A signing time claimed in the signature map (a claim only, P5) [default: none]
-    #[arg(long, value_name = "SECS")]
+    /// A signing time claimed in the signature map (a claim only, P5), Unix seconds or
+    /// RFC 3339 [default: none]
+    #[arg(long, value_name = "TIME", value_parser = crate::clock::parse_time)]
     pub(crate) ts: Option<u64>,
     /// The envelope to co-sign (one envelope; - for standard input)
     #[arg(value_name = "IN")]

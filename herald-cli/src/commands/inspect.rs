@@ -128,7 +128,7 @@ fn summary(env: &EnvelopeRef<'_>, name: &str, offset: usize) -> String {
         "payload",
         &format!(
             "{} (CBOR, {} bytes)",
-            preview(&json::display(env.payload())),
+            preview(&herald_verify::display::diagnostic(env.payload())),
             env.payload_bytes().len()
         ),
     );

@@ -76,8 +76,8 @@ pub(crate) struct SignArgs {
     /// The log's secret key file [default: the one recorded by `herald log init`]
     #[arg(long, value_name = "LOG.key")]
     key: Option<PathBuf>,
-    /// The signed tree heads' ts, Unix seconds [default: the clock]
-    #[arg(long, value_name = "SECS")]
+    /// The signed tree heads' ts, Unix seconds or RFC 3339 [default: the clock]
+    #[arg(long, value_name = "TIME", value_parser = crate::clock::parse_time)]
     ts: Option<u64>,
 }
 
@@ -179,7 +179,7 @@ fn log_error(e: herald_verify::LogError) -> CliError {
 fn open(dir: &Path) -> Result<Log, CliError> {
     let log = Log::open(dir).map_err(log_error)?;
     if let Some(r) = log.recovery() {
-        eprintln!("herald: note: {r}");
+        crate::notice::note(&r.to_string());
     }
     Ok(log)
 }

@@ -38,11 +38,12 @@ pub(crate) struct Options {
 /// Run `verify`.
 pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let (report, keyring) = verify(opts)?;
+    if crate::notice::quiet() {
+        return Ok(exit_code(&report));
+    }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     if opts.json {
-        report
-            .write_json(&mut stdout)
-            .and_then(|()| writeln!(stdout))
+        write_json(&mut stdout, &report)
     } else {
         let style = Style::for_stdout();
         render::write_report(
@@ -61,6 +62,27 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     .map_err(|e| CliError::stdout(&e))?;
     Ok(exit_code(&report))
 }
+
+/// The `--json` report (CLI.md) with `"format": "herald-verify/1"` as its
+/// first member (issue 18; additive): a reader can tell which shape it has.
+fn write_json(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+    let mut json = Vec::new();
+    report.write_json(&mut json)?;
+    match json.strip_prefix(b"{") {
+        Some(rest) => {
+            out.write_all(FORMAT_MEMBER.as_bytes())?;
+            if rest.first() != Some(&b'}') {
+                out.write_all(b",")?;
+            }
+            out.write_all(rest)?;
+        }
+        None => out.write_all(&json)?,
+    }
+    writeln!(out)
+}
+
+/// What `verify --json` objects start with.
+const FORMAT_MEMBER: &str = "{\"format\":\"herald-verify/1\"";
 
 /// 0 when every envelope is valid (and there was at least one), else 1.
 pub(crate) fn exit_code(report: &Report) -> ExitCode {
@@ -126,7 +148,7 @@ fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
         .load(path)
         .map_err(|e| CliError::new(e.to_string()))?;
     for (file, why) in &loaded.skipped {
-        eprintln!("herald: note: {}: {why}, skipped", file.display());
+        crate::notice::note(&format!("{}: {why}, skipped", file.display()));
     }
     if loaded.keys == 0 {
         let what = if path.is_dir() {
@@ -134,10 +156,10 @@ fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
         } else {
             "a keyring file with no keys"
         };
-        eprintln!(
-            "herald: warning: --keyring {}: {what}; no signer is known from it",
+        crate::notice::warning(&format!(
+            "--keyring {}: {what}; no signer is known from it",
             path.display()
-        );
+        ));
     }
     Ok(())
 }
@@ -163,8 +185,9 @@ pub(crate) struct VerifyArgs {
     /// Keyring file, or directory of *.pub files (repeatable)
     #[arg(long, value_name = "PATH")]
     pub(crate) keyring: Vec<PathBuf>,
-    /// The time to check expiry and future timestamps against, Unix seconds [default: the clock]
-    #[arg(long, value_name = "SECS")]
+    /// The time to check expiry and future timestamps against, Unix seconds or RFC 3339
+    /// [default: the clock]
+    #[arg(long, value_name = "TIME", value_parser = crate::clock::parse_time)]
     pub(crate) now: Option<u64>,
     /// Print the report as one JSON object
     #[arg(long)]
