@@ -25,6 +25,7 @@ use std::process::ExitCode;
 use clap::{Parser, Subcommand};
 
 use crate::commands::bundle::BundleArgs;
+use crate::commands::completions::CompletionsArgs;
 use crate::commands::conformance::ConformanceArgs;
 use crate::commands::cosign::CosignArgs;
 use crate::commands::demo::DemoArgs;
@@ -33,6 +34,7 @@ use crate::commands::extract::ExtractArgs;
 use crate::commands::inspect::InspectArgs;
 use crate::commands::keygen::KeygenArgs;
 use crate::commands::log::LogArgs;
+use crate::commands::man::ManArgs;
 use crate::commands::new::NewArgs;
 use crate::commands::reply::ReplyArgs;
 use crate::commands::verify::VerifyArgs;
@@ -77,6 +79,10 @@ enum Command {
     Demo(DemoArgs),
     /// Run the conformance vectors through this implementation
     Conformance(ConformanceArgs),
+    /// Print a shell completion script (bash, elvish, fish, powershell, zsh)
+    Completions(CompletionsArgs),
+    /// Print the herald(1) man page (roff)
+    Man(ManArgs),
     /// An append-only audit log: signed tree heads, inclusion and consistency proofs (P9)
     Log(LogArgs),
 }
@@ -109,7 +115,9 @@ fn main() -> ExitCode {
         Command::Encode(a) => commands::encode::run(&a),
         Command::Extract(a) => commands::extract::run(&a),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref(), a.force),
-        Command::Conformance(a) => commands::conformance::run(&a.dir, a.json),
+        Command::Conformance(a) => commands::conformance::run(a.dir.as_deref(), a.json),
+        Command::Completions(a) => commands::completions::run(&a),
+        Command::Man(a) => commands::man::run(&a),
         Command::Log(a) => commands::log::run(a.command),
     };
     match result {

@@ -2,6 +2,7 @@
 //! value is one line naming its flag (`herald: --kind: …`).
 
 pub(crate) mod bundle;
+pub(crate) mod completions;
 pub(crate) mod compose;
 pub(crate) mod conformance;
 pub(crate) mod cosign;
@@ -11,6 +12,7 @@ pub(crate) mod extract;
 pub(crate) mod inspect;
 pub(crate) mod keygen;
 pub(crate) mod log;
+pub(crate) mod man;
 pub(crate) mod new;
 pub(crate) mod reply;
 pub(crate) mod verify;
