@@ -21,7 +21,7 @@ use herald_verify::bundle::{self, Bundle};
 use crate::commands::verify::load_keyrings;
 use crate::error::CliError;
 use crate::input::{self, Item};
-use crate::output::{self, Existing};
+use crate::output::OutputArgs;
 
 /// What `bundle` was asked.
 #[derive(Debug)]
@@ -32,10 +32,9 @@ pub(crate) struct Options {
     pub(crate) proofs: Vec<PathBuf>,
     /// Keyring files or directories whose keys the bundle carries.
     pub(crate) keys: Vec<PathBuf>,
-    /// Where to write the bundle (`-` for standard output).
-    pub(crate) out: PathBuf,
-    /// Replace `out` if it exists.
-    pub(crate) force: bool,
+    /// Where to write the bundle (`-` for standard output), and whether to
+    /// replace it.
+    pub(crate) output: OutputArgs,
 }
 
 /// Run `bundle`.
@@ -107,7 +106,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let envelope_refs: Vec<&[u8]> = envelopes.iter().map(Vec::as_slice).collect();
     let proof_refs: Vec<&[u8]> = proofs.iter().map(|(_, b)| b.as_slice()).collect();
     let bytes = bundle::encode(&envelope_refs, &proof_refs, &keys);
-    output::write_envelope(&opts.out, &bytes, Existing::from_force(opts.force))?;
+    opts.output.write(&bytes)?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -129,10 +128,6 @@ pub(crate) struct BundleArgs {
     /// A keyring file, or directory of *.pub files, whose public keys to carry (repeatable)
     #[arg(long, value_name = "PATH")]
     pub(crate) key: Vec<PathBuf>,
-    /// Where to write the bundle, atomically (- for standard output)
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub(crate) out: PathBuf,
-    /// Replace OUT if it exists
-    #[arg(long)]
-    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }

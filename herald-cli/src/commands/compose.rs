@@ -12,8 +12,8 @@ use herald_core::{CheckOptions, EnvelopeBuilder, Kind, Sigil, SigningKey, Status
 use crate::commands::verify::load_keyrings;
 use crate::commands::{parse_kind, parse_sigil, resolve_sigil};
 use crate::error::CliError;
-use crate::output::Existing;
-use crate::{clock, input, json, keyfile, output};
+use crate::output::OutputArgs;
+use crate::{clock, input, json, keyfile};
 
 /// The `birth` options of `new` (`reply` has none).
 pub(crate) struct BirthArgs<'a> {
@@ -126,11 +126,7 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
         .sign(&key)
         .map_err(|e| CliError::new(format!("cannot build the envelope: {e}")))?;
     warn_if_invalid(envelope.as_bytes(), &key, from);
-    output::write_envelope(
-        &args.out,
-        envelope.as_bytes(),
-        Existing::from_force(args.force),
-    )?;
+    args.output.write(envelope.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -396,10 +392,6 @@ pub(crate) struct ComposeArgs {
     /// Expiry: Unix seconds, RFC 3339, or +SECS after --ts
     #[arg(long, value_name = "TIME")]
     pub(crate) expires: Option<String>,
-    /// Where to write the envelope, atomically (- for standard output)
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub(crate) out: PathBuf,
-    /// Replace OUT if it exists
-    #[arg(long)]
-    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use crate::commands::parse_scope;
 use crate::error::CliError;
-use crate::output::Existing;
-use crate::{input, keyfile, output};
+use crate::output::OutputArgs;
+use crate::{input, keyfile};
 use clap::Args;
 
 /// Run `cosign`.
@@ -17,8 +17,7 @@ pub(crate) fn run(args: &CosignArgs) -> Result<ExitCode, CliError> {
         scope,
         ts,
         input: input_path,
-        out,
-        force,
+        output,
     } = args;
     let ts = *ts;
     let scope = parse_scope("--scope", scope, false)?;
@@ -48,7 +47,7 @@ pub(crate) fn run(args: &CosignArgs) -> Result<ExitCode, CliError> {
     let signed = envelope
         .cosign(&key, scope, ts)
         .map_err(|e| CliError::new(format!("cannot co-sign {name}: {e}")))?;
-    output::write_envelope(out, signed.as_bytes(), Existing::from_force(*force))?;
+    output.write(signed.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -67,10 +66,6 @@ pub(crate) struct CosignArgs {
     /// The envelope to co-sign (one envelope; - for standard input)
     #[arg(value_name = "IN")]
     pub(crate) input: PathBuf,
-    /// Where to write the co-signed envelope (- for standard output)
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub(crate) out: PathBuf,
-    /// Replace OUT if it exists
-    #[arg(long)]
-    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }

@@ -12,7 +12,7 @@ use clap::Args;
 use crate::display_form;
 use crate::error::CliError;
 use crate::input;
-use crate::output::{self, Existing};
+use crate::output::OutputArgs;
 
 /// `herald encode`.
 #[derive(Args, Debug)]
@@ -21,12 +21,8 @@ pub(crate) struct EncodeArgs {
     /// (- for standard input)
     #[arg(value_name = "FILE", required = true)]
     pub(crate) files: Vec<PathBuf>,
-    /// Where to write the P1 CBOR, atomically (- for standard output)
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub(crate) out: PathBuf,
-    /// Replace OUT if it exists
-    #[arg(long)]
-    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 /// Run `encode`.
@@ -56,6 +52,6 @@ pub(crate) fn run(args: &EncodeArgs) -> Result<ExitCode, CliError> {
             out.extend(p1.map_err(bad)?);
         }
     }
-    output::write_envelope(&args.out, &out, Existing::from_force(args.force))?;
+    args.output.write(&out)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,7 +10,7 @@ use clap::Args;
 use crate::error::CliError;
 use crate::id_prefix::IdPrefix;
 use crate::input::{self, Item};
-use crate::output::{self, Existing};
+use crate::output::OutputArgs;
 
 /// `herald extract`.
 #[derive(Args, Debug)]
@@ -21,12 +21,8 @@ pub(crate) struct ExtractArgs {
     /// The envelope's id, or a unique prefix of it (at least 8 hex digits)
     #[arg(value_name = "ID")]
     pub(crate) id: String,
-    /// Where to write the envelope, atomically (- for standard output)
-    #[arg(short = 'o', long = "output", value_name = "OUT")]
-    pub(crate) out: PathBuf,
-    /// Replace OUT if it exists
-    #[arg(long)]
-    pub(crate) force: bool,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }
 
 /// Run `extract`.
@@ -39,6 +35,6 @@ pub(crate) fn run(args: &ExtractArgs) -> Result<ExitCode, CliError> {
         Item::Bad(..) => None,
     });
     let envelope = prefix.resolve(candidates, &format!("in {name}"))?;
-    output::write_envelope(&args.out, &envelope, Existing::from_force(args.force))?;
+    args.output.write(&envelope)?;
     Ok(ExitCode::SUCCESS)
 }
