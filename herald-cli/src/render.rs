@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 
 use herald_core::{ReasonCode, Sigil, SigilForm, Status};
-use herald_verify::{EnvelopeReport, Keyring, Report, ReportReason};
+use herald_verify::{EnvelopeReport, KeyOrigin, Keyring, Report, ReportReason};
 
 use crate::tree;
 
@@ -117,6 +117,22 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
         s.invalid
     )?;
     write_proofs(out, report, opts)?;
+    let from_bundle = report
+        .envelopes
+        .iter()
+        .filter(|e| e.key_source == Some(KeyOrigin::Bundle))
+        .count();
+    if from_bundle > 0 {
+        // Why a bundle's envelopes can be valid where the loose files are
+        // unknown_signer (issue 18).
+        writeln!(
+            out,
+            "note: {from_bundle} envelope{} verified under a key the bundle itself carries (it \
+             hashes to the sender's sigil, so it is that sigil's key, but no --keyring vouches \
+             for who holds it)",
+            if from_bundle == 1 { "" } else { "s" }
+        )?;
+    }
     if !opts.keyring_given
         && report
             .envelopes
