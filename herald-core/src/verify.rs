@@ -482,7 +482,11 @@ fn check_signature(
     if verifier.verify(&key, sig.sig, tag, &body) {
         Some((scope, source))
     } else {
-        t.push(Reason::at(ReasonCode::BadSignature, k, Detail::None));
+        t.push(Reason::at(
+            ReasonCode::BadSignature,
+            k,
+            Detail::Note("does not verify under the key its `by` sigil resolves to (P5)"),
+        ));
         None
     }
 }

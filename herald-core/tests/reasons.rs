@@ -784,6 +784,7 @@ fn origin_signer_mismatch_same_key_other_form() {
 fn bad_signature_at_zero_is_invalid() {
     let raw = good().corrupt_sig(0);
     let out = expect(&raw.bytes(), Status::Invalid, &[(R::BadSignature, at(0))]);
+    assert!(!out.reasons[0].detail.to_string().is_empty());
     assert_eq!(out.key_source, None);
     // Signed by the wrong key under the right name.
     let raw = Raw::genesis(&alice(), TS).reid().sign_as(
@@ -1393,6 +1394,8 @@ fn unknown_field_is_a_warning() {
     assert!(out.decoded);
     assert_eq!(env.view().unknown_fields(), 1);
     assert_eq!(out.reasons[0].detail, Detail::UnknownKey);
+    // Every reason has a non-empty detail (issue 18).
+    assert!(!out.reasons[0].detail.to_string().is_empty());
     // Covered by the signature: changing it breaks the origin and the id.
     let raw = Raw::from_bytes(env.as_bytes()).set("x-trace-note", Value::text("ho"));
     expect(
