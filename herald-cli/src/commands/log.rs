@@ -46,6 +46,19 @@ pub(crate) enum LogCommand {
                       not run."
     )]
     VerifyProof(VerifyProofArgs),
+    /// Show a log: its sigil, key file, leaves, current root and the largest tree head signed
+    Status(StatusArgs),
+}
+
+/// `herald log status`.
+#[derive(Args, Debug)]
+pub(crate) struct StatusArgs {
+    /// The log directory
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Print one JSON object: log, key_file, leaves, root, signed
+    #[arg(long)]
+    json: bool,
 }
 
 /// `herald log init`.
@@ -168,6 +181,7 @@ pub(crate) fn run(command: LogCommand) -> Result<ExitCode, CliError> {
         LogCommand::Prove(a) => prove(&a),
         LogCommand::Consistency(a) => consistency(&a),
         LogCommand::VerifyProof(a) => verify_proof(&a),
+        LogCommand::Status(a) => status(&a),
     }
 }
 
@@ -218,6 +232,37 @@ fn append(a: &AppendArgs) -> Result<ExitCode, CliError> {
         writeln!(stdout, "{} {}", a.index, hex(view.id())).map_err(|e| CliError::stdout(&e))?;
     }
     stdout.flush().map_err(|e| CliError::stdout(&e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn status(a: &StatusArgs) -> Result<ExitCode, CliError> {
+    let log = open(&a.dir)?;
+    let root = hex(&log.tree().root());
+    let key_file = log.key_path().map(|p| p.display().to_string());
+    let mut stdout = std::io::stdout().lock();
+    let written = if a.json {
+        let value = serde_json::json!({
+            "log": log.sigil().to_string(),
+            "key_file": key_file,
+            "leaves": log.len(),
+            "root": root,
+            "signed": log.signed_size(),
+        });
+        writeln!(stdout, "{value}")
+    } else {
+        let unsigned = log.len().saturating_sub(log.signed_size());
+        writeln!(
+            stdout,
+            "log       {}\nkey file  {}\nleaves    {}\nroot      {root}\nsigned    {} ({unsigned} leaves not yet under a signed tree head)",
+            log.sigil(),
+            key_file
+                .as_deref()
+                .unwrap_or("(not recorded: pass --key to sign)"),
+            log.len(),
+            log.signed_size(),
+        )
+    };
+    written.map_err(|e| CliError::stdout(&e))?;
     Ok(ExitCode::SUCCESS)
 }
 
