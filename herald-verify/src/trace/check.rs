@@ -7,7 +7,7 @@ use std::collections::{HashMap, HashSet};
 
 use herald_core::{Body, CheckOptions, Checked, PublicKey, Reason, SignatureVerifier, check_with};
 
-use super::entry::{Entry, id_field};
+use super::entry::{Entry, named_fields};
 use crate::batch;
 use crate::facts::Facts;
 use crate::keyring::Keyring;
@@ -96,9 +96,9 @@ fn record_of<'a>(
         parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
         ..EnvelopeReport::default()
     };
-    if report.id.is_none() {
+    if env.is_none() {
         // Fields that did parse are still worth naming.
-        report.id = id_field(e.bytes);
+        (report.id, report.from) = named_fields(e.bytes);
     }
     for r in reasons {
         report.push(r.into());

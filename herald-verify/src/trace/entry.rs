@@ -125,11 +125,27 @@ pub(super) fn may_be_molt(bytes: &[u8]) -> bool {
     holds(bytes, KIND_MOLT)
 }
 
-/// The `id` field of an envelope that did not fully decode, if it has one.
-pub(super) fn id_field(bytes: &[u8]) -> Option<String> {
-    let map = herald_core::cbor::decode(bytes).ok()?.as_map()?;
-    let id = map.get("id")?.as_bytes()?;
-    (id.len() == 32).then(|| hex(id))
+/// The `id` and `from` fields of an item that did not decode as an
+/// envelope (an unsupported version, a malformed field), when it is a map
+/// holding them: a 32-byte `id` as hex, a `from` that parses as a sigil.
+pub(super) fn named_fields(bytes: &[u8]) -> (Option<String>, Option<String>) {
+    let Some(map) = herald_core::cbor::decode(bytes)
+        .ok()
+        .and_then(|v| v.as_map())
+    else {
+        return (None, None);
+    };
+    let id = map
+        .get("id")
+        .and_then(|v| v.as_bytes())
+        .filter(|id| id.len() == 32)
+        .map(hex);
+    let from = map
+        .get("from")
+        .and_then(|v| v.as_text())
+        .filter(|f| herald_core::Sigil::parse(f).is_ok())
+        .map(String::from);
+    (id, from)
 }
 
 #[cfg(test)]
