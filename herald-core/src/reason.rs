@@ -193,15 +193,20 @@ pub enum Detail {
         /// Why it does not parse.
         error: SigilError,
     },
-    /// A top-level key outside P3 (the key is in the envelope's bytes).
-    UnknownKey,
+    /// A top-level key outside P3; the key is in the envelope's bytes,
+    /// its text head at this byte offset (a verifier with the bytes can
+    /// name it).
+    UnknownKey {
+        /// Offset of the key's CBOR text head in the envelope.
+        offset: usize,
+    },
 }
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::None => Ok(()),
-            Self::UnknownKey => f.write_str(UNKNOWN_KEY),
+            Self::UnknownKey { offset } => write!(f, "{UNKNOWN_KEY} (its key at byte {offset})"),
             Self::Note(n) => f.write_str(n),
             Self::Field { field, problem } => write!(f, "{field}: {problem}"),
             Self::Decode(e) => e.fmt(f),

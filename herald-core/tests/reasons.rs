@@ -1393,7 +1393,14 @@ fn unknown_field_is_a_warning() {
     let out = expect(env.as_bytes(), Status::Valid, &[(R::UnknownField, NONE)]);
     assert!(out.decoded);
     assert_eq!(env.view().unknown_fields(), 1);
-    assert_eq!(out.reasons[0].detail, Detail::UnknownKey);
+    // The detail points at the key's text head in the bytes.
+    let Detail::UnknownKey { offset } = out.reasons[0].detail else {
+        panic!("{:?}", out.reasons[0].detail)
+    };
+    assert_eq!(
+        env.as_bytes().get(offset..offset + 13),
+        Some(&b"\x6cx-trace-note"[..])
+    );
     // Every reason has a non-empty detail (issue 18).
     assert!(!out.reasons[0].detail.to_string().is_empty());
     // Covered by the signature: changing it breaks the origin and the id.

@@ -117,6 +117,28 @@ impl ReportReason {
     }
 }
 
+impl ReportReason {
+    /// The report form of `reason`, found in `envelope`: as [`From`], and
+    /// an unknown field named by the key the envelope holds at the
+    /// reason's offset (issue 18: the detail names the field).
+    pub fn of(reason: &herald_core::Reason, envelope: &[u8]) -> Self {
+        if let herald_core::Detail::UnknownKey { offset } = reason.detail
+            && let Some(Ok((herald_core::cbor::ValueRef::Text(key), _))) = envelope
+                .get(offset..)
+                .map(|b| herald_core::cbor::decode_prefix(b, &herald_core::cbor::Limits::DEFAULT))
+        {
+            return Self {
+                code: reason.code,
+                index: reason.index,
+                detail: std::format!(
+                    "{key:?}: a top-level field outside P3: signed and kept, not interpreted"
+                ),
+            };
+        }
+        reason.into()
+    }
+}
+
 impl From<&herald_core::Reason> for ReportReason {
     fn from(r: &herald_core::Reason) -> Self {
         Self {

@@ -421,3 +421,26 @@ fn an_undecodable_envelope_names_its_id_and_from() {
     );
     assert_eq!(r.envelopes[1].from, None);
 }
+
+/// An unknown top-level field is a warning whose detail names the field
+/// (issue 18).
+#[test]
+fn an_unknown_field_is_named() {
+    let a = key(1);
+    let env = EnvelopeBuilder::genesis(T0)
+        .nonce(nonce(7))
+        .payload(Value::text("hi"))
+        .extra_field("x-trace-note", Value::text("kept"))
+        .unwrap()
+        .sign(&a)
+        .unwrap();
+    let r = run(vec![("x", seq(&[&env]))], &keyring(&[&a]));
+    assert_eq!(r.envelopes[0].status(), Status::Valid);
+    let reason = &r.envelopes[0].reasons[0];
+    assert_eq!(reason.code, ReasonCode::UnknownField);
+    assert!(
+        reason.detail.starts_with("\"x-trace-note\": "),
+        "{}",
+        reason.detail
+    );
+}

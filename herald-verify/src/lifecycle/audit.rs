@@ -308,7 +308,10 @@ fn by_molt_key(
         let molted = Molted { keys, who, key };
         let checked = check_with(set.bytes[i], &molted, opts, &mut reasons, &mut memo);
         let redone = EnvelopeReport {
-            reasons: reasons.iter().map(ReportReason::from).collect(),
+            reasons: reasons
+                .iter()
+                .map(|r| ReportReason::of(r, set.bytes[i]))
+                .collect(),
             ..EnvelopeReport::default()
         };
         if checked.key_source == Some(KeySource::Molt) && origin_ok(&redone) {

@@ -12,7 +12,7 @@ use crate::batch;
 use crate::facts::Facts;
 use crate::keyring::Keyring;
 use crate::lifecycle::Identity;
-use crate::report::{EnvelopeReport, Source, hex};
+use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 use crate::verdicts::{Memo, Tally, Verdict};
 
 /// How step 3 verifies signatures.
@@ -101,7 +101,7 @@ fn record_of<'a>(
         (report.id, report.from) = named_fields(e.bytes);
     }
     for r in reasons {
-        report.push(r.into());
+        report.push(ReportReason::of(r, e.bytes));
     }
     let id = match (&env, checked.computed_id) {
         (Some(v), Some(computed)) if *v.id() == computed => Some(computed),
