@@ -13,9 +13,10 @@ use herald_verify::sequence::{self, Piece, ReadError, ReadLimits, pieces};
 use crate::display_form;
 use crate::error::CliError;
 
-/// Deepest CBOR nesting the splitter follows (the strict decoder then
-/// applies the P1 limit of 32 to each envelope).
-pub(crate) const SPLIT_DEPTH: usize = 512;
+/// Deepest CBOR nesting the splitter follows: the decoder's own ceiling
+/// (the strict decoder then applies the P1 limit of 32 to each envelope),
+/// as the audit splits.
+pub(crate) const SPLIT_DEPTH: usize = herald_core::cbor::MAX_NESTING;
 
 /// Largest input read (a file or standard input): 256 MiB, far above any
 /// honest trace file and far below what a hostile stream could claim. The

@@ -203,7 +203,7 @@ fn one_identity(
         .chain(members.iter().filter(|&&i| Some(i) != birth))
     {
         if let (Some(&s), Some(v)) = (signer.get(&i), view(i)) {
-            record.witness(v, &reports[i], s);
+            record.observe(v, &reports[i], s);
         }
     }
 

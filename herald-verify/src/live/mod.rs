@@ -242,11 +242,11 @@ impl Receiver {
                 .and_then(|a| BirthAttestation::parse(a).ok())
         {
             let consenting = valid_cosigners(env, &report, Scope::LineageConsent);
-            let mut witnessed = table::Witnessed {
+            let mut stored = table::Stored {
                 store: &self.store,
                 txn: &txn,
             };
-            rules::lineage(&mut report, env, &birth, &consenting, &mut witnessed)?;
+            rules::lineage(&mut report, env, &birth, &consenting, &mut stored)?;
         }
         let new_molt = match origin.signer.and_then(|s| state.key_of(s)) {
             Some(outgoing) if env.kind() == Kind::Molt && accepted(&report) => {
@@ -292,7 +292,7 @@ impl Receiver {
         if accepted(&report)
             && let Some(s) = origin.signer
         {
-            state.witness(env, &report, s);
+            state.observe(env, &report, s);
         }
         let changed = match &current {
             Some(c) => *c != state,
