@@ -48,6 +48,12 @@ pub(crate) enum LogCommand {
     VerifyProof(VerifyProofArgs),
     /// Show a log: its sigil, key file, leaves, current root and the largest tree head signed
     Status(StatusArgs),
+    /// Sign and print the log's current tree as a C2SP tlog-checkpoint note
+    Checkpoint(super::tlog::CheckpointArgs),
+    /// Print the log key as a C2SP verifier key: ORIGIN+KEYID+KEY
+    Key(super::tlog::KeyArgs),
+    /// Write the log as C2SP tlog-tiles (hash tiles, entry bundles, checkpoint) into OUT
+    Tiles(super::tlog::TilesArgs),
 }
 
 /// `herald log status`.
@@ -182,6 +188,9 @@ pub(crate) fn run(command: LogCommand) -> Result<ExitCode, CliError> {
         LogCommand::Consistency(a) => consistency(&a),
         LogCommand::VerifyProof(a) => verify_proof(&a),
         LogCommand::Status(a) => status(&a),
+        LogCommand::Checkpoint(a) => super::tlog::checkpoint(&a),
+        LogCommand::Key(a) => super::tlog::key(&a),
+        LogCommand::Tiles(a) => super::tlog::tiles(&a),
     }
 }
 
@@ -190,7 +199,7 @@ fn log_error(e: herald_verify::LogError) -> CliError {
 }
 
 /// Open the log in `dir`, reporting a repaired interrupted append.
-fn open(dir: &Path) -> Result<Log, CliError> {
+pub(super) fn open(dir: &Path) -> Result<Log, CliError> {
     let log = Log::open(dir).map_err(log_error)?;
     if let Some(r) = log.recovery() {
         crate::notice::note(&r.to_string());
@@ -268,7 +277,7 @@ fn status(a: &StatusArgs) -> Result<ExitCode, CliError> {
 
 /// The log's key, from `--key` or the path `init` recorded, checked to be
 /// the log's.
-fn signing_key(log: &Log, sign: &SignArgs) -> Result<SigningKey, CliError> {
+pub(super) fn signing_key(log: &Log, sign: &SignArgs) -> Result<SigningKey, CliError> {
     let path = match (&sign.key, log.key_path()) {
         (Some(p), _) => p.clone(),
         (None, Some(p)) => p.to_path_buf(),

@@ -15,6 +15,7 @@ pub(crate) mod log;
 pub(crate) mod man;
 pub(crate) mod new;
 pub(crate) mod reply;
+pub(crate) mod tlog;
 pub(crate) mod verify;
 
 use std::path::Path;
