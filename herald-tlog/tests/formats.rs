@@ -356,3 +356,22 @@ fn split_view_evidence() {
     extra.push(b'x');
     assert!(SplitView::parse(&extra).is_err());
 }
+
+/// A P9 signed tree head's message is never a note, so the log key may
+/// sign both (lib.rs): the STH message is not UTF-8 text.
+#[test]
+fn an_sth_message_is_never_a_note() {
+    let key = herald_testkit::key(3);
+    let sth = herald_verify::TreeHead::new(
+        key.sigil(herald_core::SigilForm::Default),
+        5,
+        [1; 32],
+        1_746_432_000,
+    );
+    let message = sth.signed_message();
+    assert!(message.starts_with(herald_core::STH_TAG));
+    assert!(matches!(
+        Note::parse(&message),
+        Err(NoteError::NotUtf8 { .. } | NoteError::ControlCharacter { .. })
+    ));
+}
