@@ -42,7 +42,7 @@ use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Sta
 
 use crate::auditlog::InclusionProof;
 use crate::keyring::Keyring;
-use crate::lifecycle::identity;
+use crate::lifecycle::{Identity, identity};
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 use crate::store::{Claim, Store, StoreError, claim_in, contains_in};
 use crate::witness::{self, ProofError, ProvenMolt, Witnessed};
@@ -206,9 +206,62 @@ impl Receiver {
             // under the lock this time.
             origin = witness::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
         }
-        let mut report = Self::report(&origin);
+        let (report, wrote) = self.judge_in(&txn, &origin, who.as_ref(), current, now)?;
+        if wrote {
+            txn.commit()
+                .map_err(|e| StoreError::storage(self.store.path(), OP, redb::Error::from(e)))?;
+        }
+        Ok(report)
+    }
+
+    /// Receive one envelope at time `now` inside the caller's write
+    /// transaction `txn` (from [`Store::begin_write`]): the same rules as
+    /// [`Receiver::receive_at`], but nothing is committed here. The claim
+    /// and lifecycle writes of an accepted envelope are durable only once
+    /// the caller commits `txn`; until then the envelope must be treated as
+    /// not accepted. A later receive in the same `txn` sees this one's
+    /// claim, so a batch of envelopes costs one durable commit, not one
+    /// each (a conduit batching its fsyncs).
+    pub fn receive_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        bytes: &[u8],
+        now: u64,
+    ) -> Result<EnvelopeReport, StoreError> {
+        let opts = CheckOptions {
+            now: Some(now),
+            skew: self.skew,
+            limits: self.limits,
+            required_scopes: &self.required_scopes,
+            learn_birth_keys: self.learn_birth_keys,
+        };
+        let who = witness::claimed_identity(bytes, &self.limits);
+        let current = match &who {
+            Some(w) => witness::load_in(&self.store, txn, w)?,
+            None => None,
+        };
+        let origin = witness::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
+        if origin.checked.envelope.is_none() {
+            return Ok(Self::report(&origin));
+        }
+        let (report, _) = self.judge_in(txn, &origin, who.as_ref(), current, now)?;
+        Ok(report)
+    }
+
+    /// The P10 and P8 rules after the origin check, inside `txn`: the
+    /// report, and whether anything was written to `txn`.
+    fn judge_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        origin: &witness::Origin<'_>,
+        who: Option<&Identity>,
+        current: Option<Witnessed>,
+        now: u64,
+    ) -> Result<(EnvelopeReport, bool), StoreError> {
+        const OP: &str = "receive";
+        let mut report = Self::report(origin);
         let Some(env) = origin.checked.envelope.as_ref() else {
-            return Ok(report);
+            return Ok((report, false));
         };
 
         // P10: without `expires`, the cache vouches for 30 days of `ts`.
@@ -223,7 +276,7 @@ impl Receiver {
         let mut state = current.clone().unwrap_or_default();
         witness::judge(&mut report, env, origin.signer, &state);
         if env.kind() == Kind::Birth && origin.signer.is_some() {
-            witness::lineage(&self.store, &txn, &mut report, env)?;
+            witness::lineage(&self.store, txn, &mut report, env)?;
         }
         let new_molt = match origin.signer.and_then(|s| state.key_of(s)) {
             Some(outgoing) if env.kind() == Kind::Molt && accepted(&report) => {
@@ -236,17 +289,17 @@ impl Receiver {
         let Some(signer) = self.signer_key(env, &state) else {
             // No key for `from`: the origin is `unknown_signer`, so invalid,
             // and no cache entry can name this signer.
-            return Ok(report);
+            return Ok((report, false));
         };
         let err = |e: redb::Error| StoreError::storage(self.store.path(), OP, e);
         let mut claimed = false;
         let replayed = if accepted(&report) {
             let retain_until = self.retain_until(env, now);
-            claimed = claim_in(&txn, &signer, env.nonce(), retain_until, now).map_err(err)?
+            claimed = claim_in(txn, &signer, env.nonce(), retain_until, now).map_err(err)?
                 == Claim::Fresh;
             !claimed
         } else {
-            contains_in(&txn, &signer, env.nonce(), now).map_err(err)?
+            contains_in(txn, &signer, env.nonce(), now).map_err(err)?
         };
         if replayed {
             report.push(reason(
@@ -271,13 +324,10 @@ impl Receiver {
             Some(c) => *c != state,
             None => state != Witnessed::default(),
         };
-        if let (true, Some(w)) = (changed, &who) {
-            witness::save_in(&self.store, &txn, w, &state)?;
+        if let (true, Some(w)) = (changed, who) {
+            witness::save_in(&self.store, txn, w, &state)?;
         }
-        if claimed || changed {
-            txn.commit().map_err(|e| err(e.into()))?;
-        }
-        Ok(report)
+        Ok((report, claimed || changed))
     }
 
     /// The report of an origin check.
