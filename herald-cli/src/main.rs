@@ -59,6 +59,8 @@ enum Command {
     Conformance(ConformanceArgs),
     /// An append-only audit log: signed tree heads, inclusion and consistency proofs (P9)
     Log(LogArgs),
+    /// The reference conduit: pass-through, relay and notary over HTTP (CONDUIT.md)
+    Conduit(commands::conduit::ConduitArgs),
 }
 
 /// `herald log`.
@@ -284,6 +286,7 @@ fn main() -> ExitCode {
         Command::Demo(a) => commands::demo::run(a.dir.as_deref()),
         Command::Conformance(a) => commands::conformance::run(&a.dir, a.json),
         Command::Log(a) => commands::log::run(a.command),
+        Command::Conduit(a) => commands::conduit::run(a),
     };
     match result {
         Ok(code) => code,

@@ -3,6 +3,7 @@
 
 pub(crate) mod bundle;
 pub(crate) mod compose;
+pub(crate) mod conduit;
 pub(crate) mod conformance;
 pub(crate) mod cosign;
 pub(crate) mod demo;
