@@ -172,7 +172,7 @@ async fn sigkill_under_load_loses_nothing_acknowledged() {
 
     // Restart once more and check everything acknowledged.
     let (mut child, addr) = spawn(dir.path());
-    let seen = seen.lock().unwrap();
+    let seen = std::mem::take(&mut *seen.lock().unwrap());
     assert!(
         seen.acked.len() > KILLS,
         "too little was acknowledged: {}",
