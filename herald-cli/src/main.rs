@@ -61,6 +61,8 @@ enum Command {
     Log(LogArgs),
     /// The reference conduit: pass-through, relay and notary over HTTP (CONDUIT.md)
     Conduit(commands::conduit::ConduitArgs),
+    /// A conduit client: post, follow the inbox, verify each arrival, reply
+    Agent(commands::agent::AgentArgs),
 }
 
 /// `herald log`.
@@ -258,6 +260,9 @@ struct DemoArgs {
     /// not replaced) [default: a fresh directory under the system temp dir]
     #[arg(long, value_name = "DIR")]
     dir: Option<PathBuf>,
+    /// Talk through a conduit on a free loopback port: two agent processes, then a public replay
+    #[arg(long)]
+    conduit: bool,
 }
 
 fn main() -> ExitCode {
@@ -283,10 +288,12 @@ fn main() -> ExitCode {
             keys: a.key,
             out: a.out,
         }),
+        Command::Demo(a) if a.conduit => commands::conduit_demo::run(a.dir.as_deref()),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref()),
         Command::Conformance(a) => commands::conformance::run(&a.dir, a.json),
         Command::Log(a) => commands::log::run(a.command),
         Command::Conduit(a) => commands::conduit::run(a),
+        Command::Agent(a) => commands::agent::run(&a),
     };
     match result {
         Ok(code) => code,
