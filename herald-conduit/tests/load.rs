@@ -61,12 +61,21 @@ async fn fifty_clients_mixed_posts() {
                         f[at] ^= 0x20;
                         ("forged", f, 422)
                     }
-                    8 => ("oversize", message(&alice(), &bob(), n, &"o".repeat(MAX_BODY)), 413),
+                    8 => (
+                        "oversize",
+                        message(&alice(), &bob(), n, &"o".repeat(MAX_BODY)),
+                        413,
+                    ),
                     9 | 19 => ("garbage", format!("garbage {n}").into_bytes(), 400),
                     _ => ("valid", message(&alice(), &bob(), n, "load"), 201),
                 };
                 let r = c.post(&body).await;
-                assert_eq!(r.status, expect, "{what}: {}", String::from_utf8_lossy(&r.body));
+                assert_eq!(
+                    r.status,
+                    expect,
+                    "{what}: {}",
+                    String::from_utf8_lossy(&r.body)
+                );
                 *tally.statuses.entry((what, r.status)).or_default() += 1;
                 match what {
                     "valid" => {
@@ -75,11 +84,15 @@ async fn fifty_clients_mixed_posts() {
                         mine.push((n, body, r.body));
                     }
                     "garbage" => {}
-                    _ => assert_refusal(&r.body, &body, match what {
-                        "replay" => "replayed_nonce",
-                        "forged" => "id_mismatch",
-                        _ => "too_large",
-                    }),
+                    _ => assert_refusal(
+                        &r.body,
+                        &body,
+                        match what {
+                            "replay" => "replayed_nonce",
+                            "forged" => "id_mismatch",
+                            _ => "too_large",
+                        },
+                    ),
                 }
             }
             tally
@@ -117,7 +130,9 @@ async fn fifty_clients_mixed_posts() {
     let mut inbox = HashSet::new();
     let mut cursor = 0u64;
     loop {
-        let r = c.get(&format!("/v1/inbox/{bob_sigil}?after={cursor}")).await;
+        let r = c
+            .get(&format!("/v1/inbox/{bob_sigil}?after={cursor}"))
+            .await;
         let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
         if next == cursor {
             break;
@@ -130,12 +145,18 @@ async fn fifty_clients_mixed_posts() {
     assert_eq!(inbox, acked.keys().copied().collect());
     // Each acknowledged genesis is its own trace, holding exactly it.
     for (id, body) in &acked {
-        let r = c.get(&format!("/v1/traces/{}", herald_verify::report::hex(id))).await;
+        let r = c
+            .get(&format!("/v1/traces/{}", herald_verify::report::hex(id)))
+            .await;
         assert_eq!(items(&r.body), vec![created(body).envelope]);
     }
     let rss = std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM")).map(str::to_owned))
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM"))
+                .map(str::to_owned)
+        })
         .unwrap_or_default();
     let mut counts: Vec<_> = statuses.into_iter().collect();
     counts.sort();
