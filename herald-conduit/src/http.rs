@@ -399,7 +399,7 @@ async fn inclusion(State(app): State<App>, Path(id): Path<String>) -> Response {
     let Some(index) = n.log().index_of(&id) else {
         return problem(StatusCode::NOT_FOUND, "unknown_id", "no leaf with that id");
     };
-    match n.inclusion(index) {
+    match n.inclusion(index, None) {
         Ok(Some(p)) => cbor(StatusCode::OK, CBOR, p.encode()),
         Ok(None) => problem(
             StatusCode::NOT_FOUND,

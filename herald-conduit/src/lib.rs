@@ -162,11 +162,14 @@ impl Conduit {
 
     /// The 201 body of the envelope that arrived `arrival`-th.
     fn created_body(&self, arrival: u64, forwarded: Vec<u8>) -> Vec<u8> {
+        let leaf = herald_core::EnvelopeRef::decode(&forwarded)
+            .ok()
+            .map(|e| herald_verify::Leaf::from_envelope(&e));
         let proof = self
             .notary
             .as_ref()
             .and_then(|n| n.lock().ok())
-            .and_then(|n| n.inclusion(arrival).ok().flatten())
+            .and_then(|n| n.inclusion(arrival, leaf).ok().flatten())
             .map(|p| p.to_value());
         let index = self.notary.as_ref().map(|_| arrival);
         writer::body(forwarded, index, proof)

@@ -4,7 +4,7 @@
 //! leaf indices are the conduit's arrival numbers.
 
 use herald_core::{EnvelopeRef, SigningKey};
-use herald_verify::{ConsistencyProof, InclusionProof, Log, LogError, SignedTreeHead};
+use herald_verify::{ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead};
 
 use crate::mailbox::Reader;
 
@@ -90,8 +90,14 @@ impl Notary {
         Ok(())
     }
 
-    /// The inclusion proof of leaf `index` against the latest tree head.
-    pub fn inclusion(&self, index: u64) -> Result<Option<InclusionProof>, LogError> {
+    /// The inclusion proof of leaf `index` against the latest tree head;
+    /// `leaf`, when the caller has it (the leaf of the envelope it just
+    /// logged), saves reading it back from the log file.
+    pub fn inclusion(
+        &self,
+        index: u64,
+        leaf: Option<Leaf>,
+    ) -> Result<Option<InclusionProof>, LogError> {
         let Some(sth) = &self.sth else {
             return Ok(None);
         };
@@ -103,12 +109,11 @@ impl Notary {
             .tree()
             .inclusion_proof(index, sth.size())
             .map_err(LogError::Proof)?;
-        Ok(Some(InclusionProof::new(
-            index,
-            self.log.leaf(index)?,
-            path,
-            sth.clone(),
-        )))
+        let leaf = match leaf {
+            Some(l) => l,
+            None => self.log.leaf(index)?,
+        };
+        Ok(Some(InclusionProof::new(index, leaf, path, sth.clone())))
     }
 
     /// The consistency proof from `size1` to `size2` (default: the latest
