@@ -369,3 +369,63 @@ async fn state_survives_a_restart() {
     assert_eq!(sth.size(), 1);
     c.stop().await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_relays_in_a_row_keep_both_receipts() {
+    let dir = tempfile::tempdir().unwrap();
+    let key_a = || herald_core::SigningKey::from_seed(&[0xa1; 32]);
+    let key_b = || herald_core::SigningKey::from_seed(&[0xb2; 32]);
+    let mut ring_a = herald_verify::Keyring::new();
+    ring_a.insert(alice().public_key(), herald_verify::Provenance::Pinned);
+    let mut ring_b = ring_a.clone();
+    let a = start_as(dir.path().join("a"), key_a(), ring_a, |c| {
+        c.roles = herald_conduit::Roles {
+            relay: true,
+            notary: false,
+        };
+    })
+    .await;
+    // B without A's key: A's receipt is an unknown co-signer, `partial`, refused.
+    let m = message(&alice(), &bob(), 1, "through two relays");
+    let via_a = created(&a.post(&m).await.body).envelope;
+    let b_blind = start_as(dir.path().join("b0"), key_b(), ring_b.clone(), |_| {}).await;
+    let r = b_blind.post(&via_a).await;
+    assert_eq!(r.status, 422);
+    assert!(
+        r.header("herald-reasons")
+            .unwrap()
+            .contains("unknown_signer")
+    );
+    b_blind.stop().await;
+    // B with A's key: both receipts, in order, valid end to end.
+    ring_b.insert(key_a().public_key(), herald_verify::Provenance::Pinned);
+    let b = start_as(dir.path().join("b"), key_b(), ring_b, |_| {}).await;
+    let r = b.post(&via_a).await;
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let made = created(&r.body);
+    let via_b = made.envelope;
+    let env = herald_core::EnvelopeRef::decode(&via_b).unwrap();
+    let sigs: Vec<_> = env.signatures().map(|s| s.unwrap()).collect();
+    assert_eq!(sigs.len(), 3);
+    assert_eq!(sigs[1].by, key_a().sigil(SigilForm::Default).to_string());
+    assert_eq!(sigs[2].by, key_b().sigil(SigilForm::Default).to_string());
+    assert!(sigs[1..].iter().all(|s| s.scope == "conduit_receipt"));
+    let mut end = herald_verify::Keyring::new();
+    for k in [alice(), key_a(), key_b()] {
+        end.insert(k.public_key(), herald_verify::Provenance::Pinned);
+    }
+    let mut reasons = Vec::new();
+    let checked = herald_core::check(
+        &via_b,
+        &end,
+        &herald_core::CheckOptions::default(),
+        &mut reasons,
+    );
+    assert_eq!(checked.status, herald_core::Status::Valid, "{reasons:?}");
+    // B's proof covers the envelope and verifies with B's key.
+    let p = herald_verify::InclusionProof::decode(&made.proof.unwrap()).unwrap();
+    p.verify(&end).unwrap();
+    p.matches(&env).unwrap();
+    a.stop().await;
+    b.stop().await;
+}

@@ -75,6 +75,19 @@ pub async fn start(tune: impl FnOnce(&mut Config)) -> Running {
 
 /// As [`start`], over the state directory `state` (kept by the caller).
 pub async fn start_at(state: std::path::PathBuf, tune: impl FnOnce(&mut Config)) -> Running {
+    let mut keyring = Keyring::new();
+    keyring.insert(alice().public_key(), Provenance::Pinned);
+    keyring.insert(bob().public_key(), Provenance::Pinned);
+    start_as(state, conduit_key(), keyring, tune).await
+}
+
+/// A conduit with its own key and keyring.
+pub async fn start_as(
+    state: std::path::PathBuf,
+    key: SigningKey,
+    keyring: Keyring,
+    tune: impl FnOnce(&mut Config),
+) -> Running {
     let mut config = Config::new(&state);
     config.roles = Roles {
         relay: true,
@@ -82,10 +95,7 @@ pub async fn start_at(state: std::path::PathBuf, tune: impl FnOnce(&mut Config))
     };
     config.batch = Duration::from_millis(100);
     tune(&mut config);
-    let mut keyring = Keyring::new();
-    keyring.insert(alice().public_key(), Provenance::Pinned);
-    keyring.insert(bob().public_key(), Provenance::Pinned);
-    let conduit = Conduit::open(config, conduit_key(), keyring).unwrap();
+    let conduit = Conduit::open(config, key, keyring).unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
