@@ -29,7 +29,7 @@ pub use auditlog::{
 pub use bundle::{Bundle, BundleError};
 pub use files::FileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
-pub use live::{Clock, Receiver, SystemClock};
+pub use live::{Clock, Prechecked, Receiver, SystemClock};
 pub use report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
 };

@@ -103,6 +103,26 @@ impl fmt::Debug for Receiver {
     }
 }
 
+/// An envelope whose origin was checked without the write lock
+/// ([`Receiver::precheck`]), to be finished with
+/// [`Receiver::receive_prechecked_in`].
+pub struct Prechecked<'b> {
+    bytes: &'b [u8],
+    now: u64,
+    who: Option<Identity>,
+    seen: Option<Witnessed>,
+    origin: witness::Origin<'b>,
+}
+
+impl fmt::Debug for Prechecked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Prechecked")
+            .field("len", &self.bytes.len())
+            .field("now", &self.now)
+            .finish_non_exhaustive()
+    }
+}
+
 impl Receiver {
     /// A receiver with P10 defaults: skew 300 s, the system clock, no
     /// required scopes, P1 limits, and a birth's self-certified key accepted
@@ -177,36 +197,13 @@ impl Receiver {
     /// about the claim, and the envelope must be treated as not accepted.
     pub fn receive_at(&self, bytes: &[u8], now: u64) -> Result<EnvelopeReport, StoreError> {
         const OP: &str = "receive";
-        let opts = CheckOptions {
-            now: Some(now),
-            skew: self.skew,
-            limits: self.limits,
-            required_scopes: &self.required_scopes,
-            learn_birth_keys: self.learn_birth_keys,
-        };
-        // What was witnessed about the sender (P8), read without the write
-        // lock, so that signatures are checked outside it.
-        let who = witness::claimed_identity(bytes, &self.limits);
-        let seen = match &who {
-            Some(w) => witness::load(&self.store, w)?,
-            None => None,
-        };
-        let mut origin = witness::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
-        if origin.checked.envelope.is_none() {
+        let pre = self.precheck(bytes, now)?;
+        if pre.origin.checked.envelope.is_none() {
             // Not an envelope: nothing to look up or record.
-            return Ok(Self::report(&origin));
+            return Ok(Self::report(&pre.origin));
         }
         let txn = self.store.begin_write(OP)?;
-        let current = match &who {
-            Some(w) => witness::load_in(&self.store, &txn, w)?,
-            None => None,
-        };
-        if current != seen {
-            // Another receive changed the record meanwhile: check again,
-            // under the lock this time.
-            origin = witness::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
-        }
-        let (report, wrote) = self.judge_in(&txn, &origin, who.as_ref(), current, now)?;
+        let (report, wrote) = self.finish_in(&txn, pre)?;
         if wrote {
             txn.commit()
                 .map_err(|e| StoreError::storage(self.store.path(), OP, redb::Error::from(e)))?;
@@ -228,24 +225,81 @@ impl Receiver {
         bytes: &[u8],
         now: u64,
     ) -> Result<EnvelopeReport, StoreError> {
-        let opts = CheckOptions {
+        let pre = self.precheck(bytes, now)?;
+        self.receive_prechecked_in(txn, pre)
+    }
+
+    /// The signature work of a receive at time `now`, without any lock:
+    /// the origin check against what was witnessed about the sender so far
+    /// (P8). Many may run in parallel (`&self`); each is then finished by
+    /// [`Receiver::receive_prechecked_in`], which checks again only if the
+    /// sender's witnessed record changed meanwhile.
+    pub fn precheck<'b>(&self, bytes: &'b [u8], now: u64) -> Result<Prechecked<'b>, StoreError> {
+        let opts = self.options(now);
+        let who = witness::claimed_identity(bytes, &self.limits);
+        let seen = match &who {
+            Some(w) => witness::load(&self.store, w)?,
+            None => None,
+        };
+        let origin = witness::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
+        Ok(Prechecked {
+            bytes,
+            now,
+            who,
+            seen,
+            origin,
+        })
+    }
+
+    /// [`Receiver::receive_in`] of a [`Prechecked`] envelope.
+    pub fn receive_prechecked_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        pre: Prechecked<'_>,
+    ) -> Result<EnvelopeReport, StoreError> {
+        if pre.origin.checked.envelope.is_none() {
+            return Ok(Self::report(&pre.origin));
+        }
+        let (report, _) = self.finish_in(txn, pre)?;
+        Ok(report)
+    }
+
+    /// The check options at `now`.
+    fn options(&self, now: u64) -> CheckOptions<'_> {
+        CheckOptions {
             now: Some(now),
             skew: self.skew,
             limits: self.limits,
             required_scopes: &self.required_scopes,
             learn_birth_keys: self.learn_birth_keys,
-        };
-        let who = witness::claimed_identity(bytes, &self.limits);
+        }
+    }
+
+    /// Under the write lock: check the origin again if the sender's record
+    /// changed since the precheck, then the P10 and P8 rules.
+    fn finish_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        pre: Prechecked<'_>,
+    ) -> Result<(EnvelopeReport, bool), StoreError> {
+        let Prechecked {
+            bytes,
+            now,
+            who,
+            seen,
+            mut origin,
+        } = pre;
         let current = match &who {
             Some(w) => witness::load_in(&self.store, txn, w)?,
             None => None,
         };
-        let origin = witness::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
-        if origin.checked.envelope.is_none() {
-            return Ok(Self::report(&origin));
+        if current != seen {
+            // Another receive changed the record meanwhile: check again,
+            // under the lock this time.
+            let opts = self.options(now);
+            origin = witness::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
         }
-        let (report, _) = self.judge_in(txn, &origin, who.as_ref(), current, now)?;
-        Ok(report)
+        self.judge_in(txn, &origin, who.as_ref(), current, now)
     }
 
     /// The P10 and P8 rules after the origin check, inside `txn`: the
@@ -421,4 +475,10 @@ fn reason(code: ReasonCode, detail: &str) -> ReportReason {
 const _: fn() = || {
     fn shared<T: Send + Sync>() {}
     shared::<Receiver>();
+};
+
+// Prechecks run on many threads and are finished on the writer's.
+const _: fn() = || {
+    fn sendable<T: Send>() {}
+    sendable::<Prechecked<'static>>();
 };
