@@ -12,7 +12,7 @@ use std::time::Instant;
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeRef, Scope, Status};
-use herald_verify::EnvelopeReport;
+use herald_verify::{EnvelopeReport, Prechecked, StoreError};
 use tokio::sync::oneshot;
 
 use crate::Conduit;
@@ -101,12 +101,15 @@ fn process(conduit: &Conduit, batch: Vec<Job>) {
             return;
         }
     };
+    // The signature work (origin check, receipt) on every core, outside
+    // the write lock; then the batch is finished in order, in `txn`.
+    let prepared = prepare(conduit, &batch, now);
     let mut steps = Vec::with_capacity(batch.len());
-    for job in &batch {
+    for (job, prep) in batch.iter().zip(prepared) {
         let step = if Instant::now() >= job.deadline {
             Step::Done(Outcome::Refused(Refusal::Deadline))
         } else {
-            receive_one(conduit, &txn, job, now)
+            receive_one(conduit, &txn, job, prep)
         };
         steps.push(step);
     }
@@ -160,31 +163,81 @@ fn process(conduit: &Conduit, batch: Vec<Job>) {
     }
 }
 
+/// What can be done for a post without the write lock.
+struct Prepared<'b> {
+    pre: Result<Prechecked<'b>, StoreError>,
+    /// The envelope with the relay's receipt (relay), or as received.
+    forwarded: Option<Vec<u8>>,
+}
+
+/// Precheck every post of `batch` and sign its receipt (relay), spread
+/// over the available cores.
+fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b>> {
+    let one = |job: &'b Job| Prepared {
+        pre: conduit.receiver.precheck(&job.bytes, now),
+        forwarded: forwarded(conduit, &job.bytes, now),
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || batch.len() < 4 {
+        return batch.iter().map(one).collect();
+    }
+    let chunk = batch.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = batch
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        let mut out = Vec::with_capacity(batch.len());
+        for (h, part) in handles.into_iter().zip(batch.chunks(chunk)) {
+            match h.join() {
+                Ok(v) => out.extend(v),
+                // A panicking precheck: do that part here, where a panic
+                // surfaces.
+                Err(_) => out.extend(part.iter().map(one)),
+            }
+        }
+        out
+    })
+}
+
+/// The bytes to store and forward: with the relay's `conduit_receipt` at
+/// `now` (relay), else as received; `None` when not an envelope.
+fn forwarded(conduit: &Conduit, bytes: &[u8], now: u64) -> Option<Vec<u8>> {
+    let env = Envelope::from_bytes(bytes.to_vec()).ok()?;
+    if conduit.config.roles.relay {
+        env.cosign(&conduit.key, Scope::ConduitReceipt, Some(now))
+            .ok()
+            .map(Envelope::into_bytes)
+    } else {
+        Some(env.into_bytes())
+    }
+}
+
 /// Receive one post inside the batch's transaction.
-fn receive_one(conduit: &Conduit, txn: &redb::WriteTransaction, job: &Job, now: u64) -> Step {
+fn receive_one(
+    conduit: &Conduit,
+    txn: &redb::WriteTransaction,
+    job: &Job,
+    prep: Prepared<'_>,
+) -> Step {
     let fail = |e: &dyn std::fmt::Display| Step::Done(Outcome::Failed(e.to_string()));
     match mailbox::get_in(txn, &job.id) {
         Ok(Some(stored)) if is_envelope_of(&job.bytes, &job.id) => return Step::Existing(stored),
         Ok(_) => {}
         Err(e) => return fail(&e),
     }
-    let report = match conduit.receiver.receive_in(txn, &job.bytes, now) {
+    let report = match prep
+        .pre
+        .and_then(|pre| conduit.receiver.receive_prechecked_in(txn, pre))
+    {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
     if report.status != Status::Valid {
         return Step::Done(Outcome::Refused(refusal_of(&report)));
     }
-    let Ok(env) = Envelope::from_bytes(job.bytes.clone()) else {
+    let Some(forwarded) = prep.forwarded else {
         return Step::Done(Outcome::Refused(Refusal::Invalid(vec!["malformed"])));
-    };
-    let forwarded = if conduit.config.roles.relay {
-        match env.cosign(&conduit.key, Scope::ConduitReceipt, Some(now)) {
-            Ok(e) => e.into_bytes(),
-            Err(e) => return fail(&e),
-        }
-    } else {
-        env.into_bytes()
     };
     let view = env_view(&forwarded);
     let to = view
