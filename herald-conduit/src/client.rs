@@ -100,14 +100,17 @@ async fn exchange(
         ));
     }
     head.push_str("\r\n");
-    stream
-        .write_all(head.as_bytes())
-        .await
-        .map_err(ClientError::Io)?;
-    if let Some(b) = body {
-        // The server may answer (413) before reading everything: keep what
-        // it said.
-        let _ = stream.write_all(b).await;
+    // One write, no Nagle: a head and a body in two segments would wait for
+    // the server's delayed ACK (40 ms) between them.
+    let _ = stream.set_nodelay(true);
+    let mut request = head.into_bytes();
+    request.extend_from_slice(body.unwrap_or_default());
+    // The server may answer (413) before reading everything: keep what it
+    // said.
+    if let Err(e) = stream.write_all(&request).await
+        && body.is_none()
+    {
+        return Err(ClientError::Io(e));
     }
     let mut raw = Vec::new();
     let mut buf = vec![0u8; 64 << 10];

@@ -219,6 +219,11 @@ pub async fn serve(
     };
     let app = http::router(Arc::clone(&conduit), queue);
     let closing = Arc::clone(&conduit);
+    // No Nagle: an answer is written whole, and waiting for the client's
+    // delayed ACK would add 40 ms to it.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
     let result = axum::serve(listener, app)
         .with_graceful_shutdown(async move {
             shutdown.await;

@@ -6,7 +6,7 @@
 //! ratio `throughput / (cores × 1 / (verify + sign))`, and p50/p99 latency
 //! against `--batch-ms`.
 //!
-//! `cargo run --release -p herald-benches --bin conduit [POSTS] [BATCH_MS]`
+//! `cargo run --release -p herald-benches --bin conduit [POSTS] [BATCH_MS] [CLIENTS]`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
@@ -17,6 +17,7 @@ use herald_core::cbor::Value;
 use herald_core::{CheckOptions, Envelope, EnvelopeBuilder, Nonce, Scope, SigilForm, SigningKey};
 use herald_verify::{Keyring, Provenance};
 
+/// Concurrent clients unless the third argument says otherwise (issue 16: 50).
 const CLIENTS: usize = 50;
 
 fn now() -> u64 {
@@ -70,6 +71,7 @@ fn main() {
     let mut args = std::env::args().skip(1);
     let posts: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let batch_ms: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
+    let clients: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(CLIENTS);
     let alice = SigningKey::from_seed(&[0x11; 32]);
     let bob = SigningKey::from_seed(&[0x22; 32]);
     let conduit_key = SigningKey::from_seed(&[0xc0; 32]);
@@ -88,12 +90,14 @@ fn main() {
         notary: true,
     };
     config.batch = Duration::from_millis(batch_ms);
+    config.max_inflight = config.max_inflight.max(clients * 2);
     let conduit = Conduit::open(config, conduit_key, keyring).unwrap();
     let work = Arc::new(envelopes(&alice, &bob, posts, 0xaa));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
+    let cpu_before = process_cpu();
     let (took, mut latencies) = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
@@ -104,7 +108,7 @@ fn main() {
         let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let started = Instant::now();
         let mut tasks = Vec::new();
-        for _ in 0..CLIENTS {
+        for _ in 0..clients {
             let (work, next) = (Arc::clone(&work), Arc::clone(&next));
             tasks.push(tokio::spawn(async move {
                 let mut lat = Vec::new();
@@ -130,6 +134,7 @@ fn main() {
         server.await.unwrap().unwrap();
         (took, all)
     });
+    let cpu = process_cpu() - cpu_before;
     latencies.sort();
     let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3;
     let throughput = posts as f64 / took.as_secs_f64();
@@ -140,12 +145,18 @@ fn main() {
     );
     println!("cores: {cores}; ceiling cores / (verify + sign): {ceiling:.0} posts/s");
     println!(
-        "conduit relay+notary, {CLIENTS} clients, {posts} posts: {:.2} s, {throughput:.0} posts/s",
+        "conduit relay+notary, {clients} clients, {posts} posts: {:.2} s, {throughput:.0} posts/s",
         took.as_secs_f64()
     );
     println!(
         "ratio throughput / ceiling: {:.3} (target >= 0.5)",
         throughput / ceiling
+    );
+    println!(
+        "process CPU during the load: {:.2} s of {:.2} s wall on {cores} cores ({:.0}% of them)",
+        cpu,
+        took.as_secs_f64(),
+        100.0 * cpu / (took.as_secs_f64() * cores as f64)
     );
     println!(
         "latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; --batch-ms {batch_ms}, p99 / batch-ms {:.2} (target <= 2)",
@@ -154,4 +165,17 @@ fn main() {
         pct(1.0),
         pct(0.99) / batch_ms as f64
     );
+}
+
+/// User + system CPU seconds of this process so far (Linux; 0 elsewhere).
+fn process_cpu() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which ends with ')'): utime is the
+    // 12th and stime the 13th of them, in clock ticks (100 per second).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
 }
