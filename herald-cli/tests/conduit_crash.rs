@@ -5,11 +5,12 @@
 //! with every later one. Bounded: each run and each request has a timeout.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod support;
+
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
@@ -68,38 +69,16 @@ fn write_files(dir: &Path) {
     std::fs::write(dir.join("keyring"), ring).unwrap();
 }
 
-/// Start the conduit; its address from the `listening on` line.
+/// Start the conduit (relay + notary) over the state in `dir`.
 fn spawn(dir: &Path) -> (Child, SocketAddr) {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args([
-            "conduit",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--roles",
-            "relay,notary",
-        ])
-        .args(["--batch-ms", "50", "--key"])
-        .arg(dir.join("conduit.key"))
-        .arg("--state")
-        .arg(dir.join("state"))
-        .arg("--keyring")
-        .arg(dir.join("keyring"))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
-        .parse()
-        .unwrap();
-    (child, addr)
+    support::conduit::serve(|cmd| {
+        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
+            .arg(dir.join("conduit.key"))
+            .arg("--state")
+            .arg(dir.join("state"))
+            .arg("--keyring")
+            .arg(dir.join("keyring"));
+    })
 }
 
 #[derive(Default)]

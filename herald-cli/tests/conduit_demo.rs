@@ -3,8 +3,9 @@
 //! tampered copy rejected; a clean exit on SIGTERM; bad flags exit 2.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::io::{BufRead, BufReader};
-use std::process::{Command, Stdio};
+mod support;
+
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 #[test]
@@ -48,19 +49,13 @@ fn serve_stops_cleanly_on_sigterm_and_refuses_bad_flags() {
         .output()
         .unwrap();
     assert!(st.status.success());
-    let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(["conduit", "serve", "--listen", "127.0.0.1:0", "--key"])
-        .arg(dir.path().join("c.key"))
-        .arg("--state")
-        .arg(dir.path().join("state"))
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("listening on http://127.0.0.1:"), "{line}");
+    let (mut child, addr) = support::conduit::serve(|cmd| {
+        cmd.arg("--key")
+            .arg(dir.path().join("c.key"))
+            .arg("--state")
+            .arg(dir.path().join("state"));
+    });
+    assert!(addr.ip().is_loopback() && addr.port() != 0, "{addr}");
     let term = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()

@@ -237,25 +237,34 @@ pub async fn serve(
 }
 
 /// SIGTERM or SIGINT (CONDUIT.md: stop accepting, answer what is in
-/// flight, exit 0).
-pub async fn termination() {
+/// flight, exit 0). The handlers are installed when this is called (inside
+/// a tokio runtime), before the future is first polled, so a signal that
+/// arrives right after a `listening on` line is not missed.
+pub fn termination() -> impl Future<Output = ()> + Send + 'static {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = term.recv() => {}
-                    _ = tokio::signal::ctrl_c() => {}
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            let one = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
                 }
-            }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
+            };
+            tokio::select! {
+                () = one(term) => {}
+                () = one(int) => {}
             }
         }
     }
     #[cfg(not(unix))]
     {
-        let _ = tokio::signal::ctrl_c().await;
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
     }
 }

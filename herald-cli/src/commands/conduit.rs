@@ -120,6 +120,8 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
         .build()
         .map_err(|e| CliError::new(format!("could not start the runtime: {e}")))?;
     runtime.block_on(async move {
+        // Installed before the `listening on` line (see termination()).
+        let stop = herald_conduit::termination();
         let listener = tokio::net::TcpListener::bind(a.listen)
             .await
             .map_err(|e| CliError::new(format!("--listen {}: {e}", a.listen)))?;
@@ -132,7 +134,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
                 .and_then(|()| out.flush())
                 .map_err(|e| CliError::stdout(&e))?;
         }
-        herald_conduit::serve(conduit, listener, herald_conduit::termination())
+        herald_conduit::serve(conduit, listener, stop)
             .await
             .map_err(|e| CliError::new(format!("serving on {addr}: {e}")))
     })?;
