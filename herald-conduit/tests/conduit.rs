@@ -491,3 +491,51 @@ async fn hostile_bodies_are_answered_and_memory_stays_bounded() {
     );
     c.stop().await;
 }
+
+/// 1 000 connections held open (half of them mid-request) do not stop
+/// other clients from getting their answers within the deadline.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_thousand_idle_connections_do_not_block_others() {
+    let c = start(|cfg| cfg.deadline = Duration::from_millis(2000)).await;
+    let mut held = Vec::new();
+    for i in 0..1000 {
+        let mut s = tokio::net::TcpStream::connect(c.addr).await.unwrap();
+        if i % 2 == 0 {
+            // A request head, a declared body that never comes.
+            s.write_all(
+                b"POST /v1/envelopes HTTP/1.1\r\nHost: x\r\nContent-Length: 500\r\n\r\n\xa9",
+            )
+            .await
+            .unwrap();
+        }
+        held.push(s);
+    }
+    for n in 1..=20 {
+        let t = Instant::now();
+        let r = c
+            .post(&message(&alice(), &bob(), n, "through the crowd"))
+            .await;
+        assert_eq!(r.status, 201);
+        assert!(
+            t.elapsed() < Duration::from_millis(2000),
+            "{:?}",
+            t.elapsed()
+        );
+    }
+    // The half-sent posts got their answers (503: no addressable head in
+    // one byte) within the deadline, without blocking anyone.
+    let mut answered = 0;
+    for s in held.iter_mut().step_by(2).take(20) {
+        let mut buf = [0u8; 12];
+        if tokio::time::timeout(Duration::from_secs(5), s.read_exact(&mut buf))
+            .await
+            .is_ok_and(|r| r.is_ok())
+        {
+            assert_eq!(&buf, b"HTTP/1.1 503");
+            answered += 1;
+        }
+    }
+    assert_eq!(answered, 20);
+    drop(held);
+    c.stop().await;
+}
