@@ -118,7 +118,7 @@ fn b1_many_cosignatures_cost_the_input_not_its_square() {
     ];
     if let Some(dir) = std::env::var_os("HERALD_MANY_SIGNATURE_SEEDS") {
         // The same shapes under the two keys the fuzz target pins
-        // (fuzz/src/verify_targets.rs, KEY_SEEDS).
+        // (fuzz/src/verify_targets/mod.rs, KEY_SEEDS).
         let fuzz_key = |i: usize| SigningKey::from_seed(&[if i == 0 { 0x11 } else { 0x22 }; 32]);
         let seeds = [
             cosigned(1_000, false, fuzz_key),

@@ -233,7 +233,7 @@ fn receive_one(
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
-    if report.status != Status::Valid {
+    if report.status() != Status::Valid {
         return Step::Done(Outcome::Refused(refusal_of(&report)));
     }
     let Some(forwarded) = prep.forwarded else {

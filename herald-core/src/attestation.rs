@@ -3,6 +3,8 @@
 //! uninterpreted blob.
 
 use crate::cbor::{ArrayRef, MapRef, ValueRef};
+#[cfg(feature = "alloc")]
+use crate::cbor::{Map, Value};
 use crate::reason::Detail;
 use crate::sigil::Sigil;
 
@@ -158,6 +160,25 @@ impl<'a> BirthAttestation<'a> {
             .iter()
             .filter_map(|s| s.as_text().and_then(|t| Sigil::parse(t).ok()))
     }
+}
+
+/// The value of a `birth` attestation for `key` (P7): what
+/// [`BirthAttestation::parse`] reads.
+#[cfg(feature = "alloc")]
+pub fn birth_attestation(key: &crate::PublicKey, description: &str, lineage: &[Sigil]) -> Value {
+    let mut m = Map::new();
+    m.insert("key", Value::Bytes(key.as_bytes().to_vec()));
+    m.insert("description", Value::text(description));
+    m.insert(
+        "lineage",
+        Value::Array(
+            lineage
+                .iter()
+                .map(|s| Value::Text(alloc::format!("{s}")))
+                .collect(),
+        ),
+    );
+    Value::Map(m)
 }
 
 /// A `molt_policy` attestation `{cosigners: [sigil], threshold: uint}` (P7, P8).

@@ -9,8 +9,8 @@
 
 mod support;
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{self, Limits, Map, SerdeError, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{
     BuildError, CheckOptions, Envelope, EnvelopeBuilder, EnvelopeRef, KeySource, Kind, Nonce,
     ReasonCode, Scope, SigilForm, SigningKey, Status, check_parent,

@@ -41,7 +41,7 @@ fn envelope(kind: Kind) -> Envelope {
     if kind == Kind::Birth {
         b = b.attest(
             "birth",
-            herald_core::envelope::birth_attestation(&alice().public_key(), "alice", &[]),
+            herald_core::attestation::birth_attestation(&alice().public_key(), "alice", &[]),
         );
     }
     b.sign(&alice())

@@ -21,56 +21,21 @@ mod support;
 mod targets;
 
 use std::fs;
-use std::panic::{AssertUnwindSafe, catch_unwind};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Reserved, Scope, SigilForm};
+use herald_testkit::corpus::{self, files, fuzz_dir};
 use support::{TS, TestRng, alice, bob, carol};
 
-fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
-}
-
-/// Every file under `dir` (not recursive), sorted; none if it is absent.
-fn files(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix) && !n.starts_with('.'))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// Run `body` over the corpus, the regressions and local crash artifacts.
+/// Run `body` over `target`'s corpus, regressions and crash artifacts.
 fn replay(target: &str, body: fn(&[u8])) {
-    let root = fuzz_dir();
-    let corpus = files(&root.join("corpus").join(target), "");
-    assert!(
-        !corpus.is_empty(),
-        "fuzz/corpus/{target} is empty: run `HERALD_WRITE_SEEDS=1 cargo test -p herald-core --test fuzz_replay seeds`"
+    corpus::replay(
+        target,
+        "HERALD_WRITE_SEEDS=1 cargo test -p herald-core --test fuzz_replay seeds",
+        body,
     );
-    let mut all = corpus;
-    all.extend(files(&root.join("regressions").join(target), ""));
-    all.extend(files(&root.join("artifacts").join(target), "crash-"));
-    let mut failed = Vec::new();
-    for path in &all {
-        let bytes = fs::read(path).unwrap();
-        if catch_unwind(AssertUnwindSafe(|| body(&bytes))).is_err() {
-            failed.push(path.display().to_string());
-        }
-    }
-    assert!(failed.is_empty(), "{target} panicked on: {failed:#?}");
-    eprintln!("{target}: {} inputs replayed", all.len());
 }
 
 #[test]

@@ -8,14 +8,12 @@
 
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
-// The counting allocator is the only unsafe code, and only in this test.
-#![allow(unsafe_code)]
 
 mod support;
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use herald_testkit::alloc::{Counting, Usage, measure};
 
 use herald_core::cbor::{self, Limits, Rule, Value};
 use herald_core::{
@@ -24,98 +22,8 @@ use herald_core::{
 };
 use support::{Raw, TS, TestRng, alice, bob, keyring, sig_map};
 
-// ---- a per-thread counting allocator ---------------------------------------
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATED: Cell<usize> = const { Cell::new(0) };
-    static CALLS: Cell<usize> = const { Cell::new(0) };
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn note_alloc(size: usize) {
-    let _ = ALLOCATED.try_with(|a| a.set(a.get() + size));
-    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
-    let _ = LIVE.try_with(|l| {
-        l.set(l.get() + size as isize);
-        let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
-    });
-}
-
-fn note_free(size: usize) {
-    let _ = LIVE.try_with(|l| l.set(l.get() - size as isize));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments;
-// the bookkeeping only touches const-initialised thread-locals without
-// destructors, and never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_alloc(layout.size());
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_alloc(layout.size());
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note_free(layout.size());
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_free(layout.size());
-        note_alloc(new_size);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// What one call cost this thread.
-#[derive(Debug, Clone, Copy)]
-struct Usage {
-    /// Bytes requested from the allocator.
-    allocated: usize,
-    /// Allocation calls.
-    calls: usize,
-    /// Highest live heap above the level at the start of the call.
-    peak: isize,
-    time: Duration,
-}
-
-fn measure<R>(f: impl FnOnce() -> R) -> (R, Usage) {
-    ALLOCATED.with(|a| a.set(0));
-    CALLS.with(|c| c.set(0));
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(base));
-    let start = Instant::now();
-    let r = f();
-    let time = start.elapsed();
-    let usage = Usage {
-        allocated: ALLOCATED.with(Cell::get),
-        calls: CALLS.with(Cell::get),
-        peak: PEAK.with(Cell::get) - base,
-        time,
-    };
-    (r, usage)
-}
-
-fn report(what: &str, input_len: usize, u: &Usage) {
-    eprintln!(
-        "{what}: input {input_len} B, {} B allocated in {} calls, peak {} B, {:?}",
-        u.allocated, u.calls, u.peak, u.time
-    );
-}
 
 /// The decode error `check` reported, with a fixed-capacity (allocation-free) sink.
 fn check_rule(bytes: &[u8]) -> (Option<(usize, Rule)>, Status, Usage) {
@@ -147,7 +55,7 @@ fn a_nine_byte_header_claiming_2_pow_63_bytes() {
         input[0] = initial;
         input[1] = 0x80;
         let (r, u) = measure(|| cbor::decode(&input));
-        report(&format!("decode {input:02x?}"), input.len(), &u);
+        u.report(&format!("decode {input:02x?}"), input.len());
         let e = r.unwrap_err();
         assert_eq!((e.offset(), e.rule()), (0, rule));
         assert_eq!(u.allocated, 0, "decode never allocates");
@@ -180,7 +88,7 @@ fn a_huge_claim_inside_an_envelope_is_truncated_there() {
     let at = bytes.windows(3).position(|w| w == head).unwrap();
     bytes.splice(at..at + 3, [0x5b, 0x80, 0, 0, 0, 0, 0, 0, 0]);
     let (found, status, u) = check_rule(&bytes);
-    report("envelope with a 2^63 payload claim", bytes.len(), &u);
+    u.report("envelope with a 2^63 payload claim", bytes.len());
     assert_eq!(found, Some((at, Rule::Truncated)));
     assert_eq!(status, Status::Invalid);
     assert_eq!(u.allocated, 0);
@@ -224,7 +132,7 @@ fn ten_thousand_deep_nesting() {
     ];
     for (name, input, offset, rule) in cases {
         let (r, u) = measure(|| cbor::decode(input));
-        report(&format!("decode {name}"), input.len(), &u);
+        u.report(&format!("decode {name}"), input.len());
         let e = r.unwrap_err();
         assert_eq!((e.offset(), e.rule()), (offset, rule), "{name}");
         assert_eq!(u.allocated, 0);
@@ -275,7 +183,7 @@ fn wide_map(n: u32) -> Vec<u8> {
 fn a_map_of_65_537_entries() {
     let over = wide_map(65_537);
     let (r, u) = measure(|| cbor::decode(&over));
-    report("decode map of 65 537 entries", over.len(), &u);
+    u.report("decode map of 65 537 entries", over.len());
     let e = r.unwrap_err();
     assert_eq!((e.offset(), e.rule()), (0, Rule::TooManyItems));
     assert_eq!(u.allocated, 0);
@@ -287,7 +195,7 @@ fn a_map_of_65_537_entries() {
     // 65 536 is the limit itself: accepted, still without allocating.
     let at_limit = wide_map(65_536);
     let (r, u) = measure(|| cbor::decode(&at_limit).map(|v| v.as_map().map(|m| m.len())));
-    report("decode map of 65 536 entries", at_limit.len(), &u);
+    u.report("decode map of 65 536 entries", at_limit.len());
     assert_eq!(r.unwrap(), Some(65_536));
     assert_eq!(u.allocated, 0);
 }
@@ -309,7 +217,7 @@ fn an_envelope_over_1_mib() {
     assert!(bytes.len() > 1 << 20);
 
     let (r, u) = measure(|| cbor::decode(bytes).map(|_| ()));
-    report("decode envelope > 1 MiB", bytes.len(), &u);
+    u.report("decode envelope > 1 MiB", bytes.len());
     let e = r.unwrap_err();
     assert_eq!((e.offset(), e.rule()), (0, Rule::TooLarge));
     assert_eq!(u.allocated, 0);
@@ -320,7 +228,7 @@ fn an_envelope_over_1_mib() {
     assert_eq!(u.allocated, 0);
 
     let (found, status, u) = check_rule(bytes);
-    report("check envelope > 1 MiB", bytes.len(), &u);
+    u.report("check envelope > 1 MiB", bytes.len());
     assert_eq!(found, Some((0, Rule::TooLarge)));
     assert_eq!(status, Status::Invalid);
     assert_eq!(u.allocated, 0);
@@ -334,7 +242,7 @@ fn an_envelope_over_1_mib() {
     let mut sink = Reasons::<8>::new();
     let keys = keyring();
     let (checked, u) = measure(|| check(bytes, &keys, &opts, &mut sink));
-    report("check the same envelope, limit raised", bytes.len(), &u);
+    u.report("check the same envelope, limit raised", bytes.len());
     assert_eq!(checked.status, Status::Valid, "{:?}", sink.as_slice());
     assert_eq!(
         u.allocated, 0,
@@ -391,7 +299,7 @@ fn many_signatures_cost() {
             let keys = keyring();
             let (checked, u) =
                 measure(|| check(&bytes, &keys, &CheckOptions::DEFAULT, &mut reasons));
-            report(
+            u.report(
                 &format!(
                     "check {n} signatures by {}",
                     if known {
@@ -401,7 +309,6 @@ fn many_signatures_cost() {
                     }
                 ),
                 bytes.len(),
-                &u,
             );
             assert_eq!(checked.status, Status::Partial);
             let code = if known {

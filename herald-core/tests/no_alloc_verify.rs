@@ -5,78 +5,23 @@
 
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
-// The counting allocator below needs `unsafe impl GlobalAlloc`. It exists
-// only in this test binary, forwards every call unchanged to
-// `std::alloc::System`, and adds nothing but a thread-local counter.
-#![allow(unsafe_code)]
-// The workspace level is `deny`, so this allow is local to the file.
-
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 
 use herald_core::cbor::Value;
 use herald_core::{
     CheckOptions, EnvelopeBuilder, EnvelopeRef, Nonce, PublicKey, ReasonCode, Reasons, Scope,
     SigilForm, SigningKey, Status, check,
 };
+use herald_testkit::alloc::{Counting, measure};
 use sha2::{Digest, Sha256};
-
-struct Counting;
-
-thread_local! {
-    /// Whether allocations on this thread are being counted.
-    static ENABLED: Cell<bool> = const { Cell::new(false) };
-    /// Allocations (alloc, alloc_zeroed, realloc) counted on this thread.
-    static COUNT: Cell<usize> = const { Cell::new(0) };
-}
-
-fn note_allocation() {
-    let _ = ENABLED.try_with(|on| {
-        if on.get() {
-            let _ = COUNT.try_with(|c| c.set(c.get() + 1));
-        }
-    });
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments
-// unchanged, so `System`'s guarantees carry over; the bookkeeping touches
-// only const-initialised thread-locals, which never allocate.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded as received.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded as received.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_allocation();
-        // SAFETY: forwarded as received.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: forwarded as received.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-/// Run `f` with counting on for this thread; return its result and the
-/// number of heap allocations it made.
+/// Run `f` on this thread; return its result and the number of heap
+/// allocations it made.
 fn allocations<R>(f: impl FnOnce() -> R) -> (R, usize) {
-    COUNT.with(|c| c.set(0));
-    ENABLED.with(|on| on.set(true));
-    let r = f();
-    ENABLED.with(|on| on.set(false));
-    (r, COUNT.with(Cell::get))
+    let (r, usage) = measure(f);
+    (r, usage.calls)
 }
 
 struct Fixture {
@@ -157,9 +102,6 @@ fn the_counter_counts() {
     let (b, n) = allocations(|| Box::new([0u8; 100]));
     assert_eq!(n, 1, "a Box allocation was not counted once");
     drop(b);
-    // Off again outside the region.
-    let _v = Vec::<u8>::with_capacity(64);
-    assert_eq!(COUNT.with(Cell::get), 1);
     // And the owned API, which does allocate, is seen to.
     let f = fixture();
     let keys = [f.alice.public_key(), f.bob.public_key()];

@@ -8,11 +8,11 @@ use herald_core::cbor;
 use herald_core::{
     EnvelopeRef, KeyError, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status,
 };
+use herald_verify::Store;
 use herald_verify::auditlog::{CheckError, ConsistencyProof, InclusionProof, SthError};
 use herald_verify::bundle;
 use herald_verify::live::Receiver;
 use herald_verify::report::ProofReport;
-use herald_verify::store::Store;
 use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, KeyringError, Report, audit};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -348,7 +348,7 @@ pub fn envelope_verdict(report: &EnvelopeReport) -> EnvelopeExpect {
         .collect();
     reasons.sort();
     EnvelopeExpect {
-        status: report.status.name().into(),
+        status: report.status().name().into(),
         reasons,
     }
 }

@@ -404,7 +404,7 @@ fn each_invalid_bundle_proof_fails_for_the_reason_its_case_names() {
         r.envelopes[3].signing_key.map(|k| k.to_string()).as_deref(),
         Some("molt 1")
     );
-    assert_eq!(r.envelopes[3].status, Status::Valid);
+    assert_eq!(r.envelopes[3].status(), Status::Valid);
     // The sender known only by the bundle is verified by the bundle's key.
     let r = audit_case("bundle_keys_verify_unpinned_sender");
     assert_eq!(

@@ -4,6 +4,8 @@
 //!
 //! - [`audit_sequential`]: the one-envelope-after-the-other audit, the
 //!   reference the parallel one is tested and benchmarked against;
+//! - [`audit_counted`]: either audit, also counting the signature
+//!   equations it computed (tests/verified_once.rs);
 //! - [`verify_all_counted`]: batch verification that also counts the
 //!   equations computed and those that failed;
 //! - [`scan_leaf_file`], [`LeafScan`], [`HEADER_LEN`]: the audit log's leaf
@@ -11,4 +13,4 @@
 
 pub use crate::auditlog::file::{HEADER_LEN, LeafScan, scan_leaf_file};
 pub use crate::batch::verify_all_counted;
-pub use crate::trace::audit_sequential;
+pub use crate::trace::{audit_counted, audit_sequential};

@@ -10,18 +10,18 @@ pub mod auditlog;
 pub mod batch;
 pub mod bundle;
 pub mod display;
+mod facts;
 pub mod files;
 #[doc(hidden)]
 pub mod internal;
 pub mod keyring;
-mod lifecycle;
+pub mod lifecycle;
 pub mod live;
 pub mod merkle;
 pub mod report;
 pub mod sequence;
-pub mod store;
 pub mod trace;
-pub mod witness;
+mod verdicts;
 
 pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
@@ -29,10 +29,10 @@ pub use auditlog::{
 pub use bundle::{Bundle, BundleError};
 pub use files::FileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
+pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, RecordedMolt};
+pub use live::store::{Claim, Store, StoreError};
 pub use live::{Clock, Prechecked, Receiver, SystemClock};
 pub use report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
 };
-pub use store::{Claim, Store, StoreError};
 pub use trace::{AuditOptions, Input, audit};
-pub use witness::{ProofError, ProvenMolt, Witnessed, WitnessedBirth, WitnessedMolt};

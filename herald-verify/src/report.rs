@@ -11,6 +11,7 @@ use serde::Serialize;
 /// One reason in a report: a P11 code, the signature index when it is about
 /// one signature, and a human-readable detail.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ReportReason {
     /// The stable code.
     #[serde(serialize_with = "code_name")]
@@ -73,13 +74,6 @@ impl From<Provenance> for KeyOrigin {
     }
 }
 
-fn key_origin_name<S: serde::Serializer>(o: &Option<KeyOrigin>, s: S) -> Result<S::Ok, S::Error> {
-    match o {
-        Some(o) => s.serialize_str(o.name()),
-        None => s.serialize_none(),
-    }
-}
-
 /// Which of a signer's keys made an origin signature (P8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SignedBy {
@@ -98,18 +92,20 @@ impl core::fmt::Display for SignedBy {
     }
 }
 
-fn signed_by_name<S: serde::Serializer>(by: &Option<SignedBy>, s: S) -> Result<S::Ok, S::Error> {
-    match by {
-        Some(by) => s.collect_str(by),
-        None => s.serialize_none(),
-    }
-}
-
 fn status_name<S: serde::Serializer>(status: &Status, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(status.name())
 }
 
 impl ReportReason {
+    /// A reason about the whole envelope (no signature index).
+    pub fn new(code: ReasonCode, detail: impl Into<String>) -> Self {
+        Self {
+            code,
+            index: None,
+            detail: detail.into(),
+        }
+    }
+
     /// The status this reason imposes (P13).
     pub fn status(&self) -> Status {
         herald_core::Reason {
@@ -118,6 +114,28 @@ impl ReportReason {
             detail: herald_core::Detail::None,
         }
         .status()
+    }
+}
+
+impl ReportReason {
+    /// The report form of `reason`, found in `envelope`: as [`From`], and
+    /// an unknown field named by the key the envelope holds at the
+    /// reason's offset (issue 18: the detail names the field).
+    pub fn of(reason: &herald_core::Reason, envelope: &[u8]) -> Self {
+        if let herald_core::Detail::UnknownKey { offset } = reason.detail
+            && let Some(Ok((herald_core::cbor::ValueRef::Text(key), _))) = envelope
+                .get(offset..)
+                .map(|b| herald_core::cbor::decode_prefix(b, &herald_core::cbor::Limits::DEFAULT))
+        {
+            return Self {
+                code: reason.code,
+                index: reason.index,
+                detail: std::format!(
+                    "{key:?}: a top-level field outside P3: signed and kept, not interpreted"
+                ),
+            };
+        }
+        reason.into()
     }
 }
 
@@ -131,57 +149,81 @@ impl From<&herald_core::Reason> for ReportReason {
     }
 }
 
-/// One envelope's verdict (P11).
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+/// One envelope's verdict (P11). Its status is not stored: it follows from
+/// its reasons (P13), so the two can never disagree ([`EnvelopeReport::status`]).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EnvelopeReport {
     /// The id carried, lowercase hex; `None` when the input did not parse.
     pub id: Option<String>,
     /// The `from` sigil, when it parsed.
     pub from: Option<String>,
-    /// The verdict.
-    #[serde(serialize_with = "status_name")]
-    pub status: Status,
     /// Every reason (P11).
     pub reasons: Vec<ReportReason>,
     /// Where the origin key came from (P7, P8); in the JSON `"keyring"`,
     /// `"birth"`, `"bundle"` or `"molt"`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "key_origin_name"
-    )]
     pub key_source: Option<KeyOrigin>,
     /// Which of the signer's keys made the origin signature (P8); in the
     /// JSON `"birth"` or `"molt N"`.
-    #[serde(
-        skip_serializing_if = "Option::is_none",
-        serialize_with = "signed_by_name"
-    )]
     pub signing_key: Option<SignedBy>,
     /// For a birth: the lineage parents that co-signed `lineage_consent`
     /// (spec §2.3: a consent graph, not proof of training).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub lineage_consents: Vec<String>,
     /// The input it came from and the byte offset there (not part of the JSON contract).
-    #[serde(skip)]
     pub source: Source,
     /// The `trace` field, hex (not part of the JSON contract).
-    #[serde(skip)]
     pub trace: Option<String>,
     /// The `parent` field, hex (not part of the JSON contract).
-    #[serde(skip)]
     pub parent: Option<String>,
 }
 
 impl EnvelopeReport {
-    /// Add a reason, updating the status by P13.
+    /// The verdict: the most severe status any reason imposes, `valid`
+    /// without one (P13).
+    pub fn status(&self) -> Status {
+        self.reasons
+            .iter()
+            .map(ReportReason::status)
+            .max()
+            .unwrap_or(Status::Valid)
+    }
+
+    /// Add a reason.
     pub fn push(&mut self, reason: ReportReason) {
-        self.status = self.status.max(reason.status());
         self.reasons.push(reason);
     }
 
     /// Whether a reason with this code is present.
     pub fn has(&self, code: ReasonCode) -> bool {
         self.reasons.iter().any(|r| r.code == code)
+    }
+}
+
+/// The CLI.md JSON shape: `id`, `from`, `status`, `reasons`, then
+/// `key_source`, `signing_key` and `lineage_consents` when they say
+/// something; `source`, `trace` and `parent` are not part of it.
+impl Serialize for EnvelopeReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeStruct;
+        let mut st = s.serialize_struct("EnvelopeReport", 7)?;
+        st.serialize_field("id", &self.id)?;
+        st.serialize_field("from", &self.from)?;
+        st.serialize_field("status", self.status().name())?;
+        st.serialize_field("reasons", &self.reasons)?;
+        match self.key_source {
+            Some(k) => st.serialize_field("key_source", k.name())?,
+            None => st.skip_field("key_source")?,
+        }
+        match &self.signing_key {
+            Some(by) => st.serialize_field("signing_key", &std::format!("{by}"))?,
+            None => st.skip_field("signing_key")?,
+        }
+        if self.lineage_consents.is_empty() {
+            st.skip_field("lineage_consents")?;
+        } else {
+            st.serialize_field("lineage_consents", &self.lineage_consents)?;
+        }
+        st.end()
     }
 }
 
@@ -196,6 +238,7 @@ pub struct Source {
 
 /// One trace: the envelopes whose `trace` field names it (CLI.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct TraceReport {
     /// The trace id, hex.
     pub trace: String,
@@ -213,6 +256,7 @@ pub struct TraceReport {
 
 /// Counts per status.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Summary {
     /// Valid envelopes.
     pub valid: usize,
@@ -237,6 +281,7 @@ impl Summary {
 /// verifies under a pinned log key and its leaf is exactly the leaf of an
 /// envelope of the set (P9), else `invalid` with the reason in `detail`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ProofReport {
     /// The leaf's envelope id, hex; `None` when the proof did not decode.
     pub id: Option<String>,
@@ -260,6 +305,7 @@ pub struct ProofReport {
 
 /// A whole verification: every envelope in input order, every trace, a summary.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// Per envelope, in input order.
     pub envelopes: Vec<EnvelopeReport>,
@@ -290,7 +336,7 @@ impl Report {
     pub fn all_valid(&self) -> bool {
         !self.envelopes.is_empty()
             && self.unlisted == 0
-            && self.envelopes.iter().all(|e| e.status == Status::Valid)
+            && self.envelopes.iter().all(|e| e.status() == Status::Valid)
             && self.proofs.iter().all(|p| p.status == Status::Valid)
     }
 

@@ -1,8 +1,8 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, ReasonCode, SigningKey, Status};
 use herald_testkit::{T0, genesis, key, nonce, reply};
 use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
@@ -77,12 +77,12 @@ fn missing_parent_and_cross_trace_parent_replay() {
         vec![("t", seq(&[&g1, &g2, &orphan, &forged]))],
         &keyring(&[&a, &b]),
     );
-    assert_eq!(report.envelopes[0].status, Status::Valid);
-    assert_eq!(report.envelopes[1].status, Status::Valid);
+    assert_eq!(report.envelopes[0].status(), Status::Valid);
+    assert_eq!(report.envelopes[1].status(), Status::Valid);
     assert_eq!(codes(&report.envelopes[2]), vec![ReasonCode::MissingParent]);
-    assert_eq!(report.envelopes[2].status, Status::Invalid);
+    assert_eq!(report.envelopes[2].status(), Status::Invalid);
     assert_eq!(codes(&report.envelopes[3]), vec![ReasonCode::TraceMismatch]);
-    assert_eq!(report.envelopes[3].status, Status::Invalid);
+    assert_eq!(report.envelopes[3].status(), Status::Invalid);
     assert!(!report.all_valid());
 }
 
@@ -104,7 +104,7 @@ fn replay_inside_the_set_flags_every_later_copy() {
     let mut want = vec![hex::encode(r.id()), hex::encode(other.id())];
     want.sort();
     assert_eq!(leaves, want);
-    let statuses: Vec<Status> = report.envelopes.iter().map(|e| e.status).collect();
+    let statuses: Vec<Status> = report.envelopes.iter().map(|e| e.status()).collect();
     assert_eq!(
         statuses,
         vec![
@@ -152,11 +152,11 @@ fn malformed_envelope_does_not_hide_the_next_ones() {
     bytes.extend_from_slice(r.as_bytes());
     let report = run(vec![("t", bytes)], &keyring(&[&a]));
     assert_eq!(report.envelopes.len(), 3);
-    assert_eq!(report.envelopes[0].status, Status::Valid);
-    assert_eq!(report.envelopes[1].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Valid);
+    assert_eq!(report.envelopes[1].status(), Status::Invalid);
     assert_eq!(report.envelopes[1].id, None);
     assert_eq!(codes(&report.envelopes[1]), vec![ReasonCode::Malformed]);
-    assert_eq!(report.envelopes[2].status, Status::Valid);
+    assert_eq!(report.envelopes[2].status(), Status::Valid);
 }
 
 #[test]
@@ -168,7 +168,7 @@ fn truncated_empty_and_json_inputs_are_one_malformed_entry() {
     truncated.truncate(g.as_bytes().len() + 10);
     let report = run(vec![("t", truncated)], &keyring(&[&a]));
     assert_eq!(report.envelopes.len(), 2);
-    assert_eq!(report.envelopes[0].status, Status::Valid);
+    assert_eq!(report.envelopes[0].status(), Status::Valid);
     assert_eq!(report.envelopes[1].id, None);
     assert_eq!(codes(&report.envelopes[1]), vec![ReasonCode::Malformed]);
     assert!(
@@ -179,7 +179,7 @@ fn truncated_empty_and_json_inputs_are_one_malformed_entry() {
 
     let report = run(vec![("empty", Vec::new())], &keyring(&[&a]));
     assert_eq!(report.envelopes.len(), 1);
-    assert_eq!(report.envelopes[0].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Invalid);
     assert!(report.envelopes[0].reasons[0].detail.contains("empty"));
     assert!(!report.all_valid());
 
@@ -188,7 +188,7 @@ fn truncated_empty_and_json_inputs_are_one_malformed_entry() {
         &keyring(&[&a]),
     );
     assert_eq!(report.envelopes.len(), 1);
-    assert_eq!(report.envelopes[0].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Invalid);
     assert!(
         report.envelopes[0].reasons[0]
             .detail
@@ -202,7 +202,7 @@ fn unknown_signer_without_a_key() {
     let g = genesis(&a, 0);
     let report = run(vec![("t", seq(&[&g]))], &Keyring::new());
     assert_eq!(codes(&report.envelopes[0]), vec![ReasonCode::UnknownSigner]);
-    assert_eq!(report.envelopes[0].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Invalid);
     assert_eq!(report.envelopes[0].key_source, None);
 }
 
@@ -267,7 +267,7 @@ fn forged_parent_cycle_terminates_and_is_reported() {
     let report = run(vec![("cycle", bytes)], &keyring(&[&a]));
     assert_eq!(report.envelopes.len(), 2);
     for e in &report.envelopes {
-        assert_eq!(e.status, Status::Invalid);
+        assert_eq!(e.status(), Status::Invalid);
         assert!(e.has(ReasonCode::IdMismatch));
         assert!(e.has(ReasonCode::OriginMissing));
         assert!(e.has(ReasonCode::MissingParent));
@@ -373,7 +373,7 @@ fn policy_required_scope_gives_partial() {
         ..AuditOptions::default()
     };
     let report = audit(&inputs, &keyring(&[&a, &h]), &opts);
-    assert_eq!(report.envelopes[0].status, Status::Partial);
+    assert_eq!(report.envelopes[0].status(), Status::Partial);
     assert_eq!(
         codes(&report.envelopes[0]),
         vec![ReasonCode::RequiredSignatureMissing]
@@ -384,4 +384,63 @@ fn policy_required_scope_gives_partial() {
     }];
     let report = audit(&inputs, &keyring(&[&a, &h]), &opts);
     assert!(report.all_valid());
+}
+
+/// An item that does not decode as an envelope (here an unsupported `v`)
+/// still names the `id` and `from` it carries (issue 18), and only those
+/// that parse.
+#[test]
+fn an_undecodable_envelope_names_its_id_and_from() {
+    let a = key(1);
+    let g = genesis(&a, 0);
+    let edit = |v: Value, from: Value| {
+        let Value::Map(mut m) = Value::from(&herald_core::cbor::decode(g.as_bytes()).unwrap())
+        else {
+            panic!("an envelope is a map")
+        };
+        m.insert("v", v);
+        m.insert("from", from);
+        Value::Map(m).to_vec()
+    };
+    let sigil = a.sigil(herald_core::SigilForm::Default).to_string();
+    let r = run(
+        vec![
+            ("v", edit(Value::text("0.3"), Value::text(sigil.clone()))),
+            (
+                "junk-from",
+                edit(Value::text("0.3"), Value::text("not a sigil")),
+            ),
+        ],
+        &keyring(&[&a]),
+    );
+    assert!(codes(&r.envelopes[0]).contains(&ReasonCode::UnsupportedVersion));
+    assert_eq!(r.envelopes[0].from.as_deref(), Some(sigil.as_str()));
+    assert_eq!(
+        r.envelopes[0].id.as_deref(),
+        Some(herald_verify::report::hex(&g.id()).as_str())
+    );
+    assert_eq!(r.envelopes[1].from, None);
+}
+
+/// An unknown top-level field is a warning whose detail names the field
+/// (issue 18).
+#[test]
+fn an_unknown_field_is_named() {
+    let a = key(1);
+    let env = EnvelopeBuilder::genesis(T0)
+        .nonce(nonce(7))
+        .payload(Value::text("hi"))
+        .extra_field("x-trace-note", Value::text("kept"))
+        .unwrap()
+        .sign(&a)
+        .unwrap();
+    let r = run(vec![("x", seq(&[&env]))], &keyring(&[&a]));
+    assert_eq!(r.envelopes[0].status(), Status::Valid);
+    let reason = &r.envelopes[0].reasons[0];
+    assert_eq!(reason.code, ReasonCode::UnknownField);
+    assert!(
+        reason.detail.starts_with("\"x-trace-note\": "),
+        "{}",
+        reason.detail
+    );
 }

@@ -9,8 +9,8 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, EnvelopeRef, Kind, ReasonCode, Scope, Status};
 use herald_testkit::{T0, key, nonce};
 use herald_verify::internal::audit_sequential;
@@ -250,7 +250,7 @@ fn every_kind_of_bad_signature_is_named_exactly() {
             } else {
                 Status::Partial
             };
-            assert_eq!(bad.status, want);
+            assert_eq!(bad.status(), want);
         }
     }
 }
@@ -278,6 +278,6 @@ fn several_blocks_with_bad_signatures_scattered() {
     let report = both(&inputs(&envs), &AuditOptions::default());
     assert_eq!(bad_signatures(&report), planted.len());
     for &i in &planted {
-        assert_eq!(report.envelopes[i].status, Status::Invalid, "entry {i}");
+        assert_eq!(report.envelopes[i].status(), Status::Invalid, "entry {i}");
     }
 }

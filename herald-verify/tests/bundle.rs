@@ -107,7 +107,7 @@ fn a_bundled_inclusion_proof_of_the_molt_lets_the_new_key_speak() {
     let b = make_bundle(&envs, &[&proofs[0]], &[]);
     let r = verify(vec![b], &pinned(&[&log_key]));
     assert!(r.all_valid(), "{}", serde_json::to_string(&r).unwrap());
-    assert_eq!(r.envelopes[NEW_KEY_SPEAKS].status, Status::Valid);
+    assert_eq!(r.envelopes[NEW_KEY_SPEAKS].status(), Status::Valid);
     assert_eq!(
         r.envelopes[NEW_KEY_SPEAKS]
             .signing_key
@@ -145,7 +145,7 @@ fn old_key_after_a_proven_molt_is_rotated_key() {
         vec![make_bundle(&envs, &[&proofs[0]], &[])],
         &pinned(&[&log_key]),
     );
-    assert_eq!(r.envelopes[NEW_KEY_SPEAKS].status, Status::Valid);
+    assert_eq!(r.envelopes[NEW_KEY_SPEAKS].status(), Status::Valid);
     assert_eq!(codes(&r, 4), vec![ReasonCode::RotatedKey]);
 }
 
@@ -162,7 +162,7 @@ fn the_new_key_before_not_before_is_unproven_even_with_a_proof() {
         vec![make_bundle(&envs, &[&proofs[0]], &[])],
         &pinned(&[&log_key]),
     );
-    assert_eq!(r.envelopes[NEW_KEY_SPEAKS].status, Status::Valid);
+    assert_eq!(r.envelopes[NEW_KEY_SPEAKS].status(), Status::Valid);
     assert_eq!(codes(&r, 4), vec![ReasonCode::MoltUnproven]);
     assert!(r.envelopes[4].reasons[0].detail.contains("not_before"));
 }
@@ -258,7 +258,7 @@ fn bundle_keys_verify_their_sigils_and_are_reported_as_bundle() {
     let without = verify(vec![make_bundle(&[&hello], &[], &[])], &Keyring::new());
     assert_eq!(codes(&without, 0), vec![ReasonCode::UnknownSigner]);
     let with = verify(vec![make_bundle(&[&hello], &[], &[&bob])], &Keyring::new());
-    assert_eq!(with.envelopes[0].status, Status::Valid);
+    assert_eq!(with.envelopes[0].status(), Status::Valid);
     assert_eq!(
         with.envelopes[0].key_source.map(|k| k.name()),
         Some("bundle")
@@ -392,7 +392,7 @@ fn bad_bundles_are_refused_with_the_reason_and_reported_malformed() {
         // In an audit: one malformed entry naming the input and the fault.
         let r = verify(vec![bytes], &Keyring::new());
         assert_eq!(r.envelopes.len(), 1);
-        assert_eq!(r.envelopes[0].status, Status::Invalid);
+        assert_eq!(r.envelopes[0].status(), Status::Invalid);
         assert_eq!(codes(&r, 0), vec![ReasonCode::Malformed]);
         assert!(
             r.envelopes[0].reasons[0].detail.contains(expected),
@@ -412,7 +412,7 @@ fn a_bad_envelope_in_a_bundle_hides_nothing_else() {
     let r = verify(vec![bytes], &pinned(&[&bob]));
     assert_eq!(r.envelopes.len(), 2);
     assert_eq!(codes(&r, 0), vec![ReasonCode::Malformed]);
-    assert_eq!(r.envelopes[1].status, Status::Valid);
+    assert_eq!(r.envelopes[1].status(), Status::Valid);
     assert_eq!(r.proofs.len(), 1);
     assert_eq!(r.proofs[0].status, Status::Invalid);
     assert!(r.proofs[0].id.is_none());

@@ -1,7 +1,7 @@
 //! Stable-toolchain replay of the herald-verify fuzz targets
 //! (docs/fuzzing.md).
 //!
-//! The target bodies are `fuzz/src/verify_targets.rs`, compiled here with
+//! The target bodies are `fuzz/src/verify_targets/`, compiled here with
 //! `#[path]` (one copy, shared with the libFuzzer binaries). Each test runs
 //! one body over every file of `fuzz/corpus/<target>/`, of
 //! `fuzz/regressions/<target>/` (committed reproducers) and of any local
@@ -20,16 +20,15 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 #[allow(unreachable_pub, dead_code)]
-#[path = "../../fuzz/src/verify_targets.rs"]
+#[path = "../../fuzz/src/verify_targets/mod.rs"]
 mod targets;
 
 use std::fs;
-use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::path::{Path, PathBuf};
 
 use data_encoding::BASE64;
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Scope, SigilForm, SigningKey};
 use herald_verify::auditlog::file::DATA_FILE;
 use herald_verify::auditlog::{Leaf, Log, LogError};
@@ -39,49 +38,15 @@ use serde_json::Value as Json;
 use sha2::Digest;
 
 use herald_testkit::T0 as TS;
+use herald_testkit::corpus::{self, files, fuzz_dir};
 
-fn fuzz_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz")
-}
-
-/// Every file directly under `dir` whose name starts with `prefix`, sorted.
-fn files(dir: &Path, prefix: &str) -> Vec<PathBuf> {
-    let Ok(entries) = fs::read_dir(dir) else {
-        return Vec::new();
-    };
-    let mut out: Vec<PathBuf> = entries
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.is_file())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(prefix) && !n.starts_with('.'))
-        })
-        .collect();
-    out.sort();
-    out
-}
-
-/// Run `body` over the corpus, the regressions and local crash artifacts.
+/// Run `body` over `target`'s corpus, regressions and crash artifacts.
 fn replay(target: &str, body: fn(&[u8])) {
-    let root = fuzz_dir();
-    let corpus = files(&root.join("corpus").join(target), "");
-    assert!(
-        !corpus.is_empty(),
-        "fuzz/corpus/{target} is empty: run `HERALD_WRITE_SEEDS=1 cargo test -p herald-verify --test fuzz_replay seeds`"
+    corpus::replay(
+        target,
+        "HERALD_WRITE_SEEDS=1 cargo test -p herald-verify --test fuzz_replay seeds",
+        body,
     );
-    let mut all = corpus;
-    all.extend(files(&root.join("regressions").join(target), ""));
-    all.extend(files(&root.join("artifacts").join(target), "crash-"));
-    let mut failed = Vec::new();
-    for path in &all {
-        let bytes = fs::read(path).unwrap();
-        if catch_unwind(AssertUnwindSafe(|| body(&bytes))).is_err() {
-            failed.push(path.display().to_string());
-        }
-    }
-    assert!(failed.is_empty(), "{target} panicked on: {failed:#?}");
-    eprintln!("{target}: {} inputs replayed", all.len());
 }
 
 #[test]

@@ -10,12 +10,10 @@
 
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
-// The counting allocator is the only unsafe code, and only in this test.
-#![allow(unsafe_code)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
-use std::time::{Duration, Instant};
+use std::time::Duration;
+
+use herald_testkit::alloc::{Counting, Usage, measure};
 
 use herald_core::cbor::{Limits, Value};
 use herald_core::{EnvelopeBuilder, ReasonCode, SigningKey, Status};
@@ -24,98 +22,8 @@ use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
 
 use herald_testkit::T0 as TS;
 
-// ---- a per-thread counting allocator ---------------------------------------
-
-struct Counting;
-
-thread_local! {
-    static ALLOCATED: Cell<usize> = const { Cell::new(0) };
-    static CALLS: Cell<usize> = const { Cell::new(0) };
-    static LIVE: Cell<isize> = const { Cell::new(0) };
-    static PEAK: Cell<isize> = const { Cell::new(0) };
-}
-
-fn note_alloc(size: usize) {
-    let _ = ALLOCATED.try_with(|a| a.set(a.get() + size));
-    let _ = CALLS.try_with(|c| c.set(c.get() + 1));
-    let _ = LIVE.try_with(|l| {
-        l.set(l.get() + size as isize);
-        let _ = PEAK.try_with(|p| p.set(p.get().max(l.get())));
-    });
-}
-
-fn note_free(size: usize) {
-    let _ = LIVE.try_with(|l| l.set(l.get() - size as isize));
-}
-
-// SAFETY: every method forwards to `System` with the caller's arguments;
-// the bookkeeping only touches const-initialised thread-locals without
-// destructors, and never allocates.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        note_alloc(layout.size());
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
-        note_alloc(layout.size());
-        // SAFETY: forwarded unchanged.
-        unsafe { System.alloc_zeroed(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        note_free(layout.size());
-        // SAFETY: forwarded unchanged.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        note_free(layout.size());
-        note_alloc(new_size);
-        // SAFETY: forwarded unchanged.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
-
 #[global_allocator]
 static GLOBAL: Counting = Counting;
-
-/// What one call cost this thread.
-#[derive(Debug, Clone, Copy)]
-struct Usage {
-    /// Bytes requested from the allocator.
-    allocated: usize,
-    /// Allocation calls.
-    calls: usize,
-    /// Highest live heap above the level at the start of the call.
-    peak: isize,
-    time: Duration,
-}
-
-fn measure<R>(f: impl FnOnce() -> R) -> (R, Usage) {
-    ALLOCATED.with(|a| a.set(0));
-    CALLS.with(|c| c.set(0));
-    let base = LIVE.with(Cell::get);
-    PEAK.with(|p| p.set(base));
-    let start = Instant::now();
-    let r = f();
-    let time = start.elapsed();
-    let usage = Usage {
-        allocated: ALLOCATED.with(Cell::get),
-        calls: CALLS.with(Cell::get),
-        peak: PEAK.with(Cell::get) - base,
-        time,
-    };
-    (r, usage)
-}
-
-fn report(what: &str, input_len: usize, u: &Usage) {
-    eprintln!(
-        "{what}: input {input_len} B, {} B allocated in {} calls, peak {} B, {:?}",
-        u.allocated, u.calls, u.peak, u.time
-    );
-}
 
 const QUICK: Duration = Duration::from_millis(250);
 const MIB: usize = 1 << 20;
@@ -147,7 +55,7 @@ fn audit_one(bytes: Vec<u8>) -> (Report, Usage) {
 fn assert_one_malformed(report: &Report, detail: &str) {
     assert_eq!(report.envelopes.len(), 1, "{report:#?}");
     let e = &report.envelopes[0];
-    assert_eq!(e.status, Status::Invalid);
+    assert_eq!(e.status(), Status::Invalid);
     assert!(
         e.reasons
             .iter()
@@ -167,7 +75,7 @@ fn a_nine_byte_header_claiming_2_pow_63_bytes() {
         input[0] = initial;
         input[1] = 0x80;
         let (pieces, u) = measure(|| split(&input, MIB, 512));
-        report(&format!("split {input:02x?}"), input.len(), &u);
+        u.report(&format!("split {input:02x?}"), input.len());
         // The claim alone is past the envelope size limit: too large, not
         // merely truncated (it would be too large whatever followed).
         assert_eq!(
@@ -179,7 +87,7 @@ fn a_nine_byte_header_claiming_2_pow_63_bytes() {
         );
         assert!(u.allocated < 1024);
         let (r, u) = audit_one(input.clone());
-        report(&format!("audit {input:02x?}"), input.len(), &u);
+        u.report(&format!("audit {input:02x?}"), input.len());
         assert_one_malformed(&r, "larger than the envelope size limit");
         assert!(u.allocated < BOUNDED && u.time < QUICK);
     }
@@ -191,7 +99,7 @@ fn ten_thousand_deep_nesting() {
         let mut input = vec![initial; 10_000];
         input.push(0x00);
         let (pieces, u) = measure(|| split(&input, MIB, 512));
-        report(&format!("split {initial:02x} x 10 000"), input.len(), &u);
+        u.report(&format!("split {initial:02x} x 10 000"), input.len());
         // (For 0xa1 each map's key is again a map: well-formed, still nesting.)
         assert_eq!(
             pieces,
@@ -205,7 +113,7 @@ fn ten_thousand_deep_nesting() {
             "the splitter's stack is bounded by its depth"
         );
         let (r, u) = audit_one(input.clone());
-        report(&format!("audit {initial:02x} x 10 000"), input.len(), &u);
+        u.report(&format!("audit {initial:02x} x 10 000"), input.len());
         assert_one_malformed(&r, "nested too deeply");
         assert!(u.allocated < BOUNDED && u.time < QUICK);
     }
@@ -223,10 +131,10 @@ fn a_map_of_65_537_entries() {
     }
     let len = input.len();
     let (pieces, u) = measure(|| split(&input, MIB, 512));
-    report("split map of 65 537 entries", len, &u);
+    u.report("split map of 65 537 entries", len);
     assert!(matches!(pieces[..], [Piece::Item { offset: 0, bytes }] if bytes.len() == len));
     let (r, u) = audit_one(input);
-    report("audit map of 65 537 entries", len, &u);
+    u.report("audit map of 65 537 entries", len);
     assert_one_malformed(&r, "more items than the limit");
     assert!(u.allocated < BOUNDED && u.time < QUICK, "{u:?}");
 }
@@ -246,7 +154,7 @@ fn an_envelope_over_1_mib() {
     let bytes = env.as_bytes().to_vec();
     assert!(bytes.len() > MIB);
     let (pieces, u) = measure(|| split(&bytes, MIB, 512));
-    report("split envelope > 1 MiB", bytes.len(), &u);
+    u.report("split envelope > 1 MiB", bytes.len());
     assert_eq!(
         pieces,
         vec![Piece::Unsplittable {
@@ -255,7 +163,7 @@ fn an_envelope_over_1_mib() {
         }]
     );
     let (r, u) = audit_one(bytes.clone());
-    report("audit envelope > 1 MiB", bytes.len(), &u);
+    u.report("audit envelope > 1 MiB", bytes.len());
     assert_one_malformed(&r, "larger than the envelope size limit");
     assert!(u.allocated < BOUNDED && u.time < QUICK);
 
@@ -279,7 +187,7 @@ fn an_envelope_over_1_mib() {
 fn sixty_four_mib_of_0xff() {
     let input = vec![0xffu8; 64 * MIB];
     let (pieces, u) = measure(|| split(&input, MIB, 512));
-    report("split 64 MiB of 0xff", input.len(), &u);
+    u.report("split 64 MiB of 0xff", input.len());
     assert_eq!(
         pieces,
         vec![Piece::Unsplittable {
@@ -289,7 +197,7 @@ fn sixty_four_mib_of_0xff() {
     );
     assert!(u.allocated < 1024 && u.time < QUICK);
     let (r, u) = audit_one(input);
-    report("audit 64 MiB of 0xff", 64 * MIB, &u);
+    u.report("audit 64 MiB of 0xff", 64 * MIB);
     assert_one_malformed(&r, "not well-formed");
     assert!(u.allocated < BOUNDED && u.time < QUICK);
 }
@@ -300,7 +208,7 @@ fn sixty_four_mib_of_0xff() {
 fn zeros_split(len: usize) -> Usage {
     let input = vec![0u8; len];
     let (pieces, u) = measure(|| split(&input, MIB, 512));
-    report(&format!("split {} MiB of 0x00", len / MIB), len, &u);
+    u.report(&format!("split {} MiB of 0x00", len / MIB), len);
     assert_eq!(pieces.len(), len);
     assert!(pieces.iter().enumerate().all(|(i, p)| matches!(
         p,
@@ -326,13 +234,13 @@ fn four_mib_of_zeros_split_into_one_item_per_byte() {
 /// the memory per input byte is printed (finding F2).
 fn stream_audit(byte: u8, len: usize, detail: &str) -> Usage {
     let (r, u) = audit_one(vec![byte; len]);
-    report(&format!("audit {} KiB of {byte:#04x}", len >> 10), len, &u);
+    u.report(&format!("audit {} KiB of {byte:#04x}", len >> 10), len);
     let listed = len.min(herald_verify::trace::MAX_LISTED_UNPARSED);
     assert_eq!(r.envelopes.len(), listed);
     assert_eq!(r.unlisted, len - listed);
     assert_eq!(r.summary.invalid, len);
     assert!(r.envelopes.iter().all(|e| {
-        e.status == Status::Invalid
+        e.status() == Status::Invalid
             && e.reasons
                 .iter()
                 .any(|x| x.code == ReasonCode::Malformed && x.detail.contains(detail))
@@ -372,7 +280,7 @@ fn max_envelopes_caps_a_stream() {
     };
     let ring = keyring();
     let (r, u) = measure(|| audit(&inputs, &ring, &opts));
-    report("audit 100 000 zeros, max_envelopes 500", 100_000, &u);
+    u.report("audit 100 000 zeros, max_envelopes 500", 100_000);
     assert_eq!(r.envelopes.len(), 501);
     assert_eq!(r.unlisted, 0);
     assert!(
@@ -421,5 +329,5 @@ fn unlisted_items_leave_later_reports_in_order() {
     );
     let last = &r.envelopes[cap];
     assert_eq!(last.source.input, "good");
-    assert_eq!(last.status, Status::Valid, "{:?}", last.reasons);
+    assert_eq!(last.status(), Status::Valid, "{:?}", last.reasons);
 }

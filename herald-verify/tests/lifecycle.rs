@@ -7,7 +7,7 @@ use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, Provenance, Re
 
 mod support;
 
-use support::{DAY, T0, birth, birth_with, key, molt, nonce, say, say_as, sigil};
+use support::{DAY, T0, birth, birth_with, key, molt, molt_as, nonce, say, say_as, sigil};
 
 fn run(envs: &[&Envelope], pinned: &[&SigningKey]) -> Report {
     let mut ring = Keyring::new();
@@ -53,7 +53,7 @@ fn deprecation_rejects_later_envelopes_from_the_sigil_not_to_it() {
         &[&birth(&a, T0), &before, &death, &after, &to_the_dead],
         &[&b],
     );
-    let s: Vec<Status> = r.envelopes.iter().map(|e| e.status).collect();
+    let s: Vec<Status> = r.envelopes.iter().map(|e| e.status()).collect();
     assert_eq!(
         s,
         vec![
@@ -86,7 +86,7 @@ fn a_current_duress_marks_later_envelopes_with_a_warning() {
     let black = duress(&w, T0 + 10);
     let later = say(&a, T0 + 20);
     let r = run(&[&born, &black, &later], &[&w]);
-    assert_eq!(r.envelopes[2].status, Status::Valid);
+    assert_eq!(r.envelopes[2].status(), Status::Valid);
     assert_eq!(codes(&r.envelopes[2]), vec![ReasonCode::SignerUnderDuress]);
     // A duress co-signed by someone other than the registered witness has no effect.
     let fake = duress(&other, T0 + 10);
@@ -103,7 +103,7 @@ fn molt_cooloff_and_an_accepted_molt() {
     let hasty = molt(&a, &a2, T0 + 200, T0 + 100 + DAY - 1);
     let r = run(&[&born, &last, &hasty], &[]);
     assert_eq!(codes(&r.envelopes[2]), vec![ReasonCode::MoltCooloff]);
-    assert_eq!(r.envelopes[2].status, Status::Invalid);
+    assert_eq!(r.envelopes[2].status(), Status::Invalid);
 
     // Patient: accepted. Then the new key's envelopes need an inclusion proof
     // (rule 3), and the old key is retired from not_before on.
@@ -125,7 +125,12 @@ fn molt_cooloff_and_an_accepted_molt() {
         ],
         &[],
     );
-    assert_eq!(r.envelopes[2].status, Status::Valid, "{:?}", r.envelopes[2]);
+    assert_eq!(
+        r.envelopes[2].status(),
+        Status::Valid,
+        "{:?}",
+        r.envelopes[2]
+    );
     assert_eq!(codes(&r.envelopes[3]), vec![ReasonCode::MoltUnproven]);
     assert_eq!(
         r.envelopes[3].signing_key.map(|k| k.to_string()).as_deref(),
@@ -203,7 +208,11 @@ fn overlapping_molts_are_both_void_and_the_sigil_disputed() {
     assert_eq!(codes(&r.envelopes[2]), vec![ReasonCode::Disputed]);
     assert_eq!(codes(&r.envelopes[3]), vec![ReasonCode::Disputed]);
     assert_eq!(codes(&r.envelopes[4]), vec![ReasonCode::Disputed]);
-    assert!(r.envelopes[2..].iter().all(|e| e.status == Status::Invalid));
+    assert!(
+        r.envelopes[2..]
+            .iter()
+            .all(|e| e.status() == Status::Invalid)
+    );
 }
 
 #[test]
@@ -233,6 +242,47 @@ fn lineage_cycle_deprecated_parent_and_consent() {
         .cosign(&p, Scope::LineageConsent, None)
         .unwrap();
     let r = run(&[&p_born, &consented], &[&p]);
-    assert_eq!(r.envelopes[1].status, Status::Valid, "{:?}", r.envelopes[1]);
+    assert_eq!(
+        r.envelopes[1].status(),
+        Status::Valid,
+        "{:?}",
+        r.envelopes[1]
+    );
     assert_eq!(r.envelopes[1].lineage_consents, vec![sigil(&p).to_string()]);
+}
+
+/// The audit retires a molted-in key when a later accepted molt replaces
+/// it, as a live receiver does (one rule, `lifecycle/rules.rs`).
+#[test]
+fn a_molted_in_key_replaced_by_a_later_molt_is_rotated() {
+    let (a, a2, a3) = (key(31), key(32), key(33));
+    let nb1 = T0 + DAY;
+    let first = molt(&a, &a2, T0 + 10, nb1);
+    let spoken = say_as(&a, &a2, nb1 + 10);
+    let nb2 = nb1 + 10 + DAY + 100;
+    let second = molt_as(&a, &a2, &a3, nb1 + 30, nb2);
+    let late = say_as(&a, &a2, nb2 + 200);
+    let r = run(&[&birth(&a, T0), &first, &spoken, &second, &late], &[]);
+    // Unproven (no bundle), and past molt 2's not_before: rotated too.
+    assert_eq!(
+        codes(&r.envelopes[4]),
+        vec![ReasonCode::RotatedKey, ReasonCode::MoltUnproven],
+        "{:?}",
+        r.envelopes[4]
+    );
+    assert!(!codes(&r.envelopes[2]).contains(&ReasonCode::RotatedKey));
+}
+
+/// A birth that names itself (`lineage_self`, decided alone) and also
+/// closes a real cycle is `lineage_cycle` too, in an audit as live.
+#[test]
+fn a_self_naming_birth_in_a_real_cycle_is_a_cycle() {
+    let (x, y) = (key(41), key(42));
+    let x_born = birth_with(&x, T0, &[sigil(&y), sigil(&x)], |b| b);
+    let y_born = birth_with(&y, T0 + 1, &[sigil(&x)], |b| b);
+    let r = run(&[&x_born, &y_born], &[]);
+    let x_codes = codes(&r.envelopes[0]);
+    assert!(x_codes.contains(&ReasonCode::LineageSelf), "{x_codes:?}");
+    assert!(x_codes.contains(&ReasonCode::LineageCycle), "{x_codes:?}");
+    assert_eq!(codes(&r.envelopes[1]), vec![ReasonCode::LineageCycle]);
 }

@@ -68,12 +68,12 @@ fn codes(r: &EnvelopeReport) -> Vec<&'static str> {
 }
 
 fn assert_valid(r: &EnvelopeReport) {
-    assert_eq!(r.status, Status::Valid, "{:?}", codes(r));
+    assert_eq!(r.status(), Status::Valid, "{:?}", codes(r));
     assert!(r.reasons.is_empty(), "{:?}", codes(r));
 }
 
 fn assert_only(r: &EnvelopeReport, code: ReasonCode) {
-    assert_eq!(r.status, Status::Invalid, "{:?}", codes(r));
+    assert_eq!(r.status(), Status::Invalid, "{:?}", codes(r));
     assert_eq!(codes(r), [code.name()]);
 }
 
@@ -168,7 +168,7 @@ fn a_tampered_envelope_does_not_take_the_nonce() {
     let at = forged.windows(6).position(|w| w == b"pay 10").unwrap();
     forged[at + 4] = b'9';
     let r = rx.receive(&forged).unwrap();
-    assert_eq!(r.status, Status::Invalid);
+    assert_eq!(r.status(), Status::Invalid);
     assert!(r.has(ReasonCode::BadSignature) && r.has(ReasonCode::IdMismatch));
     assert!(!r.has(ReasonCode::ReplayedNonce));
     assert!(rx.store().is_empty().unwrap());
@@ -187,10 +187,10 @@ fn unknown_signers_and_garbage_take_no_slot() {
     let rx = receiver(&dir.path().join("replay.redb"));
     let carol = SigningKey::from_seed(&[0x33; 32]);
     let r = rx.receive(&envelope(&carol, NOW, 11, "who?")).unwrap();
-    assert_eq!(r.status, Status::Invalid);
+    assert_eq!(r.status(), Status::Invalid);
     assert!(r.has(ReasonCode::UnknownSigner));
     let r = rx.receive(b"\xa1\x61v\x61x").unwrap();
-    assert_eq!(r.status, Status::Invalid);
+    assert_eq!(r.status(), Status::Invalid);
     assert!(r.id.is_none());
     assert!(rx.store().is_empty().unwrap());
 }
@@ -202,10 +202,10 @@ fn a_partial_envelope_is_accepted_and_claims() {
         receiver(&dir.path().join("replay.redb")).with_required_scopes(vec![Scope::HumanApproval]);
     let bytes = envelope(&alice(), NOW, 12, "needs approval");
     let r = rx.receive(&bytes).unwrap();
-    assert_eq!(r.status, Status::Partial);
+    assert_eq!(r.status(), Status::Partial);
     assert_eq!(codes(&r), ["required_signature_missing"]);
     let r = rx.receive(&bytes).unwrap();
-    assert_eq!(r.status, Status::Invalid);
+    assert_eq!(r.status(), Status::Invalid);
     assert_eq!(codes(&r), ["required_signature_missing", "replayed_nonce"]);
 }
 

@@ -68,7 +68,7 @@ fn honest_verdicts(
         .map(|h| {
             let i = items.iter().position(|x| x == h).unwrap();
             let e = &report.envelopes[i];
-            (e.status, e.reasons.iter().map(|r| r.code).collect())
+            (e.status(), e.reasons.iter().map(|r| r.code).collect())
         })
         .collect()
 }
@@ -84,11 +84,11 @@ fn a_forged_copy_of_a_nonce_placed_first_does_not_make_the_real_one_a_replay() {
         honest[2].clone(),
     ];
     let report = audit_of(&items, &keys);
-    assert_eq!(report.envelopes[0].status, Status::Invalid);
+    assert_eq!(report.envelopes[0].status(), Status::Invalid);
     assert!(report.envelopes[0].has(ReasonCode::BadSignature));
     assert!(!report.envelopes[0].has(ReasonCode::ReplayedNonce));
     for e in &report.envelopes[1..] {
-        assert_eq!(e.status, Status::Valid, "{e:#?}");
+        assert_eq!(e.status(), Status::Valid, "{e:#?}");
     }
     // Placed after the real one, the forgery is the replay.
     let items = vec![
@@ -102,7 +102,7 @@ fn a_forged_copy_of_a_nonce_placed_first_does_not_make_the_real_one_a_replay() {
     assert!(
         report.envelopes[..3]
             .iter()
-            .all(|e| e.status == Status::Valid)
+            .all(|e| e.status() == Status::Valid)
     );
 }
 
@@ -113,8 +113,8 @@ fn junk_claiming_the_genesis_id_placed_first_changes_nothing() {
     let items = vec![junk, honest[0].clone(), honest[1].clone()];
     let report = audit_of(&items, &keys);
     assert!(report.envelopes[0].has(ReasonCode::IdMismatch));
-    assert_eq!(report.envelopes[1].status, Status::Valid);
-    assert_eq!(report.envelopes[2].status, Status::Valid);
+    assert_eq!(report.envelopes[1].status(), Status::Valid);
+    assert_eq!(report.envelopes[2].status(), Status::Valid);
     assert_eq!(report.traces.len(), 1);
     // The genesis is the trace's genesis, and its reply (not the junk) its
     // only child.

@@ -5,7 +5,7 @@
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use herald_verify::store::{STORE_FORMAT, Store, StoreError};
+use herald_verify::live::store::{STORE_FORMAT, Store, StoreError};
 use herald_verify::{Claim, FileError};
 
 const OWNER: &str = "sigil:conduit-under-test";

@@ -1,9 +1,15 @@
 //! Test scaffolding shared by the workspace's test suites (`publish =
 //! false`): the fixed keys, counted nonces and fixed time the tests build
-//! their envelopes from, defined once.
-#![forbid(unsafe_code)]
-// Scaffolding: a build that fails is the calling test failing.
-#![allow(clippy::panic)]
+//! their envelopes from, defined once; the counting allocator ([`alloc`]),
+//! the fuzz corpus replay ([`corpus`]) and the SIGKILL harness ([`crash`]).
+// Only `alloc` has unsafe code (forwarding to `System`), and allows it there.
+#![deny(unsafe_code)]
+// Scaffolding: a failure here is the calling test failing.
+#![allow(clippy::panic, clippy::unwrap_used, clippy::expect_used)]
+
+pub mod alloc;
+pub mod corpus;
+pub mod crash;
 
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Nonce, SigningKey};

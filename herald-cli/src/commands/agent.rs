@@ -209,11 +209,11 @@ async fn talk(
                 .signatures()
                 .filter_map(Result::ok)
                 .any(|s| s.scope == "conduit_receipt" && s.by == conduit_sigil);
-            if report.status != Status::Valid || !receipt {
+            if report.status() != Status::Valid || !receipt {
                 let codes: Vec<_> = report.reasons.iter().map(|r| r.code.name()).collect();
                 return Err(CliError::new(format!(
                     "arrival {id}: {} {codes:?}, receipt {}",
-                    report.status.name(),
+                    report.status().name(),
                     if receipt { "present" } else { "missing" }
                 )));
             }

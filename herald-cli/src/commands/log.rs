@@ -21,6 +21,7 @@ use herald_verify::report::hex;
 use herald_verify::{Keyring, display};
 
 use crate::error::CliError;
+use crate::id_prefix::IdPrefix;
 use crate::output::{self, Existing};
 use crate::{clock, input, keyfile};
 
@@ -45,6 +46,25 @@ pub(crate) enum LogCommand {
                       not run."
     )]
     VerifyProof(VerifyProofArgs),
+    /// Show a log: its sigil, key file, leaves, current root and the largest tree head signed
+    Status(StatusArgs),
+    /// Sign and print the log's current tree as a C2SP tlog-checkpoint note
+    Checkpoint(super::tlog::CheckpointArgs),
+    /// Print the log key as a C2SP verifier key: ORIGIN+KEYID+KEY
+    Key(super::tlog::KeyArgs),
+    /// Write the log as C2SP tlog-tiles (hash tiles, entry bundles, checkpoint) into OUT
+    Tiles(super::tlog::TilesArgs),
+}
+
+/// `herald log status`.
+#[derive(Args, Debug)]
+pub(crate) struct StatusArgs {
+    /// The log directory
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Print one JSON object: log, key_file, leaves, root, signed
+    #[arg(long)]
+    json: bool,
 }
 
 /// `herald log init`.
@@ -75,8 +95,8 @@ pub(crate) struct SignArgs {
     /// The log's secret key file [default: the one recorded by `herald log init`]
     #[arg(long, value_name = "LOG.key")]
     key: Option<PathBuf>,
-    /// The signed tree heads' ts, Unix seconds [default: the clock]
-    #[arg(long, value_name = "SECS")]
+    /// The signed tree heads' ts, Unix seconds or RFC 3339 [default: the clock]
+    #[arg(long, value_name = "TIME", value_parser = crate::clock::parse_time)]
     ts: Option<u64>,
 }
 
@@ -86,9 +106,12 @@ pub(crate) struct OutArgs {
     /// Print the same map as JSON, byte strings as lowercase hex
     #[arg(long)]
     json: bool,
-    /// Where to write it, replacing OUT atomically (- for standard output) [default: -]
+    /// Where to write it, atomically (- for standard output) [default: -]
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     out: Option<PathBuf>,
+    /// Replace OUT if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 /// `herald log sth`.
@@ -109,7 +132,7 @@ pub(crate) struct ProveArgs {
     /// The log directory
     #[arg(value_name = "DIR")]
     dir: PathBuf,
-    /// The envelope id (64 hex digits, as `append` prints it)
+    /// The envelope id as `append` prints it, or a unique prefix of it (at least 8 hex digits)
     #[arg(value_name = "ID")]
     id: String,
     /// Prove inclusion in the tree of the first N leaves [default: all]
@@ -164,6 +187,10 @@ pub(crate) fn run(command: LogCommand) -> Result<ExitCode, CliError> {
         LogCommand::Prove(a) => prove(&a),
         LogCommand::Consistency(a) => consistency(&a),
         LogCommand::VerifyProof(a) => verify_proof(&a),
+        LogCommand::Status(a) => status(&a),
+        LogCommand::Checkpoint(a) => super::tlog::checkpoint(&a),
+        LogCommand::Key(a) => super::tlog::key(&a),
+        LogCommand::Tiles(a) => super::tlog::tiles(&a),
     }
 }
 
@@ -172,10 +199,10 @@ fn log_error(e: herald_verify::LogError) -> CliError {
 }
 
 /// Open the log in `dir`, reporting a repaired interrupted append.
-fn open(dir: &Path) -> Result<Log, CliError> {
+pub(super) fn open(dir: &Path) -> Result<Log, CliError> {
     let log = Log::open(dir).map_err(log_error)?;
     if let Some(r) = log.recovery() {
-        eprintln!("herald: note: {r}");
+        crate::notice::note(&r.to_string());
     }
     Ok(log)
 }
@@ -217,9 +244,40 @@ fn append(a: &AppendArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn status(a: &StatusArgs) -> Result<ExitCode, CliError> {
+    let log = open(&a.dir)?;
+    let root = hex(&log.tree().root());
+    let key_file = log.key_path().map(|p| p.display().to_string());
+    let mut stdout = std::io::stdout().lock();
+    let written = if a.json {
+        let value = serde_json::json!({
+            "log": log.sigil().to_string(),
+            "key_file": key_file,
+            "leaves": log.len(),
+            "root": root,
+            "signed": log.signed_size(),
+        });
+        writeln!(stdout, "{value}")
+    } else {
+        let unsigned = log.len().saturating_sub(log.signed_size());
+        writeln!(
+            stdout,
+            "log       {}\nkey file  {}\nleaves    {}\nroot      {root}\nsigned    {} ({unsigned} leaves not yet under a signed tree head)",
+            log.sigil(),
+            key_file
+                .as_deref()
+                .unwrap_or("(not recorded: pass --key to sign)"),
+            log.len(),
+            log.signed_size(),
+        )
+    };
+    written.map_err(|e| CliError::stdout(&e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The log's key, from `--key` or the path `init` recorded, checked to be
 /// the log's.
-fn signing_key(log: &Log, sign: &SignArgs) -> Result<SigningKey, CliError> {
+pub(super) fn signing_key(log: &Log, sign: &SignArgs) -> Result<SigningKey, CliError> {
     let path = match (&sign.key, log.key_path()) {
         (Some(p), _) => p.clone(),
         (None, Some(p)) => p.to_path_buf(),
@@ -256,7 +314,7 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
     let bytes = value.to_vec();
     let target = out.out.as_deref().unwrap_or(Path::new("-"));
     if !out.json {
-        return output::write_envelope(target, &bytes);
+        return output::write_envelope(target, &bytes, Existing::from_force(out.force));
     }
     let decoded = herald_core::cbor::decode(&bytes)
         .map_err(|e| CliError::new(format!("internal error: our own output: {e}")))?;
@@ -268,7 +326,12 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
             .and_then(|()| stdout.flush())
             .map_err(|e| CliError::stdout(&e))
     } else {
-        output::write_atomic(target, text.as_bytes(), 0o644, Existing::Replace)
+        output::write_atomic(
+            target,
+            text.as_bytes(),
+            0o644,
+            Existing::from_force(out.force),
+        )
     }
 }
 
@@ -282,28 +345,22 @@ fn sth(a: &SthArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// An envelope id given as 64 hex digits.
-fn parse_id(text: &str) -> Result<[u8; 32], CliError> {
-    let bad = || {
-        CliError::new(format!(
-            "ID: {text:?}: expected 64 hex digits (an envelope id)"
-        ))
-    };
-    let digits = text.as_bytes();
-    if digits.len() != 64 {
-        return Err(bad());
+/// The id of the one logged envelope whose id starts with `text`.
+fn logged_id(log: &Log, text: &str) -> Result<[u8; 32], CliError> {
+    let prefix = IdPrefix::parse("ID", text)?;
+    let mut ids = Vec::new();
+    for index in 0..log.len() {
+        let id = *log.leaf(index).map_err(log_error)?.id();
+        if prefix.matches(&id) {
+            ids.push((id, id));
+        }
     }
-    let mut id = [0u8; 32];
-    for (out, pair) in id.iter_mut().zip(digits.chunks_exact(2)) {
-        let s = std::str::from_utf8(pair).map_err(|_| bad())?;
-        *out = u8::from_str_radix(s, 16).map_err(|_| bad())?;
-    }
-    Ok(id)
+    prefix.resolve(ids, &format!("in log {}", log.dir().display()))
 }
 
 fn prove(a: &ProveArgs) -> Result<ExitCode, CliError> {
-    let id = parse_id(&a.id)?;
     let log = open(&a.dir)?;
+    let id = logged_id(&log, &a.id)?;
     let key = signing_key(&log, &a.sign)?;
     let proof = log
         .inclusion_proof(&key, &id, a.size, ts(&a.sign)?)
@@ -337,7 +394,11 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
     for path in &a.keyring {
         keys.load(path).map_err(|e| CliError::new(e.to_string()))?;
     }
-    let envelope_bytes = a.envelope.as_deref().map(input::read).transpose()?;
+    let envelope_bytes = a
+        .envelope
+        .as_deref()
+        .map(input::read_envelopes)
+        .transpose()?;
     let name = input::display_name(&a.proof);
     let verdict = |ok: bool, line: String| -> Result<ExitCode, CliError> {
         let mut stdout = std::io::stdout().lock();
@@ -408,4 +469,11 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
         }
     };
     verdict(true, line)
+}
+
+/// `herald log`.
+#[derive(Args, Debug)]
+pub(crate) struct LogArgs {
+    #[command(subcommand)]
+    pub(crate) command: LogCommand,
 }

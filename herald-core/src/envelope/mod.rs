@@ -4,6 +4,8 @@
 
 mod body;
 #[cfg(feature = "alloc")]
+mod builder;
+#[cfg(feature = "alloc")]
 mod owned;
 pub(crate) mod scan;
 mod signature;
@@ -12,7 +14,9 @@ use core::fmt;
 
 pub use body::Body;
 #[cfg(feature = "alloc")]
-pub use owned::{BuildError, Envelope, EnvelopeBuilder, birth_attestation};
+pub use builder::EnvelopeBuilder;
+#[cfg(feature = "alloc")]
+pub use owned::{BuildError, Envelope};
 pub use scan::VERSION;
 pub use signature::{ED25519, SignatureRef};
 

@@ -5,10 +5,8 @@
 // uses every helper.
 #![allow(clippy::unwrap_used, dead_code, unreachable_pub)]
 
-pub mod crash;
-
+use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
-use herald_core::envelope::birth_attestation;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Sigil, SigilForm, SigningKey};
 
 /// 2025-05-05T08:00:00Z, the tests' fixed `ts`.
@@ -79,12 +77,23 @@ pub fn molt_payload(new: &SigningKey, not_before: u64) -> Value {
 
 /// `old`'s molt to `new` at `ts`, effective at `not_before`.
 pub fn molt(old: &SigningKey, new: &SigningKey, ts: u64, not_before: u64) -> Envelope {
+    molt_as(old, old, new, ts, not_before)
+}
+
+/// A molt for `identity`'s sigil signed by `signer`, its current key.
+pub fn molt_as(
+    identity: &SigningKey,
+    signer: &SigningKey,
+    new: &SigningKey,
+    ts: u64,
+    not_before: u64,
+) -> Envelope {
     EnvelopeBuilder::genesis(ts)
         .kind(Kind::Molt)
-        .from_sigil(sigil(old))
+        .from_sigil(sigil(identity))
         .nonce(nonce())
         .payload(molt_payload(new, not_before))
-        .sign(old)
+        .sign(signer)
         .unwrap()
 }
 

@@ -1,0 +1,114 @@
+//! The identity lifecycle (spec §2.3, §2.4, §9; PROFILE.md P7, P8):
+//! births and lineage, molts, deprecation and duress.
+//!
+//! One engine, two modes:
+//!
+//! - `rules`: the rules themselves, pure functions of what is known
+//!   about an identity (its [`IdentityRecord`]) and of one envelope. Every
+//!   reason text P8 gives is written there, once.
+//! - `audit`: a set of envelopes judged at once (trace-audit mode): the
+//!   record of each identity is built from the whole set, then every
+//!   envelope of the identity is judged against it.
+//! - live mode ([`crate::live`]): one envelope at a time, judged against
+//!   the record witnessed so far, which it then updates
+//!   (`IdentityRecord::observe`, `IdentityRecord::record_molt`) and
+//!   stores (`table`).
+//! - `proof`: P8 rule 3, an inclusion proof of a molt accepted by a live
+//!   receiver. (A trace audit takes its proofs from bundles, checked by
+//!   [`crate::bundle`].)
+//!
+//! What differs between the modes is only what the record holds when an
+//! envelope is judged (docs/lifecycle.md, "Live mode"); a test runs every
+//! lifecycle conformance case through both (`tests/lifecycle_modes.rs`).
+//!
+//! An identity is the 10-byte key-hash prefix every form of its sigil
+//! shares (P2).
+
+pub(crate) mod audit;
+pub(crate) mod proof;
+pub(crate) mod record;
+pub(crate) mod rules;
+pub(crate) mod table;
+
+use alloc::vec::Vec;
+
+use herald_core::{EnvelopeRef, KeyResolver, PublicKey, ReasonCode, Scope, Sigil, SigilForm};
+
+use crate::keyring::Keyring;
+use crate::report::EnvelopeReport;
+
+pub use proof::{MoltProofError, ProvenMolt};
+pub use record::{IdentityRecord, RecordedBirth, RecordedMolt};
+
+/// The 10-byte key-hash prefix every sigil form of one identity shares.
+pub(crate) type Identity = [u8; 10];
+
+/// The identity `sigil` names (any of its forms), if it has a key hash.
+pub(crate) fn identity(sigil: &Sigil) -> Option<Identity> {
+    sigil
+        .to_form(SigilForm::Short)?
+        .hash_prefix()
+        .try_into()
+        .ok()
+}
+
+/// Which of the identity's keys made an origin signature.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Signer {
+    /// The sigil's own key (pinned, or its birth's).
+    Own([u8; 32]),
+    /// The new key of molt `i` (an index into [`IdentityRecord::molts`]).
+    Molt(usize),
+}
+
+/// Resolves the molting identity's sigil to one candidate molted-in key,
+/// through [`KeyResolver::resolve_molted`]: a molt binds the sigil to a key
+/// the sigil does not name, so [`KeyResolver::resolve`] (whose answers must
+/// hash to the sigil) never gives it.
+pub(crate) struct Molted<'a> {
+    pub(crate) keys: &'a Keyring,
+    pub(crate) who: Identity,
+    pub(crate) key: PublicKey,
+}
+
+impl KeyResolver for Molted<'_> {
+    fn resolve(&self, sigil: &Sigil) -> Option<PublicKey> {
+        // The molting identity's own key is the one being ruled out.
+        if identity(sigil) == Some(self.who) {
+            return None;
+        }
+        self.keys.resolve(sigil)
+    }
+    fn resolve_molted(&self, sigil: &Sigil) -> Option<PublicKey> {
+        (identity(sigil) == Some(self.who)).then_some(self.key)
+    }
+}
+
+/// Whether signature 0 verified and the envelope is intact (no reason
+/// about index 0, no id or shape fault).
+pub(crate) fn origin_ok(r: &EnvelopeReport) -> bool {
+    !r.reasons.iter().any(|x| {
+        (x.index == Some(0) && !x.code.is_warning())
+            || matches!(
+                x.code,
+                ReasonCode::IdMismatch | ReasonCode::Malformed | ReasonCode::UnsupportedVersion
+            )
+    })
+}
+
+/// Signers (by sigil) of the signatures k ≥ 1 in `scope` that verified.
+pub(crate) fn valid_cosigners(v: &EnvelopeRef<'_>, r: &EnvelopeReport, scope: Scope) -> Vec<Sigil> {
+    v.signatures()
+        .enumerate()
+        .skip(1)
+        .filter_map(|(k, s)| {
+            let s = s.ok()?;
+            let k = u32::try_from(k).ok()?;
+            let clean = !r
+                .reasons
+                .iter()
+                .any(|x| x.index == Some(k) && !x.code.is_warning());
+            (clean && s.registered_scope() == Some(scope)).then_some(s.signer)
+        })
+        .collect()
+}

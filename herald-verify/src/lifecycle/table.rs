@@ -1,0 +1,101 @@
+//! The identity records in a live receiver's [`Store`] (PROFILE.md P8):
+//! the `lifecycle` table (identity → [`IdentityRecord`] bytes) and the
+//! `molts` index (molt id → identity), layout in [`crate::live::store`].
+
+use alloc::vec::Vec;
+
+use redb::{ReadableDatabase, ReadableTable};
+
+use super::rules::Lineages;
+use super::{Identity, IdentityRecord};
+use crate::live::store::{LIFECYCLE, MOLTS, Store, StoreError};
+use crate::report::hex;
+
+pub(crate) fn corrupted(store: &Store, who: &Identity, problem: &str) -> StoreError {
+    StoreError::Corrupted {
+        path: store.path().to_path_buf(),
+        detail: std::format!("lifecycle record of identity {}: {problem}", hex(who)),
+    }
+}
+
+/// The record of `who` in `table`.
+fn load_from(
+    store: &Store,
+    table: &impl ReadableTable<&'static [u8; 10], &'static [u8]>,
+    who: &Identity,
+    op: &'static str,
+) -> Result<Option<IdentityRecord>, StoreError> {
+    let Some(bytes) = table
+        .get(who)
+        .map_err(|e| StoreError::storage(store.path(), op, e))?
+    else {
+        return Ok(None);
+    };
+    IdentityRecord::decode(bytes.value())
+        .map(Some)
+        .map_err(|p| corrupted(store, who, p))
+}
+
+/// The record of `who`, read without taking the write lock.
+pub(crate) fn load(store: &Store, who: &Identity) -> Result<Option<IdentityRecord>, StoreError> {
+    const OP: &str = "lifecycle read";
+    let err = |e: redb::Error| StoreError::storage(store.path(), OP, e);
+    let txn = store.database().begin_read().map_err(|e| err(e.into()))?;
+    let table = txn.open_table(LIFECYCLE).map_err(|e| err(e.into()))?;
+    load_from(store, &table, who, OP)
+}
+
+/// The record of `who` inside the write transaction `txn`.
+pub(crate) fn load_in(
+    store: &Store,
+    txn: &redb::WriteTransaction,
+    who: &Identity,
+) -> Result<Option<IdentityRecord>, StoreError> {
+    const OP: &str = "lifecycle read";
+    let table = txn
+        .open_table(LIFECYCLE)
+        .map_err(|e| StoreError::storage(store.path(), OP, e))?;
+    load_from(store, &table, who, OP)
+}
+
+/// Write the record of `who`, and index its molts by id, in `txn`.
+pub(crate) fn save_in(
+    store: &Store,
+    txn: &redb::WriteTransaction,
+    who: &Identity,
+    state: &IdentityRecord,
+) -> Result<(), StoreError> {
+    const OP: &str = "lifecycle write";
+    let err = |e: redb::Error| StoreError::storage(store.path(), OP, e);
+    txn.open_table(LIFECYCLE)
+        .map_err(|e| err(e.into()))?
+        .insert(who, state.encode().as_slice())
+        .map_err(|e| err(e.into()))?;
+    let mut index = txn.open_table(MOLTS).map_err(|e| err(e.into()))?;
+    for m in &state.molts {
+        index.insert(&m.id, who).map_err(|e| err(e.into()))?;
+    }
+    Ok(())
+}
+
+/// The records of a store inside one write transaction, as the lineage
+/// rules read them (live mode: only what was witnessed).
+pub(crate) struct Stored<'s> {
+    pub(crate) store: &'s Store,
+    pub(crate) txn: &'s redb::WriteTransaction,
+}
+
+impl Lineages for Stored<'_> {
+    type Error = StoreError;
+
+    fn deprecated(&mut self, who: &Identity) -> Result<Option<u64>, StoreError> {
+        Ok(load_in(self.store, self.txn, who)?.and_then(|r| r.deprecated))
+    }
+
+    fn parents(&mut self, who: &Identity) -> Result<Vec<Identity>, StoreError> {
+        Ok(load_in(self.store, self.txn, who)?
+            .and_then(|r| r.birth)
+            .map(|b| b.lineage)
+            .unwrap_or_default())
+    }
+}

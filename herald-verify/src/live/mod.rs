@@ -1,0 +1,499 @@
+//! Live reception (PROFILE.md P8, P10, P11, P13): one envelope at a time,
+//! against the clock, the persistent replay cache of [`store`] and the
+//! identity lifecycle this receiver has witnessed ([`crate::lifecycle`]).
+//!
+//! [`Receiver::receive`] runs [`herald_core::check`] with `now` from its
+//! clock (so `expired` and `future_ts` are decided there), then the P10
+//! live rules:
+//!
+//! - `stale`: no `expires`, and `ts < now − 30 days` (the cache can no
+//!   longer vouch for it);
+//! - `replayed_nonce`: the `(from key, nonce)` pair is cached;
+//!
+//! and the P8 lifecycle of the sender as witnessed so far (`rotated_key`,
+//! `molt_unproven`, `deprecated_signer`, `disputed`, `signer_under_duress`,
+//! a molt's `molt_cooloff` and `molt_cosign_missing`, a birth's
+//! `lineage_deprecated_parent` and `lineage_cycle`). The lifecycle
+//! writes of an envelope (a birth, molt, deprecation or duress, the
+//! signing key's `t_last`) are in the same write transaction as its replay
+//! claim, committed durably before [`Receiver::receive`] returns.
+//!
+//! Which envelopes take a cache slot: only an envelope that is accepted,
+//! status `valid` or `partial` after every other rule — so its origin
+//! signature verified (P13: anything breaking the origin is `invalid`) and
+//! it is neither `expired`, `future_ts` nor `stale`. A forged or tampered
+//! envelope thus never uses up the real signer's nonce, and an envelope
+//! refused for its time can be re-sent. An `invalid` envelope whose pair is
+//! already cached still reports `replayed_nonce` (P11: every applicable
+//! reason), found by a read that changes nothing.
+//!
+//! Retention: a claimed pair is kept until
+//! `max(expires + skew, now + 30 days, ts + 30 days)`, the three terms of
+//! P10 (revision 2 added the third: it covers an envelope whose `ts` is
+//! ahead of this clock by up to `skew`, which would otherwise be forgotten a
+//! few seconds before it becomes `stale`). Past that time, a replay of the same bytes is
+//! `expired` or `stale` on its own, so [`Store::purge`] may drop the entry.
+
+use alloc::{boxed::Box, string::String, vec::Vec};
+use core::fmt;
+
+use herald_core::attestation::BirthAttestation;
+use herald_core::cbor::Limits;
+use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Status};
+
+use crate::auditlog::InclusionProof;
+use crate::keyring::Keyring;
+use crate::lifecycle::{
+    Identity, IdentityRecord, MoltProofError, ProvenMolt, identity, proof, rules, table,
+    valid_cosigners,
+};
+use crate::report::{EnvelopeReport, ReportReason, Source, hex};
+use store::{Claim, Store, StoreError, claim_in, contains_in};
+
+mod origin;
+pub mod store;
+
+/// How long the cache vouches for an envelope without `expires`, and the
+/// least time a pair is kept: 30 days, in seconds (P10).
+pub const CACHE_WINDOW: u64 = 30 * 86_400;
+
+/// The default clock skew tolerated, seconds (P10).
+pub const DEFAULT_SKEW: u64 = 300;
+
+/// The time source of a [`Receiver`]: Unix seconds.
+pub trait Clock: Send + Sync {
+    /// The current time, Unix seconds.
+    fn now(&self) -> u64;
+}
+
+/// The system clock (a time before 1970 reads as 0).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct SystemClock;
+
+impl Clock for SystemClock {
+    fn now(&self) -> u64 {
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs())
+    }
+}
+
+impl<F: Fn() -> u64 + Send + Sync> Clock for F {
+    fn now(&self) -> u64 {
+        self()
+    }
+}
+
+/// A P10 live receiver: a keyring, a clock, a policy and the persistent
+/// replay cache. `Send + Sync`: [`Receiver::receive`] takes `&self`, and two
+/// threads receiving the same pair never both accept it (see [`Store`]).
+pub struct Receiver {
+    store: Store,
+    keyring: Keyring,
+    skew: u64,
+    required_scopes: Vec<Scope>,
+    learn_birth_keys: bool,
+    limits: Limits,
+    clock: Box<dyn Clock>,
+}
+
+impl fmt::Debug for Receiver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Receiver")
+            .field("store", &self.store)
+            .field("keys", &self.keyring.len())
+            .field("skew", &self.skew)
+            .field("required_scopes", &self.required_scopes)
+            .field("learn_birth_keys", &self.learn_birth_keys)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An envelope whose origin was checked without the write lock
+/// ([`Receiver::precheck`]), to be finished with
+/// [`Receiver::receive_prechecked_in`].
+pub struct Prechecked<'b> {
+    bytes: &'b [u8],
+    now: u64,
+    who: Option<Identity>,
+    seen: Option<IdentityRecord>,
+    origin: origin::Origin<'b>,
+}
+
+impl fmt::Debug for Prechecked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Prechecked")
+            .field("len", &self.bytes.len())
+            .field("now", &self.now)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Receiver {
+    /// A receiver with P10 defaults: skew 300 s, the system clock, no
+    /// required scopes, P1 limits, and a birth's self-certified key accepted
+    /// for the birth itself (P7).
+    pub fn new(store: Store, keyring: Keyring) -> Self {
+        Self {
+            store,
+            keyring,
+            skew: DEFAULT_SKEW,
+            required_scopes: Vec::new(),
+            learn_birth_keys: true,
+            limits: Limits::DEFAULT,
+            clock: Box::new(SystemClock),
+        }
+    }
+
+    /// The clock skew tolerated, seconds (P10).
+    pub fn with_skew(mut self, skew: u64) -> Self {
+        self.skew = skew;
+        self
+    }
+
+    /// Scopes the policy requires a valid signature in (spec §3.4).
+    pub fn with_required_scopes(mut self, scopes: Vec<Scope>) -> Self {
+        self.required_scopes = scopes;
+        self
+    }
+
+    /// The time source (tests fix it).
+    pub fn with_clock(mut self, clock: impl Clock + 'static) -> Self {
+        self.clock = Box::new(clock);
+        self
+    }
+
+    /// Whether a birth's self-certified key may verify that birth (P7).
+    pub fn with_learn_birth_keys(mut self, learn: bool) -> Self {
+        self.learn_birth_keys = learn;
+        self
+    }
+
+    /// Decoder limits per envelope (P1).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The replay cache.
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    /// The keyring.
+    pub fn keyring(&self) -> &Keyring {
+        &self.keyring
+    }
+
+    /// Give back the replay cache (to close it: drop it).
+    pub fn into_store(self) -> Store {
+        self.store
+    }
+
+    /// Receive one envelope now (by the receiver's clock): see
+    /// [`Receiver::receive_at`].
+    pub fn receive(&self, bytes: &[u8]) -> Result<EnvelopeReport, StoreError> {
+        self.receive_at(bytes, self.clock.now())
+    }
+
+    /// Receive one envelope at time `now` (P10 live reception): every P11
+    /// reason, with `stale` and `replayed_nonce` added here. An accepted
+    /// envelope (`valid` or `partial`) has claimed its `(from key, nonce)`
+    /// pair durably before this returns; on an error nothing may be assumed
+    /// about the claim, and the envelope must be treated as not accepted.
+    pub fn receive_at(&self, bytes: &[u8], now: u64) -> Result<EnvelopeReport, StoreError> {
+        const OP: &str = "receive";
+        let pre = self.precheck(bytes, now)?;
+        if pre.origin.checked.envelope.is_none() {
+            // Not an envelope: nothing to look up or record.
+            return Ok(Self::report(&pre.origin));
+        }
+        let txn = self.store.begin_write(OP)?;
+        let (report, wrote) = self.finish_in(&txn, pre)?;
+        if wrote {
+            txn.commit()
+                .map_err(|e| StoreError::storage(self.store.path(), OP, redb::Error::from(e)))?;
+        }
+        Ok(report)
+    }
+
+    /// Receive one envelope at time `now` inside the caller's write
+    /// transaction `txn` (from [`Store::begin_write`]): the same rules as
+    /// [`Receiver::receive_at`], but nothing is committed here. The claim
+    /// and lifecycle writes of an accepted envelope are durable only once
+    /// the caller commits `txn`; until then the envelope must be treated as
+    /// not accepted. A later receive in the same `txn` sees this one's
+    /// claim, so a batch of envelopes costs one durable commit, not one
+    /// each (a conduit batching its fsyncs).
+    pub fn receive_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        bytes: &[u8],
+        now: u64,
+    ) -> Result<EnvelopeReport, StoreError> {
+        let pre = self.precheck(bytes, now)?;
+        self.receive_prechecked_in(txn, pre)
+    }
+
+    /// The signature work of a receive at time `now`, without any lock:
+    /// the origin check against what was witnessed about the sender so far
+    /// (P8). Many may run in parallel (`&self`); each is then finished by
+    /// [`Receiver::receive_prechecked_in`], which checks again only if the
+    /// sender's witnessed record changed meanwhile.
+    pub fn precheck<'b>(&self, bytes: &'b [u8], now: u64) -> Result<Prechecked<'b>, StoreError> {
+        let opts = self.options(now);
+        let who = origin::claimed_identity(bytes, &self.limits);
+        let seen = match &who {
+            Some(w) => table::load(&self.store, w)?,
+            None => None,
+        };
+        let origin = origin::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
+        Ok(Prechecked {
+            bytes,
+            now,
+            who,
+            seen,
+            origin,
+        })
+    }
+
+    /// [`Receiver::receive_in`] of a [`Prechecked`] envelope.
+    pub fn receive_prechecked_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        pre: Prechecked<'_>,
+    ) -> Result<EnvelopeReport, StoreError> {
+        if pre.origin.checked.envelope.is_none() {
+            return Ok(Self::report(&pre.origin));
+        }
+        let (report, _) = self.finish_in(txn, pre)?;
+        Ok(report)
+    }
+
+    /// The check options at `now`.
+    fn options(&self, now: u64) -> CheckOptions<'_> {
+        CheckOptions {
+            now: Some(now),
+            skew: self.skew,
+            limits: self.limits,
+            required_scopes: &self.required_scopes,
+            learn_birth_keys: self.learn_birth_keys,
+        }
+    }
+
+    /// Under the write lock: check the origin again if the sender's record
+    /// changed since the precheck, then the P10 and P8 rules.
+    fn finish_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        pre: Prechecked<'_>,
+    ) -> Result<(EnvelopeReport, bool), StoreError> {
+        let Prechecked {
+            bytes,
+            now,
+            who,
+            seen,
+            mut origin,
+        } = pre;
+        let current = match &who {
+            Some(w) => table::load_in(&self.store, txn, w)?,
+            None => None,
+        };
+        if current != seen {
+            // Another receive changed the record meanwhile: check again,
+            // under the lock this time.
+            let opts = self.options(now);
+            origin = origin::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
+        }
+        self.judge_in(txn, &origin, who.as_ref(), current, now)
+    }
+
+    /// The P10 and P8 rules after the origin check, inside `txn`: the
+    /// report, and whether anything was written to `txn`.
+    fn judge_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        origin: &origin::Origin<'_>,
+        who: Option<&Identity>,
+        current: Option<IdentityRecord>,
+        now: u64,
+    ) -> Result<(EnvelopeReport, bool), StoreError> {
+        const OP: &str = "receive";
+        let mut report = Self::report(origin);
+        let Some(env) = origin.checked.envelope.as_ref() else {
+            return Ok((report, false));
+        };
+
+        // P10: without `expires`, the cache vouches for 30 days of `ts`.
+        if env.expires().is_none() && env.ts() < now.saturating_sub(CACHE_WINDOW) {
+            report.push(ReportReason::new(
+                ReasonCode::Stale,
+                "no expires, and ts is more than 30 days old (P10)",
+            ));
+        }
+
+        // P8: the sender's witnessed lifecycle, then a molt's own rules.
+        let mut state = current.clone().unwrap_or_default();
+        rules::judge(
+            &mut report,
+            env,
+            origin.signer,
+            &state,
+            // Live, a dispute covers every envelope received after it,
+            // whatever its `ts` (docs/lifecycle.md, "Live mode").
+            state.disputed.then_some(0),
+        );
+        if env.kind() == Kind::Birth
+            && origin.signer.is_some()
+            && let Some(birth) = env
+                .attestation("birth")
+                .and_then(|a| BirthAttestation::parse(a).ok())
+        {
+            let consenting = valid_cosigners(env, &report, Scope::LineageConsent);
+            let mut stored = table::Stored {
+                store: &self.store,
+                txn,
+            };
+            rules::lineage(&mut report, env, &birth, &consenting, &mut stored)?;
+        }
+        let new_molt = match origin.signer.and_then(|s| state.key_of(s)) {
+            Some(outgoing) if env.kind() == Kind::Molt && accepted(&report) => {
+                state.judge_molt(&mut report, env, outgoing, &self.keyring)
+            }
+            _ => None,
+        };
+        // An accepted molt or deprecation is itself a lifecycle event, later
+        // than any duress before it.
+        let event = matches!(env.kind(), Kind::Molt | Kind::Deprecation) && accepted(&report);
+        rules::duress(&mut report, env, &state, event.then_some(env.ts()));
+
+        // P10: the replay cache, keyed by the key `from` names.
+        let Some(signer) = self.signer_key(env, &state) else {
+            // No key for `from`: the origin is `unknown_signer`, so invalid,
+            // and no cache entry can name this signer.
+            return Ok((report, false));
+        };
+        let err = |e: redb::Error| StoreError::storage(self.store.path(), OP, e);
+        let mut claimed = false;
+        let replayed = if accepted(&report) {
+            let retain_until = self.retain_until(env, now);
+            claimed = claim_in(txn, &signer, env.nonce(), retain_until, now).map_err(err)?
+                == Claim::Fresh;
+            !claimed
+        } else {
+            contains_in(txn, &signer, env.nonce(), now).map_err(err)?
+        };
+        if replayed {
+            report.push(ReportReason::new(
+                ReasonCode::ReplayedNonce,
+                "this (from key, nonce) pair was received before (P10)",
+            ));
+        }
+
+        // P8: what this envelope makes the receiver witness, in the same
+        // transaction as the claim.
+        if let Some(molt) = new_molt
+            && !replayed
+        {
+            state.record_molt(molt);
+        }
+        if accepted(&report)
+            && let Some(s) = origin.signer
+        {
+            state.observe(env, &report, s);
+        }
+        let changed = match &current {
+            Some(c) => *c != state,
+            None => state != IdentityRecord::default(),
+        };
+        if let (true, Some(w)) = (changed, who) {
+            table::save_in(&self.store, txn, w, &state)?;
+        }
+        Ok((report, claimed || changed))
+    }
+
+    /// The report of an origin check.
+    fn report(origin: &origin::Origin<'_>) -> EnvelopeReport {
+        let env = origin.checked.envelope.as_ref();
+        let mut report = EnvelopeReport {
+            id: env.map(|v| hex(v.id())),
+            from: env.map(|v| String::from(v.from())),
+            reasons: Vec::new(),
+            key_source: origin.key_source,
+            source: Source::default(),
+            trace: env.map(|v| hex(v.trace())),
+            parent: env.and_then(|v| v.parent()).map(|p| hex(p)),
+            ..EnvelopeReport::default()
+        };
+        for r in &origin.reasons {
+            report.push(r.clone());
+        }
+        report
+    }
+
+    /// Accept an inclusion proof of a molt this receiver witnessed (P8
+    /// rule 3, P9): the proof must verify against a log key *pinned* in
+    /// the keyring (a key learned from a birth is not enough), and its leaf
+    /// must be the leaf of a molt received and accepted before. The molt
+    /// is then recorded as proven, durably, before this returns: envelopes
+    /// signed by its new key with `ts ≥ not_before` count from now on. A
+    /// proof offered before its molt is refused
+    /// ([`MoltProofError::UnknownMolt`]); offer it again after the molt.
+    pub fn accept_inclusion_proof(
+        &self,
+        inclusion: &InclusionProof,
+    ) -> Result<ProvenMolt, MoltProofError> {
+        proof::accept_proof(&self.store, &self.keyring, inclusion)
+    }
+
+    /// What this receiver has witnessed about the identity `sigil` names
+    /// (any form of it), if anything (P8).
+    pub fn lifecycle(&self, sigil: &Sigil) -> Result<Option<IdentityRecord>, StoreError> {
+        match identity(sigil) {
+            Some(who) => table::load(&self.store, &who),
+            None => Ok(None),
+        }
+    }
+
+    /// Until when a claimed pair is kept (module docs).
+    fn retain_until(&self, env: &EnvelopeRef<'_>, now: u64) -> u64 {
+        let by_expiry = env.expires().map_or(0, |x| x.saturating_add(self.skew));
+        by_expiry
+            .max(now.saturating_add(CACHE_WINDOW))
+            .max(env.ts().saturating_add(CACHE_WINDOW))
+    }
+
+    /// The public key `from` names: the keyring's, else (as
+    /// [`check`](herald_core::check) does) the witnessed birth key or a
+    /// birth's self-certified key.
+    fn signer_key(&self, env: &EnvelopeRef<'_>, state: &IdentityRecord) -> Option<[u8; 32]> {
+        let sigil = env.from_sigil();
+        if let Some((key, _)) = self.keyring.lookup(&sigil) {
+            return Some(*key.as_bytes());
+        }
+        if !self.learn_birth_keys {
+            return None;
+        }
+        if let Some(b) = &state.birth
+            && sigil.names_key(&b.key)
+        {
+            return Some(b.key);
+        }
+        if env.kind() != Kind::Birth {
+            return None;
+        }
+        let birth = BirthAttestation::parse(env.attestation("birth")?).ok()?;
+        sigil.names_key(birth.key).then_some(*birth.key)
+    }
+}
+
+/// Accepted: `valid` or `partial` (P13).
+fn accepted(r: &EnvelopeReport) -> bool {
+    matches!(r.status(), Status::Valid | Status::Partial)
+}
+
+// A `Receiver` is shared between receiving threads.
+const _: fn() = || {
+    fn shared<T: Send + Sync>() {}
+    shared::<Receiver>();
+};

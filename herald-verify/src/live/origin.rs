@@ -1,0 +1,140 @@
+//! Which key made an envelope's origin signature, in live mode (P7, P8):
+//! the sigil's own key (pinned, or the witnessed birth key), else a
+//! witnessed molt's new key.
+
+use alloc::vec::Vec;
+
+use herald_core::attestation::BirthAttestation;
+use herald_core::cbor::{self, Limits};
+use herald_core::{
+    CheckOptions, Checked, EnvelopeRef, KeyResolver, KeySource, PublicKey, Sigil, check,
+};
+
+use crate::keyring::Keyring;
+use crate::lifecycle::{Identity, IdentityRecord, Molted, Signer, identity, origin_ok};
+use crate::report::{EnvelopeReport, KeyOrigin, ReportReason};
+
+/// The identity `bytes` claims to be from, read from its `from` field
+/// before anything is verified (to fetch what was witnessed about it).
+pub(crate) fn claimed_identity(bytes: &[u8], limits: &Limits) -> Option<Identity> {
+    let value = cbor::decode_with(bytes, limits).ok()?;
+    let from = value.as_map()?.get("from")?.as_text()?;
+    identity(&Sigil::parse(from).ok()?)
+}
+
+/// The keyring, plus the witnessed birth key of one identity.
+struct Known<'a> {
+    keys: &'a Keyring,
+    who: Identity,
+    birth: Option<PublicKey>,
+}
+
+impl KeyResolver for Known<'_> {
+    fn resolve(&self, sigil: &Sigil) -> Option<PublicKey> {
+        self.keys.resolve(sigil).or_else(|| {
+            self.birth
+                .filter(|_| identity(sigil) == Some(self.who))
+                .filter(|k| sigil.names_key(k.as_bytes()))
+        })
+    }
+}
+
+/// One envelope checked against the keyring and its identity's record.
+pub(crate) struct Origin<'b> {
+    /// What [`check`] concluded, for the key that verified (if any).
+    pub(crate) checked: Checked<'b>,
+    /// Every reason [`check`] gave.
+    pub(crate) reasons: Vec<ReportReason>,
+    /// The identity's key that made the origin signature.
+    pub(crate) signer: Option<Signer>,
+    /// The report's `key_source`.
+    pub(crate) key_source: Option<KeyOrigin>,
+}
+
+/// [`check`] `bytes` with `keys`: the result, its reasons, and whether the
+/// origin verified.
+fn run<'b>(
+    bytes: &'b [u8],
+    keys: &dyn KeyResolver,
+    opts: &CheckOptions<'_>,
+) -> (Checked<'b>, Vec<ReportReason>, bool) {
+    let mut out = Vec::new();
+    let checked = check(bytes, keys, opts, &mut out);
+    let reasons: Vec<ReportReason> = out.iter().map(|r| ReportReason::of(r, bytes)).collect();
+    let ok = origin_ok(&EnvelopeReport {
+        reasons: reasons.clone(),
+        ..EnvelopeReport::default()
+    });
+    (checked, reasons, ok)
+}
+
+/// Check `bytes` (P1–P7) with the sigil's own key — pinned, or the
+/// witnessed birth key when `learn_birth_keys` — and, if that origin fails,
+/// with each witnessed molt's new key through
+/// [`KeyResolver::resolve_molted`] (P8), newest first.
+pub(crate) fn check_origin<'b>(
+    bytes: &'b [u8],
+    keys: &Keyring,
+    who: Option<Identity>,
+    state: Option<&IdentityRecord>,
+    opts: &CheckOptions<'_>,
+) -> Origin<'b> {
+    let birth = state
+        .filter(|_| opts.learn_birth_keys)
+        .and_then(|s| s.birth.as_ref())
+        .and_then(|b| PublicKey::from_bytes(&b.key).ok());
+    let own = match who {
+        Some(who) => run(bytes, &Known { keys, who, birth }, opts),
+        None => run(bytes, keys, opts),
+    };
+    let (checked, reasons, ok) = own;
+    let from = checked.envelope.as_ref().map(EnvelopeRef::from_sigil);
+    if ok {
+        let pinned = from.and_then(|f| keys.lookup(&f));
+        let (key, source) = match checked.key_source {
+            Some(KeySource::Keyring) => match pinned {
+                Some((k, p)) => (Some(*k.as_bytes()), Some(p.into())),
+                None => (birth.map(|k| *k.as_bytes()), Some(KeyOrigin::Birth)),
+            },
+            Some(KeySource::Birth) => (
+                checked
+                    .envelope
+                    .as_ref()
+                    .and_then(|v| v.attestation("birth"))
+                    .and_then(|a| BirthAttestation::parse(a).ok())
+                    .map(|b| *b.key),
+                Some(KeyOrigin::Birth),
+            ),
+            other => (None, other.and_then(KeyOrigin::of_source)),
+        };
+        return Origin {
+            checked,
+            reasons,
+            signer: key.map(Signer::Own),
+            key_source: source,
+        };
+    }
+    if let (Some(who), Some(state)) = (who, state) {
+        for (i, m) in state.molts.iter().enumerate().rev() {
+            let Ok(key) = PublicKey::from_bytes(&m.new_key) else {
+                continue;
+            };
+            let (c, r, ok) = run(bytes, &Molted { keys, who, key }, opts);
+            if ok && c.key_source == Some(KeySource::Molt) {
+                return Origin {
+                    checked: c,
+                    reasons: r,
+                    signer: Some(Signer::Molt(i)),
+                    key_source: Some(KeyOrigin::Molt),
+                };
+            }
+        }
+    }
+    let key_source = keys.source_name(checked.key_source, from);
+    Origin {
+        checked,
+        reasons,
+        signer: None,
+        key_source,
+    }
+}

@@ -1,0 +1,193 @@
+//! An audit's items (step 1's output) and the small facts about their
+//! bytes the steps use before or without decoding them.
+
+use alloc::{string::String, vec::Vec};
+
+use herald_core::ReasonCode;
+
+use super::Input;
+use crate::report::{EnvelopeReport, ReportReason, Source, hex};
+
+/// One item to check: its bytes, inside its input's (the input is
+/// borrowed, not copied per item, and the offset follows from the two
+/// slices: 24 bytes an item; docs/fuzzing.md F2, issue 14 B7).
+pub(super) struct Entry<'a> {
+    pub(super) bytes: &'a [u8],
+    pub(super) input: &'a Input,
+}
+
+impl Entry<'_> {
+    /// The byte offset of the item in its input.
+    pub(super) fn offset(&self) -> usize {
+        (self.bytes.as_ptr() as usize).saturating_sub(self.input.bytes.as_ptr() as usize)
+    }
+}
+
+/// The report of an item that is not an envelope: `malformed`, with why.
+pub(super) fn unparsed(source: Source, detail: String) -> EnvelopeReport {
+    let mut r = EnvelopeReport {
+        id: None,
+        from: None,
+        reasons: Vec::new(),
+        key_source: None,
+        source,
+        trace: None,
+        parent: None,
+        ..EnvelopeReport::default()
+    };
+    r.push(ReportReason::new(ReasonCode::Malformed, detail));
+    r
+}
+
+/// Move up, by the `dropped` entries not listed so far, every unsplittable
+/// piece (`pieces[placed..]`, positions ascending) whose place comes after
+/// exactly `entries` entries: a piece's entries before it are its position
+/// less the pieces before it. `placed` advances past the pieces moved.
+pub(super) fn place_pieces(
+    pieces: &mut [(usize, EnvelopeReport)],
+    placed: &mut usize,
+    entries: usize,
+    dropped: usize,
+) {
+    while let Some((position, _)) = pieces.get_mut(*placed) {
+        if *position - *placed != entries {
+            break;
+        }
+        *position -= dropped;
+        *placed += 1;
+    }
+}
+
+/// `reports` with each `(position, report)` of `extra` (positions
+/// ascending, each the report's final index) put in its place, the others
+/// keeping their order; without a second vector.
+pub(super) fn merge_at_positions(
+    mut reports: Vec<EnvelopeReport>,
+    extra: Vec<(usize, EnvelopeReport)>,
+) -> Vec<EnvelopeReport> {
+    if extra.is_empty() {
+        return reports;
+    }
+    let mut src = reports.len();
+    let mut dst = src + extra.len();
+    reports.resize_with(dst, EnvelopeReport::default);
+    // From the back: reports that come after `position` move up past the
+    // extras still to place (slots above `src` hold nothing of value).
+    for (position, r) in extra.into_iter().rev() {
+        let position = position.min(dst - 1);
+        while dst > position + 1 && src > 0 {
+            dst -= 1;
+            src -= 1;
+            reports.swap(src, dst);
+        }
+        dst -= 1;
+        if let Some(slot) = reports.get_mut(dst) {
+            *slot = r;
+        }
+    }
+    reports
+}
+
+/// Whether `bytes` may decode as an envelope: it must start with the head
+/// of a definite map of at least nine entries (P3's required fields; P1
+/// forbids indefinite lengths). One byte, so the audit can size its
+/// per-envelope vectors for what it will list before checking anything;
+/// only a capacity hint (were it wrong, the vectors would grow).
+pub(super) fn may_be_envelope(bytes: &[u8]) -> bool {
+    bytes.first().is_some_and(|&b| (0xa9..=0xbb).contains(&b))
+}
+
+/// `"kind": "birth"` and `"kind": "molt"` as P1 writes them: text head
+/// and key, text head and value.
+const KIND_BIRTH: &[u8] = b"\x64kind\x65birth";
+const KIND_MOLT: &[u8] = b"\x64kind\x64molt";
+
+/// Whether `bytes` holds `entry` anywhere.
+fn holds(bytes: &[u8], entry: &[u8]) -> bool {
+    bytes
+        .iter()
+        .enumerate()
+        .filter(|&(_, &b)| b == entry[0])
+        .any(|(i, _)| bytes.get(i..).is_some_and(|rest| rest.starts_with(entry)))
+}
+
+/// Whether `bytes` could be a birth (P7) whose key step 2 learns: only an
+/// envelope of kind birth gets [`herald_core::KeySource::Birth`] from
+/// [`herald_core::check`], and a strictly decoded one holds the canonical
+/// entry `kind: "birth"` (P1: shortest heads), so without those bytes no
+/// key can be learned from it and step 2 skips it.
+pub(super) fn may_be_birth(bytes: &[u8]) -> bool {
+    holds(bytes, KIND_BIRTH)
+}
+
+/// Whether `bytes` could be a molt (P7), by the same reasoning.
+pub(super) fn may_be_molt(bytes: &[u8]) -> bool {
+    holds(bytes, KIND_MOLT)
+}
+
+/// The `id` and `from` fields of an item that did not decode as an
+/// envelope (an unsupported version, a malformed field), when it is a map
+/// holding them: a 32-byte `id` as hex, a `from` that parses as a sigil.
+pub(super) fn named_fields(bytes: &[u8]) -> (Option<String>, Option<String>) {
+    let Some(map) = herald_core::cbor::decode(bytes)
+        .ok()
+        .and_then(|v| v.as_map())
+    else {
+        return (None, None);
+    };
+    let id = map
+        .get("id")
+        .and_then(|v| v.as_bytes())
+        .filter(|id| id.len() == 32)
+        .map(hex);
+    let from = map
+        .get("from")
+        .and_then(|v| v.as_text())
+        .filter(|f| herald_core::Sigil::parse(f).is_ok())
+        .map(String::from);
+    (id, from)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn named(n: usize) -> EnvelopeReport {
+        EnvelopeReport {
+            source: Source {
+                input: std::format!("{n}"),
+                offset: n,
+            },
+            ..EnvelopeReport::default()
+        }
+    }
+
+    /// The in-place merge puts every extra at its position and keeps the
+    /// others in order, for every way of placing up to 4 extras among up
+    /// to 9 slots.
+    #[test]
+    fn merge_at_positions_matches_a_plain_merge() {
+        for total in 0..10usize {
+            // Every subset of positions of size ≤ 4 (bit i: slot i is extra).
+            for mask in 0u32..(1 << total) {
+                if mask.count_ones() > 4 {
+                    continue;
+                }
+                let want: Vec<String> = (0..total).map(|i| std::format!("{i}")).collect();
+                let extra: Vec<(usize, EnvelopeReport)> = (0..total)
+                    .filter(|i| mask & (1 << i) != 0)
+                    .map(|i| (i, named(i)))
+                    .collect();
+                let reports: Vec<EnvelopeReport> = (0..total)
+                    .filter(|i| mask & (1 << i) == 0)
+                    .map(named)
+                    .collect();
+                let got: Vec<String> = merge_at_positions(reports, extra)
+                    .into_iter()
+                    .map(|r| r.source.input)
+                    .collect();
+                assert_eq!(got, want, "mask {mask:b}");
+            }
+        }
+    }
+}

@@ -1,0 +1,547 @@
+//! Walking a set of envelopes as traces (spec §3.3, §3.3a, §6; PROFILE.md
+//! P10 trace-audit mode, P11, P13): [`audit`], in numbered steps, one
+//! function each.
+//!
+//! 1. `split`: every input into items; a bundle gives its envelopes,
+//!    keys and proofs.
+//! 2. `learn_keys`: the keyring, the bundles' keys, and the keys of
+//!    self-certifying births (P7).
+//! 3. `check_each`: each envelope alone, its signatures verified in
+//!    batches on every core (`check`).
+//!    3b. bundled inclusion proofs ([`crate::bundle`]);
+//!    3c. the identity lifecycle across the set ([`crate::lifecycle`]).
+//! 4. `parents`: parents and the trace-parent binding.
+//! 5. `replays`: `(from key, nonce)` pairs used twice in the set.
+//! 6. `traces`: each trace's genesis, leaves and counts.
+//! 7. the items that are not envelopes put back in input order.
+//!
+//! Each signature is verified once per audit and key: step 2's verdicts are
+//! reused by step 3, and step 3's by 3c (`crate::verdicts`;
+//! tests/verified_once.rs counts them).
+//!
+//! Nothing here recurses or follows parent links in a loop: parents are
+//! hash-map lookups, so a forged cycle of parent ids or a 100 000-deep chain
+//! costs the same as any other set of that size.
+
+mod check;
+mod entry;
+
+use alloc::{collections::BTreeMap, string::String, vec::Vec};
+use std::collections::{HashMap, HashSet};
+
+use herald_core::attestation::BirthAttestation;
+use herald_core::cbor::{Limits, MAX_NESTING};
+use herald_core::{
+    CheckOptions, EnvelopeRef, KeySource, Kind, ParentLink, PublicKey, ReasonCode, Scope, Status,
+    check_parent_link, check_with,
+};
+
+use crate::bundle::{self, Bundle, ProofInput};
+use crate::facts::Facts;
+use crate::keyring::{Keyring, Provenance};
+use crate::lifecycle::{self, Identity, identity};
+use crate::report::{EnvelopeReport, Report, ReportReason, Source, Summary, TraceReport, hex};
+use crate::sequence::{Piece, pieces};
+use crate::verdicts::{Memo, Tally, Verdict};
+use check::{Record, Signatures, Step3, block_len, check_block};
+use entry::{
+    Entry, may_be_birth, may_be_envelope, may_be_molt, merge_at_positions, place_pieces, unparsed,
+};
+
+/// Options of a trace audit.
+#[derive(Clone, Debug)]
+pub struct AuditOptions {
+    /// The time `expires` and `ts` are checked against (P10); `None` skips the time checks.
+    pub now: Option<u64>,
+    /// Clock skew tolerated, seconds (P10: 300).
+    pub skew: u64,
+    /// Scopes the policy requires (spec §3.4).
+    pub required_scopes: Vec<Scope>,
+    /// Decoder limits per envelope (P1).
+    pub limits: Limits,
+    /// Most envelopes in one audit; the rest are reported as one `malformed` entry.
+    pub max_envelopes: usize,
+    /// Learn keys from births whose key hashes to their sigil (P7).
+    pub learn_birth_keys: bool,
+}
+
+impl Default for AuditOptions {
+    fn default() -> Self {
+        Self {
+            now: None,
+            skew: crate::live::DEFAULT_SKEW,
+            required_scopes: Vec::new(),
+            limits: Limits::DEFAULT,
+            // Each entry costs ~1.5 KB of report even for a one-byte item
+            // (docs/fuzzing.md, F2): a million bounds a hostile stream to ~1.5 GB.
+            max_envelopes: 1_000_000,
+            learn_birth_keys: true,
+        }
+    }
+}
+
+/// One input: a name for reports and its bytes.
+#[derive(Clone, Debug)]
+pub struct Input {
+    /// A path, or `-` for standard input.
+    pub name: String,
+    /// The bytes.
+    pub bytes: Vec<u8>,
+}
+
+/// Items that do not decode as envelopes (malformed, unsupported version)
+/// listed in full in a report; past these, they are counted in
+/// [`Report::unlisted`] and hold no memory (issue 14, B7).
+pub const MAX_LISTED_UNPARSED: usize = 1_000;
+
+/// Verify every envelope of `inputs` as one set (CLI.md: all files form one
+/// set for parents and replays) against `keyring`.
+///
+/// Signatures are verified in batches on every core with exactly the
+/// verdicts of single verification (P5 revision 2), and the report is the
+/// one [`audit_sequential`] gives (tests/audit_parallel.rs), whatever the
+/// order of the input (P10, P13 revision 2; tests/order.rs).
+pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
+    audit_with(
+        inputs,
+        keyring,
+        opts,
+        Signatures::Parallel,
+        &Tally::default(),
+    )
+}
+
+/// As [`audit`], checking one envelope after the other on this thread: the
+/// reference the parallel path is tested and benchmarked against.
+#[doc(hidden)]
+pub fn audit_sequential(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
+    audit_with(
+        inputs,
+        keyring,
+        opts,
+        Signatures::Sequential,
+        &Tally::default(),
+    )
+}
+
+/// As [`audit`] (or, with `parallel` false, [`audit_sequential`]), also
+/// counting the signature equations computed.
+#[doc(hidden)]
+pub fn audit_counted(
+    inputs: &[Input],
+    keyring: &Keyring,
+    opts: &AuditOptions,
+    parallel: bool,
+) -> (Report, usize) {
+    let tally = Tally::default();
+    let signatures = if parallel {
+        Signatures::Parallel
+    } else {
+        Signatures::Sequential
+    };
+    let report = audit_with(inputs, keyring, opts, signatures, &tally);
+    (report, tally.get())
+}
+
+fn audit_with(
+    inputs: &[Input],
+    keyring: &Keyring,
+    opts: &AuditOptions,
+    signatures: Signatures,
+    tally: &Tally,
+) -> Report {
+    let check_opts = CheckOptions {
+        now: opts.now,
+        skew: opts.skew,
+        limits: opts.limits,
+        required_scopes: &opts.required_scopes,
+        learn_birth_keys: opts.learn_birth_keys,
+    };
+    let mut items = split(inputs, opts);
+    let learned = learn_keys(keyring, &mut items, &check_opts, tally);
+    let step3 = Step3 {
+        keys: &learned.keys,
+        opts: &check_opts,
+        signatures,
+        known: &learned.known,
+        molting: &learned.molting,
+        tally,
+    };
+    let mut set = check_each(&mut items, &step3);
+    drop(learned.known);
+
+    // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
+    let (proof_reports, proven) = bundle::check_proofs(
+        &items.proofs,
+        &set.bytes,
+        &set.facts
+            .iter()
+            .map(|f| f.map(|f| f.id))
+            .collect::<Vec<_>>(),
+        &opts.limits,
+        &learned.keys,
+    );
+    // 3c. The identity lifecycle across the set (P8), molts proven by 3b.
+    let lifecycle_set = lifecycle::audit::Set {
+        bytes: &set.bytes,
+        facts: &set.facts,
+        proven: &proven,
+        verdicts: &set.verdicts,
+        tally,
+    };
+    lifecycle::audit::apply(&lifecycle_set, &mut set.reports, &learned.keys, &check_opts);
+
+    let has_child = parents(&mut set);
+    replays(&mut set);
+    let traces = traces(&set, &has_child);
+
+    // 7. Merge unparseable pieces back in input order, in place: a second
+    //    vector of reports would double the peak (F2).
+    let Checked {
+        reports,
+        dropped,
+        facts,
+        computed,
+        ids,
+        claims,
+        bytes,
+        verdicts,
+    } = set;
+    drop((
+        facts, computed, ids, claims, bytes, verdicts, has_child, proven,
+    ));
+    let envelopes = merge_at_positions(reports, items.unsplittable);
+    let mut summary = Summary::default();
+    for e in &envelopes {
+        summary.add(e.status());
+    }
+    summary.invalid += dropped;
+    Report {
+        envelopes,
+        traces,
+        summary,
+        proofs: proof_reports,
+        unlisted: dropped,
+    }
+}
+
+/// Step 1's output: the items to check, and what is not an item.
+struct Items<'a> {
+    entries: Vec<Entry<'a>>,
+    /// Pieces that are not items, each at its final position among all.
+    unsplittable: Vec<(usize, EnvelopeReport)>,
+    bundle_keys: Vec<PublicKey>,
+    proofs: Vec<ProofInput<'a>>,
+}
+
+/// 1. Split every input into items, in argument order then file order. A
+///    bundle contributes its envelopes as items, its keys and its proofs.
+fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
+    let mut items = Items {
+        entries: Vec::new(),
+        unsplittable: Vec::new(),
+        bundle_keys: Vec::new(),
+        proofs: Vec::new(),
+    };
+    let cap = |position: usize, input: &Input, offset: usize| {
+        let source = Source {
+            input: input.name.clone(),
+            offset,
+        };
+        let detail = std::format!("more than {} envelopes in one audit", opts.max_envelopes);
+        (position, unparsed(source, detail))
+    };
+    for input in inputs {
+        let position = |items: &Items<'_>| items.entries.len() + items.unsplittable.len();
+        if bundle::is_bundle(&input.bytes) {
+            match Bundle::decode(&input.bytes) {
+                Ok(b) => {
+                    for &(offset, bytes) in b.envelopes() {
+                        if items.entries.len() >= opts.max_envelopes {
+                            items
+                                .unsplittable
+                                .push(cap(position(&items), input, offset));
+                            break;
+                        }
+                        items.entries.push(Entry { bytes, input });
+                    }
+                    items.bundle_keys.extend_from_slice(b.keys());
+                    items
+                        .proofs
+                        .extend(b.proofs().iter().map(|&(offset, bytes)| ProofInput {
+                            bytes,
+                            source: Source {
+                                input: input.name.clone(),
+                                offset,
+                            },
+                        }));
+                }
+                Err(e) => {
+                    let source = Source {
+                        input: input.name.clone(),
+                        offset: 0,
+                    };
+                    let detail = std::format!("{}: {e}", input.name);
+                    let at = position(&items);
+                    items.unsplittable.push((at, unparsed(source, detail)));
+                }
+            }
+            continue;
+        }
+        for piece in pieces(&input.bytes, opts.limits.max_size, MAX_NESTING) {
+            let at = position(&items);
+            match piece {
+                Piece::Item { bytes, .. } if items.entries.len() < opts.max_envelopes => {
+                    items.entries.push(Entry { bytes, input });
+                }
+                Piece::Item { offset, .. } => {
+                    items.unsplittable.push(cap(at, input, offset));
+                    break;
+                }
+                Piece::Unsplittable { offset, error } => {
+                    let source = Source {
+                        input: input.name.clone(),
+                        offset,
+                    };
+                    let detail = std::format!("{}: byte {offset}: {error}", input.name);
+                    items.unsplittable.push((at, unparsed(source, detail)));
+                }
+            }
+        }
+    }
+    items
+}
+
+/// Step 2's output.
+struct Learned {
+    keys: Keyring,
+    /// The verdicts step 2 computed, by entry index, for step 3 to reuse.
+    known: HashMap<usize, Vec<Verdict>>,
+    /// Identities the set holds molts of.
+    molting: HashSet<Identity>,
+}
+
+/// 2. Keys: the pinned keyring, the keys bundles carry, plus keys learned
+///    from self-certifying births whose origin verifies (P7); and which
+///    identities the set holds molts of (step 3 keeps the verdicts of
+///    their envelopes for 3c).
+fn learn_keys(
+    keyring: &Keyring,
+    items: &mut Items<'_>,
+    opts: &CheckOptions<'_>,
+    tally: &Tally,
+) -> Learned {
+    let mut keys = keyring.clone();
+    for key in items.bundle_keys.drain(..) {
+        keys.insert(key, Provenance::Bundle);
+    }
+    let mut known = HashMap::new();
+    let mut molting = HashSet::new();
+    for (i, e) in items.entries.iter().enumerate() {
+        if may_be_molt(e.bytes)
+            && let Ok(v) = EnvelopeRef::decode_with(e.bytes, &opts.limits)
+            && v.kind() == Kind::Molt
+            && let Some(who) = identity(&v.from_sigil())
+        {
+            molting.insert(who);
+        }
+        if !opts.learn_birth_keys || !may_be_birth(e.bytes) {
+            continue;
+        }
+        let mut memo = Memo::new(&[], tally);
+        let mut reasons = Vec::new();
+        let checked = check_with(e.bytes, &(), opts, &mut reasons, &mut memo);
+        let origin_ok = !reasons
+            .iter()
+            .any(|r| r.index == Some(0) || r.code == ReasonCode::IdMismatch);
+        if let (Some(KeySource::Birth), true, Some(env)) =
+            (checked.key_source, origin_ok, &checked.envelope)
+            && let Some(b) = env
+                .attestation("birth")
+                .and_then(|v| BirthAttestation::parse(v).ok())
+            && let Ok(key) = PublicKey::from_bytes(b.key)
+        {
+            keys.insert(key, Provenance::Birth);
+        }
+        if !memo.learned.is_empty() {
+            known.insert(i, memo.learned);
+        }
+    }
+    Learned {
+        keys,
+        known,
+        molting,
+    }
+}
+
+/// Step 3's output, one slot per listed entry.
+struct Checked<'a> {
+    reports: Vec<EnvelopeReport>,
+    facts: Vec<Option<Facts>>,
+    computed: Vec<Option<[u8; 32]>>,
+    ids: Vec<Option<[u8; 32]>>,
+    claims: Vec<bool>,
+    bytes: Vec<&'a [u8]>,
+    /// Verdicts kept for 3c, by listed index.
+    verdicts: BTreeMap<usize, Vec<Verdict>>,
+    /// Entries not listed (undecodable past [`MAX_LISTED_UNPARSED`]).
+    dropped: usize,
+}
+
+/// 3. Each envelope alone (P11 local reasons), in blocks whose signatures
+///    are verified together on every core ([`check_block`]). Sized for the
+///    entries that will be listed: at most those that may be envelopes,
+///    plus the undecodable ones listed in full.
+fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
+    let entries = &items.entries;
+    let listed = entries
+        .iter()
+        .filter(|e| may_be_envelope(e.bytes))
+        .count()
+        .saturating_add(MAX_LISTED_UNPARSED)
+        .min(entries.len());
+    let mut set = Checked {
+        reports: Vec::with_capacity(listed),
+        facts: Vec::with_capacity(listed),
+        computed: Vec::with_capacity(listed),
+        ids: Vec::with_capacity(listed),
+        claims: Vec::with_capacity(listed),
+        bytes: Vec::with_capacity(listed),
+        verdicts: BTreeMap::new(),
+        dropped: 0,
+    };
+    // Entries not listed are counted, and every unsplittable piece after
+    // them moves up by as many.
+    let mut undecoded = items.unsplittable.len();
+    let mut placed = 0;
+    let mut index = 0;
+    let mut rest = &entries[..];
+    while !rest.is_empty() {
+        let (block, next) = rest.split_at(block_len(rest));
+        rest = next;
+        for (r, entry) in check_block(index, block, step).into_iter().zip(block) {
+            place_pieces(&mut items.unsplittable, &mut placed, index, set.dropped);
+            index += 1;
+            if r.facts.is_none() {
+                undecoded += 1;
+                if undecoded > MAX_LISTED_UNPARSED {
+                    set.dropped += 1;
+                    continue;
+                }
+            }
+            set.push(entry.bytes, r);
+        }
+    }
+    place_pieces(&mut items.unsplittable, &mut placed, index, set.dropped);
+    set
+}
+
+impl<'a> Checked<'a> {
+    fn push(&mut self, bytes: &'a [u8], r: Record) {
+        if let Some(v) = r.verdicts {
+            self.verdicts.insert(self.reports.len(), v);
+        }
+        self.bytes.push(bytes);
+        self.reports.push(r.report);
+        self.facts.push(r.facts);
+        self.computed.push(r.computed);
+        self.ids.push(r.id);
+        self.claims.push(r.claims);
+    }
+}
+
+/// 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
+///    found by its recomputed id only (P13 revision 2), so junk that claims
+///    an id never stands in for the envelope that has it.
+fn parents(set: &mut Checked<'_>) -> HashSet<usize> {
+    let mut by_id: HashMap<[u8; 32], usize> = HashMap::new();
+    for (i, id) in set.ids.iter().enumerate() {
+        if let Some(id) = id {
+            by_id.entry(*id).or_insert(i);
+        }
+    }
+    let mut has_child: HashSet<usize> = HashSet::new();
+    for (i, f) in set.facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        let Some(parent_id) = &f.parent else {
+            continue;
+        };
+        match by_id.get(parent_id) {
+            None => set.reports[i].push(ReportReason::new(
+                ReasonCode::MissingParent,
+                std::format!("parent {} is not in the set", hex(parent_id)),
+            )),
+            Some(&p) => {
+                if p != i {
+                    has_child.insert(p);
+                }
+                let link = ParentLink {
+                    parent: f.parent.as_ref(),
+                    trace: &f.trace,
+                };
+                if let Some(parent) = &set.facts[p]
+                    && let Err(r) = check_parent_link(&link, &parent.id, &parent.trace)
+                {
+                    set.reports[i].push((&r).into());
+                }
+            }
+        }
+    }
+    has_child
+}
+
+/// 5. Replays inside the set (P10 trace audit, revision 2): the first
+///    envelope whose origin verifies claims its (from key, nonce); every
+///    later one with that pair is `replayed_nonce`. A forgery never claims,
+///    so it cannot make the real envelope a replay.
+fn replays(set: &mut Checked<'_>) {
+    let mut seen: HashMap<([u8; 32], [u8; 16]), usize> = HashMap::new();
+    for (i, f) in set.facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        if let Some(&first) = seen.get(&(f.signer, f.nonce)) {
+            let detail = std::format!(
+                "nonce already used by {} (entry {})",
+                set.reports[first].id.as_deref().unwrap_or("?"),
+                first
+            );
+            set.reports[i].push(ReportReason::new(ReasonCode::ReplayedNonce, detail));
+        } else if set.claims[i] {
+            seen.insert((f.signer, f.nonce), i);
+        }
+    }
+}
+
+/// 6. Traces, in order of first appearance: each one's genesis, its leaves
+///    (envelopes nobody in the set answers; a repeated envelope is one node,
+///    listed once) and its counts.
+fn traces(set: &Checked<'_>, has_child: &HashSet<usize>) -> Vec<TraceReport> {
+    let mut first: HashSet<[u8; 32]> = HashSet::new();
+    let mut order: Vec<[u8; 32]> = Vec::new();
+    let mut traces: BTreeMap<[u8; 32], TraceReport> = BTreeMap::new();
+    for (i, f) in set.facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        let t = traces.entry(f.trace).or_insert_with(|| {
+            order.push(f.trace);
+            TraceReport {
+                trace: hex(&f.trace),
+                genesis: None,
+                leaves: Vec::new(),
+                valid: 0,
+                partial: 0,
+                invalid: 0,
+            }
+        });
+        if f.genesis && set.ids[i].as_ref() == Some(&f.trace) && t.genesis.is_none() {
+            t.genesis = Some(hex(&f.id));
+        }
+        if !has_child.contains(&i) && set.computed[i].is_some_and(|c| first.insert(c)) {
+            t.leaves.push(hex(&f.id));
+        }
+        match set.reports[i].status() {
+            Status::Valid => t.valid += 1,
+            Status::Partial => t.partial += 1,
+            Status::Invalid => t.invalid += 1,
+        }
+    }
+    order.iter().filter_map(|t| traces.remove(t)).collect()
+}

@@ -1,0 +1,96 @@
+//! Signature verdicts an audit has already computed, so that it never
+//! verifies one signature twice (issue 15): a birth's origin checked in
+//! step 2 to learn its key is not verified again in step 3, and an
+//! envelope checked again with a molt's new key (step 3c) verifies only
+//! its origin under that key, its co-signatures answered from step 3.
+//!
+//! A verdict is keyed by everything that decides it within one envelope:
+//! the key, the signature and the domain tag (P5); the body follows from
+//! the envelope and the signature's index, whose scope the tag names.
+
+use alloc::vec::Vec;
+use core::sync::atomic::{AtomicUsize, Ordering};
+
+use herald_core::{Body, PublicKey, SignatureVerifier, Strict};
+
+/// One signature's verdict within one envelope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    key: [u8; 32],
+    sig: [u8; 64],
+    tag: Vec<u8>,
+    ok: bool,
+}
+
+impl Verdict {
+    pub(crate) fn new(key: &PublicKey, sig: &[u8; 64], tag: &[u8], ok: bool) -> Self {
+        Self {
+            key: *key.as_bytes(),
+            sig: *sig,
+            tag: tag.to_vec(),
+            ok,
+        }
+    }
+
+    /// The verdict for `(key, sig, tag)` among `known`, if there is one.
+    pub(crate) fn find(
+        known: &[Self],
+        key: &PublicKey,
+        sig: &[u8; 64],
+        tag: &[u8],
+    ) -> Option<bool> {
+        known
+            .iter()
+            .find(|v| &v.key == key.as_bytes() && &v.sig == sig && v.tag == tag)
+            .map(|v| v.ok)
+    }
+}
+
+/// How many signature equations an audit computed: one per signature and
+/// key, whichever path verified it (tests count them through
+/// `internal::audit_counted`).
+#[derive(Debug, Default)]
+pub(crate) struct Tally(AtomicUsize);
+
+impl Tally {
+    pub(crate) fn add(&self, n: usize) {
+        self.0.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub(crate) fn get(&self) -> usize {
+        self.0.load(Ordering::Relaxed)
+    }
+}
+
+/// A [`SignatureVerifier`] that answers from `known`, verifies anything
+/// else with [`Strict`] (counted in `tally`), and keeps what it verified in
+/// `learned`.
+pub(crate) struct Memo<'k> {
+    pub(crate) known: &'k [Verdict],
+    pub(crate) learned: Vec<Verdict>,
+    pub(crate) tally: &'k Tally,
+}
+
+impl<'k> Memo<'k> {
+    pub(crate) fn new(known: &'k [Verdict], tally: &'k Tally) -> Self {
+        Self {
+            known,
+            learned: Vec::new(),
+            tally,
+        }
+    }
+}
+
+impl SignatureVerifier for Memo<'_> {
+    fn verify(&mut self, key: &PublicKey, sig: &[u8; 64], tag: &[u8], body: &Body<'_>) -> bool {
+        if let Some(ok) = Verdict::find(self.known, key, sig, tag)
+            .or_else(|| Verdict::find(&self.learned, key, sig, tag))
+        {
+            return ok;
+        }
+        self.tally.add(1);
+        let ok = Strict.verify(key, sig, tag, body);
+        self.learned.push(Verdict::new(key, sig, tag, ok));
+        ok
+    }
+}
