@@ -24,8 +24,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::agent::AgentArgs;
 use crate::commands::bundle::BundleArgs;
 use crate::commands::completions::CompletionsArgs;
+use crate::commands::conduit::ConduitArgs;
 use crate::commands::conformance::ConformanceArgs;
 use crate::commands::cosign::CosignArgs;
 use crate::commands::demo::DemoArgs;
@@ -38,6 +40,7 @@ use crate::commands::man::ManArgs;
 use crate::commands::new::NewArgs;
 use crate::commands::reply::ReplyArgs;
 use crate::commands::verify::VerifyArgs;
+use crate::commands::witness::WitnessArgs;
 
 /// Create, co-sign, inspect and verify HERALD v0.2 signed envelopes.
 #[derive(Parser, Debug)]
@@ -86,7 +89,11 @@ enum Command {
     /// An append-only audit log: signed tree heads, inclusion and consistency proofs (P9)
     Log(LogArgs),
     /// A C2SP tlog-witness: cosign the checkpoints of the logs it knows (CONDUIT.md)
-    Witness(commands::witness::WitnessArgs),
+    Witness(WitnessArgs),
+    /// The reference conduit: pass-through, relay and notary over HTTP (CONDUIT.md)
+    Conduit(ConduitArgs),
+    /// A conduit client: post, follow the inbox, verify each arrival, reply
+    Agent(AgentArgs),
 }
 
 fn main() -> ExitCode {
@@ -115,12 +122,15 @@ fn main() -> ExitCode {
         }),
         Command::Encode(a) => commands::encode::run(&a),
         Command::Extract(a) => commands::extract::run(&a),
+        Command::Demo(a) if a.conduit => commands::conduit_demo::run(a.dir.as_deref()),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref(), a.force),
         Command::Conformance(a) => commands::conformance::run(a.dir.as_deref(), a.json),
         Command::Completions(a) => commands::completions::run(&a),
         Command::Man(a) => commands::man::run(&a),
         Command::Log(a) => commands::log::run(a.command),
         Command::Witness(a) => commands::witness::run(a),
+        Command::Conduit(a) => commands::conduit::run(a),
+        Command::Agent(a) => commands::agent::run(&a),
     };
     match result {
         Ok(code) => code,
