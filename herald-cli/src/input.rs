@@ -2,7 +2,7 @@
 //! CBOR sequence of envelopes (CLI.md, RFC 8742), or a proof bundle
 //! (`herald_verify::bundle`), whose envelopes are its items.
 
-use std::io::Read;
+use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use herald_core::cbor::Limits;
@@ -10,11 +10,13 @@ use herald_core::{Envelope, EnvelopeRef};
 use herald_verify::bundle::{self, Bundle};
 use herald_verify::sequence::{self, Piece, ReadError, ReadLimits, pieces};
 
+use crate::display_form;
 use crate::error::CliError;
 
-/// Deepest CBOR nesting the splitter follows (the strict decoder then
-/// applies the P1 limit of 32 to each envelope).
-pub(crate) const SPLIT_DEPTH: usize = 512;
+/// Deepest CBOR nesting the splitter follows: the decoder's own ceiling
+/// (the strict decoder then applies the P1 limit of 32 to each envelope),
+/// as the audit splits.
+pub(crate) const SPLIT_DEPTH: usize = herald_core::cbor::MAX_NESTING;
 
 /// Largest input read (a file or standard input): 256 MiB, far above any
 /// honest trace file and far below what a hostile stream could claim. The
@@ -35,19 +37,64 @@ pub(crate) fn read(path: &Path) -> Result<Vec<u8>, CliError> {
     read_limited(path, limit, || too_large(path, limit))
 }
 
+/// The bytes of an envelope, trace or bundle file ([`read`]); a file in
+/// the JSON display form (P3, `inspect --json`) is turned back into P1
+/// first, and a note on standard error says so.
+///
+/// JSON that is not an envelope's display form is returned as it is, after
+/// a note on why, so that it is reported `malformed` like any input that
+/// does not split into envelopes (CLI.md).
+pub(crate) fn read_envelopes(path: &Path) -> Result<Vec<u8>, CliError> {
+    let bytes = read(path)?;
+    match from_display_form(path, bytes.clone(), display_form::envelope) {
+        Ok(p1) => Ok(p1),
+        Err(e) => {
+            crate::notice::note(&format!("{e}; not read as the JSON display form"));
+            Ok(bytes)
+        }
+    }
+}
+
 /// The bytes of the proof object file `path` (or `-`), at most
 /// [`herald_verify::auditlog::proof::MAX_PROOF_LEN`] bytes.
 pub(crate) fn read_proof(path: &Path) -> Result<Vec<u8>, CliError> {
     let limit = herald_verify::auditlog::proof::MAX_PROOF_LEN;
-    read_limited(path, limit, || {
+    let bytes = read_limited(path, limit, || {
         CliError::new(format!(
             "{}: larger than the {limit} bytes a proof object can be",
             display_name(path)
         ))
-    })
+    })?;
+    from_display_form(path, bytes, display_form::audit_object)
 }
 
 /// [`read`] with the limit `limit`, and `too_large` as the error past it.
+/// `bytes`, or when they are JSON, each JSON value through `convert`.
+fn from_display_form(
+    path: &Path,
+    bytes: Vec<u8>,
+    convert: fn(&str) -> Result<Vec<u8>, String>,
+) -> Result<Vec<u8>, CliError> {
+    if !display_form::is_json(&bytes) {
+        return Ok(bytes);
+    }
+    let name = display_name(path);
+    let text = std::str::from_utf8(&bytes)
+        .map_err(|_| CliError::new(format!("{name}: starts like JSON but is not UTF-8")))?;
+    let mut out = Vec::new();
+    let mut count = 0usize;
+    for value in display_form::values(text) {
+        count += 1;
+        let bad = |e: String| CliError::new(format!("{name}: JSON value {count}: {e}"));
+        out.extend(convert(value.map_err(bad)?).map_err(bad)?);
+    }
+    crate::notice::note(&format!(
+        "{name}: read as the JSON display form (P3): {count} object{} turned into P1 CBOR",
+        if count == 1 { "" } else { "s" }
+    ));
+    Ok(out)
+}
+
 fn read_limited(
     path: &Path,
     limit: u64,
@@ -93,9 +140,22 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
         e => CliError::new(format!("{}: {e}", display_name(path))),
     };
     if is_stdin(path) {
-        sequence::read(&mut std::io::stdin().lock(), &limits).map_err(failed)
+        let mut stdin = std::io::stdin().lock();
+        if stdin.fill_buf().is_ok_and(display_form::is_json) {
+            // Unlocked first: `read_envelopes` locks standard input again.
+            drop(stdin);
+            return read_envelopes(path);
+        }
+        sequence::read(&mut stdin, &limits).map_err(failed)
     } else {
         let (mut file, meta) = open(path)?;
+        let mut first = [0u8; 64];
+        let n = file.read(&mut first).map_err(|e| CliError::io(path, &e))?;
+        if display_form::is_json(first.get(..n).unwrap_or_default()) {
+            return read_envelopes(path);
+        }
+        file.seek(SeekFrom::Start(0))
+            .map_err(|e| CliError::io(path, &e))?;
         sequence::read_expecting(&mut file, &limits, meta.len()).map_err(|e| match e {
             ReadError::Io(e) => CliError::io(path, &e),
             e => failed(e),

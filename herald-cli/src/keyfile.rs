@@ -52,17 +52,6 @@ pub(crate) fn load(path: &Path) -> Result<SigningKey, CliError> {
     let name = path.display();
     // A regular file only: a FIFO would block `open` (issue 14, B6).
     let (mut file, meta) = herald_verify::files::open_regular(path).map_err(CliError::file)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = meta.permissions().mode() & 0o7777;
-        if mode & 0o077 != 0 {
-            return Err(CliError::new(format!(
-                "{name}: secret key file has mode {mode:04o}, readable by group or others; \
-                 run `chmod 600 {name}`"
-            )));
-        }
-    }
     let mut buf = Zeroizing::new([0u8; MAX_LEN]);
     let mut len = 0;
     while let Some(space) = buf.get_mut(len..) {
@@ -78,6 +67,26 @@ pub(crate) fn load(path: &Path) -> Result<SigningKey, CliError> {
     }
     let not_a_key =
         |what: &str| CliError::new(format!("{name}: not a herald secret key file ({what})"));
+    let head = buf.get(..len).unwrap_or_default();
+    // What the file is decides the message: a public key file given as the
+    // secret key is named as such, not told to `chmod 600` (issue 18).
+    if head.starts_with(b"sigil:") || head.starts_with(b"#") {
+        return Err(CliError::new(format!(
+            "{name}: is a public key file (a keyring line), not a secret key; \
+             give the NAME.key that `herald keygen` wrote beside it"
+        )));
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o077 != 0 && head.starts_with(MAGIC.as_bytes()) {
+            return Err(CliError::new(format!(
+                "{name}: secret key file has mode {mode:04o}, readable by group or others; \
+                 run `chmod 600 {name}`"
+            )));
+        }
+    }
     if len == MAX_LEN {
         return Err(not_a_key("too long"));
     }

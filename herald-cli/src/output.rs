@@ -6,7 +6,36 @@ use std::fs::{self, File, OpenOptions};
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 
+use clap::Args;
+
 use crate::error::CliError;
+
+/// `-o OUT` and `--force`, shared by every command that writes one file.
+#[derive(Args, Debug)]
+pub(crate) struct OutputArgs {
+    /// Where to write it, atomically (- for standard output)
+    #[arg(short = 'o', long = "output", value_name = "OUT")]
+    pub(crate) out: PathBuf,
+    /// Replace OUT if it exists
+    #[arg(long)]
+    pub(crate) force: bool,
+}
+
+impl OutputArgs {
+    /// Write `bytes` to OUT ([`write_envelope`]), replacing it only with `--force`.
+    pub(crate) fn write(&self, bytes: &[u8]) -> Result<(), CliError> {
+        write_envelope(&self.out, bytes, Existing::from_force(self.force))
+    }
+}
+
+/// Write `bytes` to standard output and flush.
+pub(crate) fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+    let mut stdout = std::io::stdout().lock();
+    stdout
+        .write_all(bytes)
+        .and_then(|()| stdout.flush())
+        .map_err(|e| CliError::stdout(&e))
+}
 
 /// Whether an existing file may be replaced.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,22 +46,26 @@ pub(crate) enum Existing {
     Keep,
 }
 
+impl Existing {
+    /// [`Existing::Replace`] when `--force` was given, else [`Existing::Keep`].
+    pub(crate) fn from_force(force: bool) -> Self {
+        if force { Self::Replace } else { Self::Keep }
+    }
+}
+
 /// Write envelope bytes to `out`: `-` is standard output (refused when it
-/// is a terminal: CBOR is binary), any other path is replaced atomically.
-pub(crate) fn write_envelope(out: &Path, bytes: &[u8]) -> Result<(), CliError> {
+/// is a terminal: CBOR is binary), any other path is written atomically,
+/// an existing file replaced only with [`Existing::Replace`] (`--force`).
+pub(crate) fn write_envelope(out: &Path, bytes: &[u8], existing: Existing) -> Result<(), CliError> {
     if out == Path::new("-") {
-        let mut stdout = std::io::stdout().lock();
-        if stdout.is_terminal() {
+        if std::io::stdout().is_terminal() {
             return Err(CliError::new(
                 "-o -: refusing to write binary CBOR to a terminal; redirect it or give a file",
             ));
         }
-        stdout
-            .write_all(bytes)
-            .and_then(|()| stdout.flush())
-            .map_err(|e| CliError::stdout(&e))
+        write_stdout(bytes)
     } else {
-        write_atomic(out, bytes, 0o644, Existing::Replace)
+        write_atomic(out, bytes, 0o644, existing)
     }
 }
 
@@ -54,6 +87,12 @@ pub(crate) fn write_atomic(
     let name = path
         .file_name()
         .ok_or_else(|| CliError::new(format!("{}: not a file name", path.display())))?;
+    if !dir.is_dir() {
+        return Err(CliError::new(format!(
+            "{}: no such directory (create it first)",
+            dir.display()
+        )));
+    }
     let tmp = dir.join(format!(
         ".{}.tmp-{}",
         name.to_string_lossy(),

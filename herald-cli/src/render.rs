@@ -4,8 +4,8 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use herald_core::{ReasonCode, Status};
-use herald_verify::{EnvelopeReport, Report, ReportReason};
+use herald_core::{ReasonCode, Sigil, SigilForm, Status};
+use herald_verify::{EnvelopeReport, KeyOrigin, Keyring, Report, ReportReason};
 
 use crate::tree;
 
@@ -45,7 +45,9 @@ impl Style {
 
 /// How to render.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Options {
+pub(crate) struct Options<'a> {
+    /// Labels of keyring keys, shown beside their signers' short sigils.
+    pub(crate) keyring: &'a Keyring,
     /// Colour.
     pub(crate) style: Style,
     /// A line per reason with its detail.
@@ -61,6 +63,20 @@ pub(crate) fn short(id: Option<&str>) -> &str {
     id.map_or("-", |id| id.get(..SHORT_ID).unwrap_or(id))
 }
 
+/// A signer as shown: `label (sigil:short:…)` when a keyring line labels
+/// its key (issue 18), else the sigil as the envelope names it.
+pub(crate) fn signer(from: Option<&str>, keyring: &Keyring) -> String {
+    let Some(from) = from else {
+        return String::from("-");
+    };
+    let labelled = Sigil::parse(from).ok().and_then(|sigil| {
+        let (key, _) = keyring.lookup(&sigil)?;
+        let label = keyring.label(&key)?;
+        Some(format!("{label} ({})", key.sigil(SigilForm::Short)))
+    });
+    labelled.unwrap_or_else(|| from.to_owned())
+}
+
 /// `code[index]` (or `code`).
 pub(crate) fn reason_label(r: &ReportReason) -> String {
     match r.index {
@@ -74,7 +90,7 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
     let width = report
         .envelopes
         .iter()
-        .map(|e| e.from.as_deref().map_or(1, str::len))
+        .map(|e| signer(e.from.as_deref(), opts.keyring).len())
         .max()
         .unwrap_or(1)
         .min(64);
@@ -101,6 +117,22 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
         s.invalid
     )?;
     write_proofs(out, report, opts)?;
+    let from_bundle = report
+        .envelopes
+        .iter()
+        .filter(|e| e.key_source == Some(KeyOrigin::Bundle))
+        .count();
+    if from_bundle > 0 {
+        // Why a bundle's envelopes can be valid where the loose files are
+        // unknown_signer (issue 18).
+        writeln!(
+            out,
+            "note: {from_bundle} envelope{} verified under a key the bundle itself carries (it \
+             hashes to the sender's sigil, so it is that sigil's key, but no --keyring vouches \
+             for who holds it)",
+            if from_bundle == 1 { "" } else { "s" }
+        )?;
+    }
     if !opts.keyring_given
         && report
             .envelopes
@@ -114,7 +146,7 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
     }
     if opts.tree {
         let mut drawn = Vec::new();
-        tree::write(&mut drawn, report, &opts.style)?;
+        tree::write(&mut drawn, report, &opts.style, opts.keyring)?;
         if !drawn.is_empty() {
             writeln!(out)?;
             out.write_all(&drawn)?;
@@ -167,7 +199,7 @@ fn write_envelope(
     let mut line = format!(
         "{:<SHORT_ID$}  {:<width$}  {}  {}",
         short(e.id.as_deref()),
-        e.from.as_deref().unwrap_or("-"),
+        signer(e.from.as_deref(), opts.keyring),
         opts.style.status(e.status()),
         reasons.join(", ")
     );

@@ -16,9 +16,9 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use herald_core::ReasonCode;
-use herald_verify::{EnvelopeReport, Report};
+use herald_verify::{EnvelopeReport, Keyring, Report};
 
-use crate::render::{Style, short};
+use crate::render::{Style, short, signer};
 
 /// Deepest level drawn; below it a subtree is one "… N more" line.
 pub(crate) const MAX_DEPTH: usize = 32;
@@ -86,6 +86,7 @@ struct Drawing<'a> {
     envelopes: &'a [EnvelopeReport],
     forest: &'a Forest,
     style: &'a Style,
+    keyring: &'a Keyring,
     visited: Vec<bool>,
     lines: usize,
 }
@@ -97,7 +98,7 @@ impl Drawing<'_> {
             "{}  {}  {}",
             short(e.id.as_deref()),
             self.style.status(e.status()),
-            e.from.as_deref().unwrap_or("-")
+            signer(e.from.as_deref(), self.keyring)
         );
         if self.forest.repeat[i] {
             label.push_str("  (repeat)");
@@ -169,7 +170,12 @@ impl Drawing<'_> {
 }
 
 /// Draw the forest of `report`.
-pub(crate) fn write(out: &mut dyn Write, report: &Report, style: &Style) -> io::Result<()> {
+pub(crate) fn write(
+    out: &mut dyn Write,
+    report: &Report,
+    style: &Style,
+    keyring: &Keyring,
+) -> io::Result<()> {
     let envelopes = &report.envelopes;
     let forest = forest(envelopes);
     let mut d = Drawing {
@@ -177,6 +183,7 @@ pub(crate) fn write(out: &mut dyn Write, report: &Report, style: &Style) -> io::
         envelopes,
         forest: &forest,
         style,
+        keyring,
         visited: vec![false; envelopes.len()],
         lines: 0,
     };

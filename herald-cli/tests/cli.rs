@@ -7,5 +7,6 @@ fn cli() {
     trycmd::TestCases::new()
         .register_bin("herald", std::path::Path::new(env!("CARGO_BIN_EXE_herald")))
         .env("NO_COLOR", "1")
-        .case("tests/cmd/*.toml");
+        .case("tests/cmd/*.toml")
+        .case("tests/cmd/*.trycmd");
 }

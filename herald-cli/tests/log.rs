@@ -404,6 +404,7 @@ fn consistency_verifies_and_split_views_fail() {
                 TS,
                 "-o",
                 "c.cbor",
+                "--force",
             ],
         )
         .expect(0);
@@ -634,6 +635,7 @@ fn the_log_key_is_checked_on_every_use() {
             TS,
             "-o",
             "s.cbor",
+            "--force",
         ],
     )
     .expect(0);

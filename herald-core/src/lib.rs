@@ -30,8 +30,8 @@ pub use reason::{Detail, Reason, ReasonCode, ReasonSink, Reasons, Status};
 pub use scope::{STH_TAG, Scope};
 pub use sigil::{Reserved, Sigil, SigilError, SigilForm};
 pub use verify::{
-    CheckOptions, Checked, KeyResolver, KeySource, SignatureVerifier, Strict, check, check_parent,
-    check_with,
+    CheckOptions, Checked, KeyResolver, KeySource, ParentLink, SignatureVerifier, Strict, check,
+    check_parent, check_parent_link, check_with,
 };
 
 /// Re-exported so callers can supply their own RNG (P10 nonces, key generation).

@@ -165,6 +165,10 @@ impl fmt::Display for Status {
     }
 }
 
+/// The text of [`Detail::UnknownKey`]: every reason has a non-empty detail
+/// (issue 18).
+const UNKNOWN_KEY: &str = "a top-level field outside P3: signed and kept, not interpreted";
+
 /// What a reason says beyond its code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -189,14 +193,20 @@ pub enum Detail {
         /// Why it does not parse.
         error: SigilError,
     },
-    /// A top-level key outside P3 (the key is in the envelope's bytes).
-    UnknownKey,
+    /// A top-level key outside P3; the key is in the envelope's bytes,
+    /// its text head at this byte offset (a verifier with the bytes can
+    /// name it).
+    UnknownKey {
+        /// Offset of the key's CBOR text head in the envelope.
+        offset: usize,
+    },
 }
 
 impl fmt::Display for Detail {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::None | Self::UnknownKey => Ok(()),
+            Self::None => Ok(()),
+            Self::UnknownKey { offset } => write!(f, "{UNKNOWN_KEY} (its key at byte {offset})"),
             Self::Note(n) => f.write_str(n),
             Self::Field { field, problem } => write!(f, "{field}: {problem}"),
             Self::Decode(e) => e.fmt(f),
@@ -258,7 +268,7 @@ impl fmt::Display for Reason {
             write!(f, "[{i}]")?;
         }
         match self.detail {
-            Detail::None | Detail::UnknownKey => Ok(()),
+            Detail::None => Ok(()),
             d => write!(f, ": {d}"),
         }
     }

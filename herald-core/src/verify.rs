@@ -482,7 +482,11 @@ fn check_signature(
     if verifier.verify(&key, sig.sig, tag, &body) {
         Some((scope, source))
     } else {
-        t.push(Reason::at(ReasonCode::BadSignature, k, Detail::None));
+        t.push(Reason::at(
+            ReasonCode::BadSignature,
+            k,
+            Detail::Note("does not verify under the key its `by` sigil resolves to (P5)"),
+        ));
         None
     }
 }
@@ -566,13 +570,41 @@ fn check_attestations<'a>(
 /// The trace-parent binding (spec §3.3a): `child.trace == parent.trace`,
 /// where `parent` is the envelope `child.parent` names.
 pub fn check_parent(child: &EnvelopeRef<'_>, parent: &EnvelopeRef<'_>) -> Result<(), Reason> {
-    if child.parent() != Some(parent.id()) {
+    check_parent_link(
+        &ParentLink {
+            parent: child.parent(),
+            trace: child.trace(),
+        },
+        parent.id(),
+        parent.trace(),
+    )
+}
+
+/// What [`check_parent_link`] reads of a child envelope: the `parent` and
+/// `trace` fields.
+#[derive(Clone, Copy, Debug)]
+pub struct ParentLink<'a> {
+    /// The child's `parent` field.
+    pub parent: Option<&'a [u8; 32]>,
+    /// The child's `trace` field.
+    pub trace: &'a [u8; 32],
+}
+
+/// [`check_parent`] over the fields it reads, for a caller that keeps only
+/// those of the set's envelopes (spec §3.3a): the parent is the envelope of
+/// id `parent_id` and trace `parent_trace`.
+pub fn check_parent_link(
+    child: &ParentLink<'_>,
+    parent_id: &[u8; 32],
+    parent_trace: &[u8; 32],
+) -> Result<(), Reason> {
+    if child.parent != Some(parent_id) {
         return Err(note(
             ReasonCode::MissingParent,
             "this is not the envelope parent names",
         ));
     }
-    if child.trace() != parent.trace() {
+    if child.trace != parent_trace {
         return Err(note(
             ReasonCode::TraceMismatch,
             "trace differs from the parent's (spec §3.3a)",

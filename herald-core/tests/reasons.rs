@@ -784,6 +784,7 @@ fn origin_signer_mismatch_same_key_other_form() {
 fn bad_signature_at_zero_is_invalid() {
     let raw = good().corrupt_sig(0);
     let out = expect(&raw.bytes(), Status::Invalid, &[(R::BadSignature, at(0))]);
+    assert!(!out.reasons[0].detail.to_string().is_empty());
     assert_eq!(out.key_source, None);
     // Signed by the wrong key under the right name.
     let raw = Raw::genesis(&alice(), TS).reid().sign_as(
@@ -1392,7 +1393,16 @@ fn unknown_field_is_a_warning() {
     let out = expect(env.as_bytes(), Status::Valid, &[(R::UnknownField, NONE)]);
     assert!(out.decoded);
     assert_eq!(env.view().unknown_fields(), 1);
-    assert_eq!(out.reasons[0].detail, Detail::UnknownKey);
+    // The detail points at the key's text head in the bytes.
+    let Detail::UnknownKey { offset } = out.reasons[0].detail else {
+        panic!("{:?}", out.reasons[0].detail)
+    };
+    assert_eq!(
+        env.as_bytes().get(offset..offset + 13),
+        Some(&b"\x6cx-trace-note"[..])
+    );
+    // Every reason has a non-empty detail (issue 18).
+    assert!(!out.reasons[0].detail.to_string().is_empty());
     // Covered by the signature: changing it breaks the origin and the id.
     let raw = Raw::from_bytes(env.as_bytes()).set("x-trace-note", Value::text("ho"));
     expect(

@@ -27,7 +27,6 @@
 //! verifies only under a key the verifier pinned ([`Keyring::pinned`]).
 
 use alloc::{
-    boxed::Box,
     collections::{BTreeMap, BTreeSet},
     string::String,
     vec::Vec,
@@ -274,23 +273,29 @@ pub struct ProofInput<'a> {
 }
 
 /// Check every proof against the pinned keys of `keyring` and the
-/// envelopes of the set (`views`, in set order): a proof is valid when it
-/// decodes, verifies (its tree head under a pinned key, its Merkle path,
-/// P9) and its leaf is exactly the leaf of an envelope of the set whose
-/// id is the hash of its body. Returns a report per proof, in order, and
-/// the ids of the envelopes proven included.
+/// envelopes of the set (`bytes[i]`, whose `id` field is `ids[i]` when it
+/// decoded; each is decoded again with `limits` only when a proof names
+/// its id): a proof is valid when it decodes, verifies (its tree head under
+/// a pinned key, its Merkle path, P9) and its leaf is exactly the leaf of
+/// an envelope of the set whose id is the hash of its body. Returns a
+/// report per proof, in order, and the ids of the envelopes proven
+/// included.
 pub(crate) fn check_proofs(
     proofs: &[ProofInput<'_>],
-    views: &[Option<Box<EnvelopeRef<'_>>>],
+    bytes: &[&[u8]],
+    ids: &[Option<[u8; 32]>],
+    limits: &Limits,
     keyring: &Keyring,
 ) -> (Vec<ProofReport>, BTreeSet<[u8; 32]>) {
     let mut reports = Vec::with_capacity(proofs.len());
     let mut proven = BTreeSet::new();
     // The set's envelopes by id, built once (not a scan of the set per proof).
-    let mut by_id: BTreeMap<&[u8; 32], Vec<&EnvelopeRef<'_>>> = BTreeMap::new();
+    let mut by_id: BTreeMap<[u8; 32], Vec<usize>> = BTreeMap::new();
     if !proofs.is_empty() {
-        for v in views.iter().flatten() {
-            by_id.entry(v.id()).or_default().push(v);
+        for (i, id) in ids.iter().enumerate() {
+            if let Some(id) = id {
+                by_id.entry(*id).or_default().push(i);
+            }
         }
     }
     for p in proofs {
@@ -306,8 +311,13 @@ pub(crate) fn check_proofs(
                 report.log = Some(std::format!("{}", proof.log()));
                 report.index = Some(proof.index());
                 report.size = Some(proof.size());
-                let named = by_id.get(proof.leaf().id()).map_or(&[][..], Vec::as_slice);
-                match verdict(&proof, named, keyring) {
+                let named: Vec<EnvelopeRef<'_>> = by_id
+                    .get(proof.leaf().id())
+                    .map_or(&[][..], Vec::as_slice)
+                    .iter()
+                    .filter_map(|&i| EnvelopeRef::decode_with(bytes.get(i)?, limits).ok())
+                    .collect();
+                match verdict(&proof, &named, keyring) {
                     Ok(()) => {
                         report.status = Status::Valid;
                         proven.insert(*proof.leaf().id());
@@ -325,7 +335,7 @@ pub(crate) fn check_proofs(
 /// the set with its leaf's id.
 fn verdict(
     proof: &InclusionProof,
-    named: &[&EnvelopeRef<'_>],
+    named: &[EnvelopeRef<'_>],
     keyring: &Keyring,
 ) -> Result<(), String> {
     proof

@@ -10,11 +10,29 @@ use herald_core::cbor::ValueRef;
 /// The P3 JSON display form of `value`, on one line.
 pub fn json(value: ValueRef<'_>) -> String {
     let mut out = String::new();
-    write_value(value, &mut out);
+    write_value(value, &mut out, Bytes::Hex);
     out
 }
 
-fn write_value(value: ValueRef<'_>, out: &mut String) {
+/// `value` for people, on one line: the JSON display form except that
+/// byte strings are `h'…'`, as in CBOR diagnostic notation (RFC 8949
+/// §8), so they are never mistaken for text. Not JSON; not read back.
+pub fn diagnostic(value: ValueRef<'_>) -> String {
+    let mut out = String::new();
+    write_value(value, &mut out, Bytes::Diagnostic);
+    out
+}
+
+/// How byte strings are written.
+#[derive(Clone, Copy)]
+enum Bytes {
+    /// `"00ff"` (P3).
+    Hex,
+    /// `h'00ff'` (RFC 8949 §8).
+    Diagnostic,
+}
+
+fn write_value(value: ValueRef<'_>, out: &mut String, bytes: Bytes) {
     match value {
         ValueRef::Unsigned(n) => {
             let _ = write!(out, "{n}");
@@ -23,9 +41,13 @@ fn write_value(value: ValueRef<'_>, out: &mut String) {
             let _ = write!(out, "{}", -1 - i128::from(n));
         }
         ValueRef::Bytes(b) => {
-            out.push('"');
+            let (open, close) = match bytes {
+                Bytes::Hex => ("\"", "\""),
+                Bytes::Diagnostic => ("h'", "'"),
+            };
+            out.push_str(open);
             out.push_str(&crate::report::hex(b));
-            out.push('"');
+            out.push_str(close);
         }
         ValueRef::Text(s) => write_string(s, out),
         ValueRef::Array(items) => {
@@ -34,7 +56,7 @@ fn write_value(value: ValueRef<'_>, out: &mut String) {
                 if i > 0 {
                     out.push(',');
                 }
-                write_value(item, out);
+                write_value(item, out, bytes);
             }
             out.push(']');
         }
@@ -46,7 +68,7 @@ fn write_value(value: ValueRef<'_>, out: &mut String) {
                 }
                 write_string(key, out);
                 out.push(':');
-                write_value(item, out);
+                write_value(item, out, bytes);
             }
             out.push('}');
         }
@@ -77,4 +99,21 @@ fn write_string(s: &str, out: &mut String) {
         }
     }
     out.push('"');
+}
+
+#[cfg(test)]
+mod diagnostic_tests {
+    use super::*;
+    use herald_core::cbor::{Map, Value};
+
+    #[test]
+    fn bytes_are_h_quoted_and_text_is_not() {
+        let mut map = Map::new();
+        map.insert("b", Value::Bytes(std::vec![0xde, 0xad]));
+        map.insert("t", Value::text("dead"));
+        let bytes = Value::Map(map).to_vec();
+        let value = herald_core::cbor::decode(&bytes).unwrap();
+        assert_eq!(diagnostic(value), r#"{"b":h'dead',"t":"dead"}"#);
+        assert_eq!(json(value), r#"{"b":"dead","t":"dead"}"#);
+    }
 }

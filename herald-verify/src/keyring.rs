@@ -1,5 +1,8 @@
 //! Keyrings: the pinned-cache channel of spec §2.1, in the text format of
-//! CLI.md (`<sigil> ed25519 <64 lowercase hex>` per line).
+//! CLI.md (`<sigil> ed25519 <64 lowercase hex>` per line), each line
+//! optionally ending with a label naming the key for people (`… alice`,
+//! issue 18; see [`is_label`]). A label is a display name only: it never
+//! changes which key verifies what.
 //!
 //! Loading is bounded (issue 14, B3/B6): a keyring file is read only if it
 //! is a regular file of at most [`MAX_KEYRING_BYTES`] (a FIFO, a device or
@@ -154,6 +157,22 @@ impl std::error::Error for KeyringError {}
 pub struct Keyring {
     /// Keyed by the 10-byte hash prefix every sigil form shares.
     keys: BTreeMap<[u8; 10], Vec<(PublicKey, Provenance)>>,
+    /// The label of a key, by its bytes: the first one given for it.
+    labels: BTreeMap<[u8; 32], String>,
+}
+
+/// Longest label, in bytes.
+pub const MAX_LABEL_LEN: usize = 64;
+
+/// Whether `text` may be a keyring line's label: 1 to [`MAX_LABEL_LEN`]
+/// ASCII letters, digits, `.`, `_`, `-`, `@` or `+` (no `:`, so a label is
+/// never read as a sigil).
+pub fn is_label(text: &str) -> bool {
+    !text.is_empty()
+        && text.len() <= MAX_LABEL_LEN
+        && text
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._-@+".contains(&b))
 }
 
 impl Keyring {
@@ -192,6 +211,19 @@ impl Keyring {
         self.keys.is_empty()
     }
 
+    /// The label a keyring line gave `key`, if any.
+    pub fn label(&self, key: &PublicKey) -> Option<&str> {
+        self.labels.get(key.as_bytes()).map(String::as_str)
+    }
+
+    /// Every key labelled `label` (more than one is an ambiguity for the
+    /// caller to report).
+    pub fn keys_labelled(&self, label: &str) -> Vec<PublicKey> {
+        self.keys()
+            .filter(|k| self.label(k) == Some(label))
+            .collect()
+    }
+
     /// The key `sigil` names, and where it came from.
     pub fn lookup(&self, sigil: &Sigil) -> Option<(PublicKey, Provenance)> {
         let prefix: [u8; 10] = sigil.hash_prefix().get(..10)?.try_into().ok()?;
@@ -228,11 +260,20 @@ impl Keyring {
                 problem,
             };
             let mut parts = trimmed.split_ascii_whitespace();
-            let (Some(sigil), Some(alg), Some(hex), None) =
-                (parts.next(), parts.next(), parts.next(), parts.next())
-            else {
-                return Err(syntax("expected `<sigil> ed25519 <64 hex chars>`"));
+            let (Some(sigil), Some(alg), Some(hex), label, None) = (
+                parts.next(),
+                parts.next(),
+                parts.next(),
+                parts.next(),
+                parts.next(),
+            ) else {
+                return Err(syntax("expected `<sigil> ed25519 <64 hex chars> [label]`"));
             };
+            if label.is_some_and(|l| !is_label(l)) {
+                return Err(syntax(
+                    "a label is 1 to 64 ASCII letters, digits, `.`, `_`, `-`, `@` or `+`",
+                ));
+            }
             if alg != "ed25519" {
                 return Err(syntax("only ed25519 keys are supported"));
             }
@@ -255,6 +296,11 @@ impl Keyring {
                 });
             }
             self.insert(key, provenance);
+            if let Some(label) = label {
+                self.labels
+                    .entry(*key.as_bytes())
+                    .or_insert_with(|| label.into());
+            }
             added += 1;
         }
         Ok(added)
@@ -362,6 +408,17 @@ impl Keyring {
     }
 }
 
+/// The keyring line for `key` with `label` at its end when it is one
+/// ([`is_label`]); otherwise the line without a label.
+pub fn labelled_key_line(key: &PublicKey, label: &str) -> String {
+    let mut line = key_line(key);
+    if is_label(label) {
+        line.push(' ');
+        line.push_str(label);
+    }
+    line
+}
+
 /// The keyring line for `key` (CLI.md): `<sigil> ed25519 <hex>`.
 pub fn key_line(key: &PublicKey) -> String {
     let mut line = std::format!("{} ed25519 ", key.sigil(SigilForm::Default));
@@ -389,3 +446,31 @@ fn decode_hex32(s: &str) -> Option<[u8; 32]> {
 }
 
 use alloc::string::ToString;
+
+#[cfg(test)]
+mod label_tests {
+    use super::*;
+    use herald_core::SigningKey;
+
+    #[test]
+    fn a_line_may_end_with_a_label() {
+        let key = SigningKey::from_seed(&[7; 32]).public_key();
+        let other = SigningKey::from_seed(&[8; 32]).public_key();
+        let text = std::format!(
+            "{}\n{}\n",
+            labelled_key_line(&key, "alice"),
+            key_line(&other)
+        );
+        let mut ring = Keyring::new();
+        assert_eq!(ring.parse(&text, "t").unwrap(), 2);
+        assert_eq!(ring.label(&key), Some("alice"));
+        assert_eq!(ring.label(&other), None);
+        assert_eq!(ring.keys_labelled("alice"), std::vec![key]);
+        // Not a label: rejected, never silently dropped.
+        let bad = std::format!("{} bad:label\n", key_line(&key));
+        assert!(Keyring::new().parse(&bad, "t").is_err());
+        let five = std::format!("{} a b\n", key_line(&key));
+        assert!(Keyring::new().parse(&five, "t").is_err());
+        assert_eq!(labelled_key_line(&key, "has space"), key_line(&key));
+    }
+}

@@ -10,6 +10,7 @@ pub mod auditlog;
 pub mod batch;
 pub mod bundle;
 pub mod display;
+mod facts;
 pub mod files;
 #[doc(hidden)]
 pub mod internal;
@@ -20,6 +21,7 @@ pub mod merkle;
 pub mod report;
 pub mod sequence;
 pub mod trace;
+mod verdicts;
 
 pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
@@ -29,7 +31,7 @@ pub use files::FileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
 pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, RecordedMolt};
 pub use live::store::{Claim, Store, StoreError};
-pub use live::{Clock, Receiver, SystemClock};
+pub use live::{Clock, Prechecked, Receiver, SystemClock};
 pub use report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
 };

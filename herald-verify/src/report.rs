@@ -11,6 +11,7 @@ use serde::Serialize;
 /// One reason in a report: a P11 code, the signature index when it is about
 /// one signature, and a human-readable detail.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ReportReason {
     /// The stable code.
     #[serde(serialize_with = "code_name")]
@@ -116,6 +117,28 @@ impl ReportReason {
     }
 }
 
+impl ReportReason {
+    /// The report form of `reason`, found in `envelope`: as [`From`], and
+    /// an unknown field named by the key the envelope holds at the
+    /// reason's offset (issue 18: the detail names the field).
+    pub fn of(reason: &herald_core::Reason, envelope: &[u8]) -> Self {
+        if let herald_core::Detail::UnknownKey { offset } = reason.detail
+            && let Some(Ok((herald_core::cbor::ValueRef::Text(key), _))) = envelope
+                .get(offset..)
+                .map(|b| herald_core::cbor::decode_prefix(b, &herald_core::cbor::Limits::DEFAULT))
+        {
+            return Self {
+                code: reason.code,
+                index: reason.index,
+                detail: std::format!(
+                    "{key:?}: a top-level field outside P3: signed and kept, not interpreted"
+                ),
+            };
+        }
+        reason.into()
+    }
+}
+
 impl From<&herald_core::Reason> for ReportReason {
     fn from(r: &herald_core::Reason) -> Self {
         Self {
@@ -129,6 +152,7 @@ impl From<&herald_core::Reason> for ReportReason {
 /// One envelope's verdict (P11). Its status is not stored: it follows from
 /// its reasons (P13), so the two can never disagree ([`EnvelopeReport::status`]).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[non_exhaustive]
 pub struct EnvelopeReport {
     /// The id carried, lowercase hex; `None` when the input did not parse.
     pub id: Option<String>,
@@ -214,6 +238,7 @@ pub struct Source {
 
 /// One trace: the envelopes whose `trace` field names it (CLI.md).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct TraceReport {
     /// The trace id, hex.
     pub trace: String,
@@ -231,6 +256,7 @@ pub struct TraceReport {
 
 /// Counts per status.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Summary {
     /// Valid envelopes.
     pub valid: usize,
@@ -255,6 +281,7 @@ impl Summary {
 /// verifies under a pinned log key and its leaf is exactly the leaf of an
 /// envelope of the set (P9), else `invalid` with the reason in `detail`.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct ProofReport {
     /// The leaf's envelope id, hex; `None` when the proof did not decode.
     pub id: Option<String>,
@@ -278,6 +305,7 @@ pub struct ProofReport {
 
 /// A whole verification: every envelope in input order, every trace, a summary.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
 pub struct Report {
     /// Per envelope, in input order.
     pub envelopes: Vec<EnvelopeReport>,

@@ -385,3 +385,62 @@ fn policy_required_scope_gives_partial() {
     let report = audit(&inputs, &keyring(&[&a, &h]), &opts);
     assert!(report.all_valid());
 }
+
+/// An item that does not decode as an envelope (here an unsupported `v`)
+/// still names the `id` and `from` it carries (issue 18), and only those
+/// that parse.
+#[test]
+fn an_undecodable_envelope_names_its_id_and_from() {
+    let a = key(1);
+    let g = genesis(&a, 0);
+    let edit = |v: Value, from: Value| {
+        let Value::Map(mut m) = Value::from(&herald_core::cbor::decode(g.as_bytes()).unwrap())
+        else {
+            panic!("an envelope is a map")
+        };
+        m.insert("v", v);
+        m.insert("from", from);
+        Value::Map(m).to_vec()
+    };
+    let sigil = a.sigil(herald_core::SigilForm::Default).to_string();
+    let r = run(
+        vec![
+            ("v", edit(Value::text("0.3"), Value::text(sigil.clone()))),
+            (
+                "junk-from",
+                edit(Value::text("0.3"), Value::text("not a sigil")),
+            ),
+        ],
+        &keyring(&[&a]),
+    );
+    assert!(codes(&r.envelopes[0]).contains(&ReasonCode::UnsupportedVersion));
+    assert_eq!(r.envelopes[0].from.as_deref(), Some(sigil.as_str()));
+    assert_eq!(
+        r.envelopes[0].id.as_deref(),
+        Some(herald_verify::report::hex(&g.id()).as_str())
+    );
+    assert_eq!(r.envelopes[1].from, None);
+}
+
+/// An unknown top-level field is a warning whose detail names the field
+/// (issue 18).
+#[test]
+fn an_unknown_field_is_named() {
+    let a = key(1);
+    let env = EnvelopeBuilder::genesis(T0)
+        .nonce(nonce(7))
+        .payload(Value::text("hi"))
+        .extra_field("x-trace-note", Value::text("kept"))
+        .unwrap()
+        .sign(&a)
+        .unwrap();
+    let r = run(vec![("x", seq(&[&env]))], &keyring(&[&a]));
+    assert_eq!(r.envelopes[0].status(), Status::Valid);
+    let reason = &r.envelopes[0].reasons[0];
+    assert_eq!(reason.code, ReasonCode::UnknownField);
+    assert!(
+        reason.detail.starts_with("\"x-trace-note\": "),
+        "{}",
+        reason.detail
+    );
+}

@@ -1,4 +1,5 @@
-//! docs/architecture.md names every module of the library crates, and
+//! docs/architecture.md names every module of herald-core, herald-verify
+//! and herald-cli, and
 //! every module it names exists (issue 15): the map a newcomer reads is the
 //! territory.
 // Tests unwrap: a failure is the assertion.
@@ -11,6 +12,7 @@ use std::path::{Path, PathBuf};
 const CRATES: &[(&str, &str)] = &[
     ("herald-core", "herald-core/src"),
     ("herald-verify", "herald-verify/src"),
+    ("herald-cli", "herald-cli/src"),
 ];
 
 fn root() -> PathBuf {

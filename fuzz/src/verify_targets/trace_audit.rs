@@ -34,10 +34,8 @@ pub fn trace_audit(data: &[u8]) {
         .filter(|e| e.trace.is_none())
         .count();
     assert!(report.unlisted == 0 || listed_unparsed == MAX_LISTED_UNPARSED);
-    let mut summary = Summary {
-        invalid: report.unlisted,
-        ..Summary::default()
-    };
+    let mut summary = Summary::default();
+    summary.invalid = report.unlisted;
     for e in &report.envelopes {
         summary.add(e.status());
         let worst = e

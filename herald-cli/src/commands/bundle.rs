@@ -13,6 +13,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::{EnvelopeRef, PublicKey};
 use herald_verify::auditlog::InclusionProof;
 use herald_verify::bundle::{self, Bundle};
@@ -20,7 +21,7 @@ use herald_verify::bundle::{self, Bundle};
 use crate::commands::verify::load_keyrings;
 use crate::error::CliError;
 use crate::input::{self, Item};
-use crate::output;
+use crate::output::OutputArgs;
 
 /// What `bundle` was asked.
 #[derive(Debug)]
@@ -31,8 +32,9 @@ pub(crate) struct Options {
     pub(crate) proofs: Vec<PathBuf>,
     /// Keyring files or directories whose keys the bundle carries.
     pub(crate) keys: Vec<PathBuf>,
-    /// Where to write the bundle (`-` for standard output).
-    pub(crate) out: PathBuf,
+    /// Where to write the bundle (`-` for standard output), and whether to
+    /// replace it.
+    pub(crate) output: OutputArgs,
 }
 
 /// Run `bundle`.
@@ -50,7 +52,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let mut proofs: Vec<(String, Vec<u8>)> = Vec::new();
     let mut keys: Vec<PublicKey> = Vec::new();
     for path in &opts.files {
-        let bytes = input::read(path)?;
+        let bytes = input::read_envelopes(path)?;
         let name = input::display_name(path);
         if bundle::is_bundle(&bytes) {
             let b = Bundle::decode(&bytes).map_err(|e| CliError::new(format!("{name}: {e}")))?;
@@ -104,6 +106,28 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let envelope_refs: Vec<&[u8]> = envelopes.iter().map(Vec::as_slice).collect();
     let proof_refs: Vec<&[u8]> = proofs.iter().map(|(_, b)| b.as_slice()).collect();
     let bytes = bundle::encode(&envelope_refs, &proof_refs, &keys);
-    output::write_envelope(&opts.out, &bytes)?;
+    opts.output.write(&bytes)?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// `herald bundle`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Every item of every FILE must be an envelope, every PROOF an inclusion proof \
+                  (herald log prove) of one of them. A FILE may itself be a bundle, to extend it. \
+                  Verify the result with `herald verify OUT --keyring LOGS`: a proof counts only \
+                  when its log's key is in the keyring."
+)]
+pub(crate) struct BundleArgs {
+    /// Envelope, trace or bundle files (- for standard input)
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// An inclusion proof to carry (repeatable)
+    #[arg(long, value_name = "PROOF")]
+    pub(crate) proof: Vec<PathBuf>,
+    /// A keyring file, or directory of *.pub files, whose public keys to carry (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) key: Vec<PathBuf>,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }

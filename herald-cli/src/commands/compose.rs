@@ -1,17 +1,19 @@
 //! Building and signing an envelope from the options `new` and `reply`
 //! share (CLI.md): key, `to`, kind, payload, attestations, times, output.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
 use herald_core::{CheckOptions, EnvelopeBuilder, Kind, Sigil, SigningKey, Status, check};
 
-use crate::ComposeArgs;
-use crate::commands::{parse_kind, parse_sigil};
+use crate::commands::verify::load_keyrings;
+use crate::commands::{parse_kind, parse_sigil, resolve_sigil};
 use crate::error::CliError;
-use crate::{clock, input, json, keyfile, output};
+use crate::output::OutputArgs;
+use crate::{clock, input, json, keyfile};
 
 /// The `birth` options of `new` (`reply` has none).
 pub(crate) struct BirthArgs<'a> {
@@ -44,15 +46,16 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
         .map(parse_kind)
         .transpose()?
         .unwrap_or_default();
+    let keyring = load_keyrings(&args.keyring)?;
     let to = args
         .to
         .as_deref()
-        .map(|t| parse_sigil("--to", t))
+        .map(|t| resolve_sigil("--to", t, &keyring))
         .transpose()?;
     let from = args
         .from
         .as_deref()
-        .map(|f| parse_sigil("--from", f))
+        .map(|f| resolve_sigil("--from", f, &keyring))
         .transpose()?;
     let payload = match molt_payload(kind, args)? {
         Some(molt) => molt,
@@ -61,7 +64,12 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
     let mut attestations = args
         .attest
         .iter()
-        .map(|a| attestation(a))
+        .map(|a| attestation("--attest", a, false))
+        .chain(
+            args.attest_json
+                .iter()
+                .map(|a| attestation("--attest-json", a, true)),
+        )
         .collect::<Result<Vec<_>, _>>()?;
     let ts = match args.ts {
         Some(ts) => ts,
@@ -118,7 +126,7 @@ pub(crate) fn run(args: &ComposeArgs, start: Start<'_>) -> Result<ExitCode, CliE
         .sign(&key)
         .map_err(|e| CliError::new(format!("cannot build the envelope: {e}")))?;
     warn_if_invalid(envelope.as_bytes(), &key, from);
-    output::write_envelope(&args.out, envelope.as_bytes())?;
+    args.output.write(envelope.as_bytes())?;
     Ok(ExitCode::SUCCESS)
 }
 
@@ -214,27 +222,41 @@ fn json_text(flag: &str, text: &str) -> Result<String, CliError> {
     })
 }
 
-/// `--attest TYPE=JSON`.
-fn attestation(arg: &str) -> Result<(String, Value), CliError> {
+/// `--attest TYPE=VALUE` (`json_only`: `--attest-json TYPE=JSON`).
+///
+/// VALUE is JSON when it parses as JSON (CLI.md: `--attest TYPE=JSON`), or
+/// is `@FILE`; otherwise it is bare text (`--attest model=claude`, issue
+/// 18). A VALUE that starts like a JSON object, array or string but does
+/// not parse is an error, never quietly text.
+fn attestation(flag: &str, arg: &str, json_only: bool) -> Result<(String, Value), CliError> {
     let Some((ty, text)) = arg.split_once('=').filter(|(ty, _)| !ty.is_empty()) else {
+        let form = if json_only { "TYPE=JSON" } else { "TYPE=VALUE" };
         return Err(CliError::new(format!(
-            "--attest: {arg:?} is not TYPE=JSON (e.g. model='\"gpt\"')"
+            "{flag}: {arg:?} is not {form} (e.g. model=claude, or --attest-json temperature=0.2)"
         )));
     };
-    let flag = format!("--attest {ty}");
+    let flag = format!("{flag} {ty}");
+    let json_like = json_only || text.starts_with(['@', '{', '[', '"']);
+    if !json_like && json::to_cbor(text).is_err() {
+        return Ok((ty.to_owned(), Value::text(text)));
+    }
     let text = json_text(&flag, text)?;
     let value = json::to_cbor(&text).map_err(|e| CliError::new(format!("{flag}: {e}")))?;
     Ok((ty.to_owned(), value))
 }
 
-/// `--expires SECS` or `+SECS` (after `ts`); never before `ts` (P3).
+/// `--expires TIME` or `+SECS` (after `ts`); never before `ts` (P3).
 fn expires(text: &str, ts: u64) -> Result<u64, CliError> {
-    let bad = || CliError::new(format!("--expires: {text:?} is not SECS or +SECS"));
+    let bad = || {
+        CliError::new(format!(
+            "--expires: {text:?} is not Unix seconds, RFC 3339 or +SECS"
+        ))
+    };
     let at = match text.strip_prefix('+') {
         Some(delta) => ts
             .checked_add(delta.parse().map_err(|_| bad())?)
             .ok_or_else(bad)?,
-        None => text.parse().map_err(|_| bad())?,
+        None => clock::parse_time(text).map_err(|_| bad())?,
     };
     if at < ts {
         return Err(CliError::new(format!(
@@ -317,9 +339,59 @@ fn warn_if_invalid(bytes: &[u8], key: &SigningKey, from: Option<Sigil>) {
             .filter(|r| r.status() == Status::Invalid)
             .map(|r| format!("{} ({})", r.code, r.detail))
             .collect();
-        eprintln!(
-            "herald: warning: this envelope will not verify: {}",
+        crate::notice::warning(&format!(
+            "this envelope will not verify: {}",
             why.join("; ")
-        );
+        ));
     }
+}
+
+/// Options shared by `new` and `reply`.
+#[derive(Args, Debug)]
+pub(crate) struct ComposeArgs {
+    /// Secret key file of the sender (from `herald keygen`)
+    #[arg(long, value_name = "NAME.key")]
+    pub(crate) key: PathBuf,
+    /// Recipient (`to`): a sigil, a public key file (bob.pub) or a --keyring label
+    #[arg(long, value_name = "SIGIL")]
+    pub(crate) to: Option<String>,
+    /// Sender (`from`), as --to [default: the key's own]; after a molt (P8), the identity
+    /// whose new key --key is
+    #[arg(long, value_name = "SIGIL")]
+    pub(crate) from: Option<String>,
+    /// Keyring file, or directory of *.pub files, whose labels --to and --from may name
+    /// (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) keyring: Vec<PathBuf>,
+    #[arg(long, value_name = "KIND", help = super::kinds_help())]
+    pub(crate) kind: Option<String>,
+    /// Payload as JSON (integers stay CBOR integers); @FILE reads the JSON from FILE, @- from stdin
+    #[arg(long, value_name = "JSON", conflicts_with_all = ["payload_file", "new_key"])]
+    pub(crate) payload_json: Option<String>,
+    /// Payload: the bytes of FILE as a CBOR byte string (- for stdin). Default payload: null
+    #[arg(long, value_name = "FILE", conflicts_with = "new_key")]
+    pub(crate) payload_file: Option<PathBuf>,
+    /// With --kind molt: the public key file (NAME.pub) of the key the sigil molts to (P7)
+    #[arg(long, value_name = "NAME.pub", requires = "not_before")]
+    pub(crate) new_key: Option<PathBuf>,
+    /// With --kind molt: when the new key takes over, Unix seconds or RFC 3339 (P8: at least
+    /// 24 h after the old key's last envelope unless a Herald endorsement waives it)
+    #[arg(long, value_name = "TIME", requires = "new_key", value_parser = crate::clock::parse_time)]
+    pub(crate) not_before: Option<u64>,
+    /// Attestation {type: TYPE, value: VALUE}: JSON if VALUE parses as JSON (or is @FILE),
+    /// else bare text, as in model=claude (repeatable)
+    #[arg(long, value_name = "TYPE=VALUE")]
+    pub(crate) attest: Vec<String>,
+    /// Attestation whose value must be JSON (repeatable; JSON may be @FILE); added after
+    /// every --attest
+    #[arg(long, value_name = "TYPE=JSON")]
+    pub(crate) attest_json: Vec<String>,
+    /// Creation time, Unix seconds or RFC 3339 [default: the clock]
+    #[arg(long, value_name = "TIME", value_parser = crate::clock::parse_time)]
+    pub(crate) ts: Option<u64>,
+    /// Expiry: Unix seconds, RFC 3339, or +SECS after --ts
+    #[arg(long, value_name = "TIME")]
+    pub(crate) expires: Option<String>,
+    #[command(flatten)]
+    pub(crate) output: OutputArgs,
 }

@@ -9,9 +9,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Scope, SigilForm, SigningKey, Status};
-use herald_verify::keyring::key_line;
+use herald_verify::keyring::labelled_key_line;
 
 use crate::commands::keygen::write_pair;
 use crate::commands::verify::{self, Options};
@@ -27,8 +28,9 @@ struct Agent {
 }
 
 /// Run `demo`.
-pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
+pub(crate) fn run(dir: Option<&Path>, force: bool) -> Result<ExitCode, CliError> {
     let dir = workdir(dir)?;
+    let existing = Existing::from_force(force);
     let mut out = std::io::stdout().lock();
     let mut say = |text: String| writeln!(out, "{text}").map_err(|e| CliError::stdout(&e));
     say(format!("herald demo: writing into {}", dir.display()))?;
@@ -48,8 +50,8 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
     for a in &agents {
         let secret = dir.join(format!("{}.key", a.name));
         let public = dir.join(format!("{}.pub", a.name));
-        write_pair(&a.key, &secret, &public, Existing::Keep)?;
-        keyring.push_str(&key_line(&a.key.public_key()));
+        write_pair(&a.key, &secret, &public, existing)?;
+        keyring.push_str(&labelled_key_line(&a.key.public_key(), a.name));
         keyring.push('\n');
         say(format!(
             "{:<6} {}  ({})",
@@ -59,13 +61,13 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
         ))?;
     }
     let keyring_path = dir.join("keyring");
-    write_atomic(&keyring_path, keyring.as_bytes(), 0o644, Existing::Keep)?;
+    write_atomic(&keyring_path, keyring.as_bytes(), 0o644, existing)?;
 
     let [alice, bob, carol] = &agents;
     let trace = conversation(&alice.key, &bob.key, &carol.key)?;
     let bytes: Vec<u8> = trace.iter().flat_map(|e| e.as_bytes().to_vec()).collect();
     let trace_path = dir.join("trace.cbor");
-    write_atomic(&trace_path, &bytes, 0o644, Existing::Keep)?;
+    write_atomic(&trace_path, &bytes, 0o644, existing)?;
 
     // Tamper with the fourth envelope: one byte inside its payload text.
     let victim = 3;
@@ -79,7 +81,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
         *b ^= 0x01;
     }
     let tampered_path = dir.join("tampered.cbor");
-    write_atomic(&tampered_path, &tampered, 0o644, Existing::Keep)?;
+    write_atomic(&tampered_path, &tampered, 0o644, existing)?;
 
     say(String::new())?;
     say(format!(
@@ -136,7 +138,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
 
 /// The directory to write into: `dir` (created if missing), or a fresh one
 /// under the system temp directory.
-fn workdir(dir: Option<&Path>) -> Result<PathBuf, CliError> {
+pub(crate) fn workdir(dir: Option<&Path>) -> Result<PathBuf, CliError> {
     match dir {
         Some(dir) => {
             std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, &e))?;
@@ -263,7 +265,7 @@ fn payload_last_byte(e: &Envelope) -> usize {
 }
 
 /// Verify `trace` with `keyring` and print the human report.
-fn show(
+pub(crate) fn show(
     say: &mut dyn FnMut(String) -> Result<(), CliError>,
     trace: &Path,
     keyring: &Path,
@@ -273,7 +275,7 @@ fn show(
         input::display_name(trace),
         keyring.display()
     ))?;
-    let report = verify::verify(&Options {
+    let (report, ring) = verify::verify(&Options {
         files: vec![trace.to_path_buf()],
         keyrings: vec![keyring.to_path_buf()],
         tree: true,
@@ -284,6 +286,7 @@ fn show(
         &mut buf,
         &report,
         &render::Options {
+            keyring: &ring,
             style: Style::for_stdout(),
             verbose: false,
             tree: true,
@@ -293,4 +296,19 @@ fn show(
     .map_err(|e| CliError::stdout(&e))?;
     say(String::from_utf8_lossy(&buf).trim_end().to_owned())?;
     Ok(report)
+}
+
+/// `herald demo`.
+#[derive(Args, Debug)]
+pub(crate) struct DemoArgs {
+    /// Write the keys, keyring and traces into DIR (created if missing; files there are
+    /// not replaced without --force) [default: a fresh directory under the system temp dir]
+    #[arg(long, value_name = "DIR")]
+    pub(crate) dir: Option<PathBuf>,
+    /// Replace the files a previous demo wrote in DIR
+    #[arg(long, requires = "dir")]
+    pub(crate) force: bool,
+    /// Talk through a conduit on a free loopback port: two agent processes, then a public replay
+    #[arg(long)]
+    pub(crate) conduit: bool,
 }

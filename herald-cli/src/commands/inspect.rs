@@ -7,6 +7,7 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::EnvelopeRef;
 use herald_verify::report::hex;
 
@@ -26,7 +27,7 @@ const MAX_LISTED_BAD: u64 = 100;
 pub(crate) fn run(files: &[PathBuf], as_json: bool) -> Result<ExitCode, CliError> {
     let inputs = files
         .iter()
-        .map(|path| Ok((input::display_name(path), input::read(path)?)))
+        .map(|path| Ok((input::display_name(path), input::read_envelopes(path)?)))
         .collect::<Result<Vec<_>, CliError>>()?;
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     let mut unparsed = 0u64;
@@ -127,7 +128,7 @@ fn summary(env: &EnvelopeRef<'_>, name: &str, offset: usize) -> String {
         "payload",
         &format!(
             "{} (CBOR, {} bytes)",
-            preview(&json::display(env.payload())),
+            preview(&herald_verify::display::diagnostic(env.payload())),
             env.payload_bytes().len()
         ),
     );
@@ -154,4 +155,15 @@ fn preview(text: &str) -> String {
         Some((cut, _)) => format!("{}…", &text[..cut]),
         None => text.to_owned(),
     }
+}
+
+/// `herald inspect`.
+#[derive(Args, Debug)]
+pub(crate) struct InspectArgs {
+    /// Envelope or trace files (- for standard input)
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// One JSON object a line: the P3 display form (byte strings as lowercase hex)
+    #[arg(long)]
+    pub(crate) json: bool,
 }

@@ -5,8 +5,9 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::{SigilForm, SigningKey};
-use herald_verify::keyring::key_line;
+use herald_verify::keyring::labelled_key_line;
 
 use crate::error::CliError;
 use crate::keyfile;
@@ -16,12 +17,7 @@ use crate::output::{Existing, with_extension, write_atomic};
 pub(crate) fn run(name: &Path, force: bool) -> Result<ExitCode, CliError> {
     let key = SigningKey::generate_os();
     let (secret, public) = paths(name);
-    let existing = if force {
-        Existing::Replace
-    } else {
-        Existing::Keep
-    };
-    write_pair(&key, &secret, &public, existing)?;
+    write_pair(&key, &secret, &public, Existing::from_force(force))?;
     let mut stdout = std::io::stdout().lock();
     writeln!(stdout, "{}", key.sigil(SigilForm::Default)).map_err(|e| CliError::stdout(&e))?;
     Ok(ExitCode::SUCCESS)
@@ -55,10 +51,25 @@ pub(crate) fn write_pair(
         }
     }
     keyfile::write(secret, key, existing)?;
-    let line = format!("{}\n", key_line(&key.public_key()));
+    let label = public
+        .file_stem()
+        .map(|s| s.to_string_lossy())
+        .unwrap_or_default();
+    let line = format!("{}\n", labelled_key_line(&key.public_key(), &label));
     if let Err(e) = write_atomic(public, line.as_bytes(), 0o644, existing) {
         let _ = std::fs::remove_file(secret);
         return Err(e);
     }
     Ok(())
+}
+
+/// `herald keygen`.
+#[derive(Args, Debug)]
+pub(crate) struct KeygenArgs {
+    /// Write NAME.key and NAME.pub (a trailing .key or .pub is dropped)
+    #[arg(short = 'o', long = "output", value_name = "NAME")]
+    pub(crate) name: PathBuf,
+    /// Replace existing NAME.key / NAME.pub
+    #[arg(long)]
+    pub(crate) force: bool,
 }

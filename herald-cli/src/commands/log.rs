@@ -21,6 +21,7 @@ use herald_verify::report::hex;
 use herald_verify::{Keyring, display};
 
 use crate::error::CliError;
+use crate::id_prefix::IdPrefix;
 use crate::output::{self, Existing};
 use crate::{clock, input, keyfile};
 
@@ -45,6 +46,21 @@ pub(crate) enum LogCommand {
                       not run."
     )]
     VerifyProof(VerifyProofArgs),
+    /// Show a log: its sigil, key file, leaves, current root and the largest tree head signed
+    Status(StatusArgs),
+    #[command(flatten)]
+    Tlog(super::tlog::TlogCommand),
+}
+
+/// `herald log status`.
+#[derive(Args, Debug)]
+pub(crate) struct StatusArgs {
+    /// The log directory
+    #[arg(value_name = "DIR")]
+    dir: PathBuf,
+    /// Print one JSON object: log, key_file, leaves, root, signed
+    #[arg(long)]
+    json: bool,
 }
 
 /// `herald log init`.
@@ -75,8 +91,8 @@ pub(crate) struct SignArgs {
     /// The log's secret key file [default: the one recorded by `herald log init`]
     #[arg(long, value_name = "LOG.key")]
     key: Option<PathBuf>,
-    /// The signed tree heads' ts, Unix seconds [default: the clock]
-    #[arg(long, value_name = "SECS")]
+    /// The signed tree heads' ts, Unix seconds or RFC 3339 [default: the clock]
+    #[arg(long, value_name = "TIME", value_parser = crate::clock::parse_time)]
     ts: Option<u64>,
 }
 
@@ -86,9 +102,12 @@ pub(crate) struct OutArgs {
     /// Print the same map as JSON, byte strings as lowercase hex
     #[arg(long)]
     json: bool,
-    /// Where to write it, replacing OUT atomically (- for standard output) [default: -]
+    /// Where to write it, atomically (- for standard output) [default: -]
     #[arg(short = 'o', long = "output", value_name = "OUT")]
     out: Option<PathBuf>,
+    /// Replace OUT if it exists
+    #[arg(long)]
+    force: bool,
 }
 
 /// `herald log sth`.
@@ -109,7 +128,7 @@ pub(crate) struct ProveArgs {
     /// The log directory
     #[arg(value_name = "DIR")]
     dir: PathBuf,
-    /// The envelope id (64 hex digits, as `append` prints it)
+    /// The envelope id as `append` prints it, or a unique prefix of it (at least 8 hex digits)
     #[arg(value_name = "ID")]
     id: String,
     /// Prove inclusion in the tree of the first N leaves [default: all]
@@ -153,6 +172,13 @@ pub(crate) struct VerifyProofArgs {
     /// file, the envelope with the leaf's id)
     #[arg(long, value_name = "FILE")]
     envelope: Option<PathBuf>,
+    /// A C2SP tlog-policy file: the proof counts only if --checkpoint is its (newer) tree head,
+    /// signed by the log and cosigned by the policy's quorum of witnesses
+    #[arg(long = "log-policy", value_name = "FILE", requires = "checkpoint")]
+    log_policy: Option<PathBuf>,
+    /// The cosigned C2SP checkpoint of the proof's (newer) tree head (with --log-policy)
+    #[arg(long, value_name = "CHECKPOINT", requires = "log_policy")]
+    checkpoint: Option<PathBuf>,
 }
 
 /// Run `herald log …`.
@@ -164,6 +190,8 @@ pub(crate) fn run(command: LogCommand) -> Result<ExitCode, CliError> {
         LogCommand::Prove(a) => prove(&a),
         LogCommand::Consistency(a) => consistency(&a),
         LogCommand::VerifyProof(a) => verify_proof(&a),
+        LogCommand::Status(a) => status(&a),
+        LogCommand::Tlog(c) => super::tlog::run(c),
     }
 }
 
@@ -172,10 +200,10 @@ fn log_error(e: herald_verify::LogError) -> CliError {
 }
 
 /// Open the log in `dir`, reporting a repaired interrupted append.
-fn open(dir: &Path) -> Result<Log, CliError> {
+pub(crate) fn open(dir: &Path) -> Result<Log, CliError> {
     let log = Log::open(dir).map_err(log_error)?;
     if let Some(r) = log.recovery() {
-        eprintln!("herald: note: {r}");
+        crate::notice::note(&r.to_string());
     }
     Ok(log)
 }
@@ -217,11 +245,42 @@ fn append(a: &AppendArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
+fn status(a: &StatusArgs) -> Result<ExitCode, CliError> {
+    let log = open(&a.dir)?;
+    let root = hex(&log.tree().root());
+    let key_file = log.key_path().map(|p| p.display().to_string());
+    let mut stdout = std::io::stdout().lock();
+    let written = if a.json {
+        let value = serde_json::json!({
+            "log": log.sigil().to_string(),
+            "key_file": key_file,
+            "leaves": log.len(),
+            "root": root,
+            "signed": log.signed_size(),
+        });
+        writeln!(stdout, "{value}")
+    } else {
+        let unsigned = log.len().saturating_sub(log.signed_size());
+        writeln!(
+            stdout,
+            "log       {}\nkey file  {}\nleaves    {}\nroot      {root}\nsigned    {} ({unsigned} leaves not yet under a signed tree head)",
+            log.sigil(),
+            key_file
+                .as_deref()
+                .unwrap_or("(not recorded: pass --key to sign)"),
+            log.len(),
+            log.signed_size(),
+        )
+    };
+    written.map_err(|e| CliError::stdout(&e))?;
+    Ok(ExitCode::SUCCESS)
+}
+
 /// The log's key, from `--key` or the path `init` recorded, checked to be
 /// the log's.
-fn signing_key(log: &Log, sign: &SignArgs) -> Result<SigningKey, CliError> {
-    let path = match (&sign.key, log.key_path()) {
-        (Some(p), _) => p.clone(),
+pub(crate) fn signing_key(log: &Log, key: Option<&Path>) -> Result<SigningKey, CliError> {
+    let path = match (key, log.key_path()) {
+        (Some(p), _) => p.to_path_buf(),
         (None, Some(p)) => p.to_path_buf(),
         (None, None) => {
             return Err(CliError::new(format!(
@@ -256,7 +315,7 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
     let bytes = value.to_vec();
     let target = out.out.as_deref().unwrap_or(Path::new("-"));
     if !out.json {
-        return output::write_envelope(target, &bytes);
+        return output::write_envelope(target, &bytes, Existing::from_force(out.force));
     }
     let decoded = herald_core::cbor::decode(&bytes)
         .map_err(|e| CliError::new(format!("internal error: our own output: {e}")))?;
@@ -268,13 +327,18 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
             .and_then(|()| stdout.flush())
             .map_err(|e| CliError::stdout(&e))
     } else {
-        output::write_atomic(target, text.as_bytes(), 0o644, Existing::Replace)
+        output::write_atomic(
+            target,
+            text.as_bytes(),
+            0o644,
+            Existing::from_force(out.force),
+        )
     }
 }
 
 fn sth(a: &SthArgs) -> Result<ExitCode, CliError> {
     let log = open(&a.dir)?;
-    let key = signing_key(&log, &a.sign)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let sth = log
         .signed_tree_head(&key, None, ts(&a.sign)?)
         .map_err(log_error)?;
@@ -282,29 +346,23 @@ fn sth(a: &SthArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// An envelope id given as 64 hex digits.
-fn parse_id(text: &str) -> Result<[u8; 32], CliError> {
-    let bad = || {
-        CliError::new(format!(
-            "ID: {text:?}: expected 64 hex digits (an envelope id)"
-        ))
-    };
-    let digits = text.as_bytes();
-    if digits.len() != 64 {
-        return Err(bad());
+/// The id of the one logged envelope whose id starts with `text`.
+fn logged_id(log: &Log, text: &str) -> Result<[u8; 32], CliError> {
+    let prefix = IdPrefix::parse("ID", text)?;
+    let mut ids = Vec::new();
+    for index in 0..log.len() {
+        let id = *log.leaf(index).map_err(log_error)?.id();
+        if prefix.matches(&id) {
+            ids.push((id, id));
+        }
     }
-    let mut id = [0u8; 32];
-    for (out, pair) in id.iter_mut().zip(digits.chunks_exact(2)) {
-        let s = std::str::from_utf8(pair).map_err(|_| bad())?;
-        *out = u8::from_str_radix(s, 16).map_err(|_| bad())?;
-    }
-    Ok(id)
+    prefix.resolve(ids, &format!("in log {}", log.dir().display()))
 }
 
 fn prove(a: &ProveArgs) -> Result<ExitCode, CliError> {
-    let id = parse_id(&a.id)?;
     let log = open(&a.dir)?;
-    let key = signing_key(&log, &a.sign)?;
+    let id = logged_id(&log, &a.id)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let proof = log
         .inclusion_proof(&key, &id, a.size, ts(&a.sign)?)
         .map_err(log_error)?;
@@ -314,7 +372,7 @@ fn prove(a: &ProveArgs) -> Result<ExitCode, CliError> {
 
 fn consistency(a: &ConsistencyArgs) -> Result<ExitCode, CliError> {
     let log = open(&a.dir)?;
-    let key = signing_key(&log, &a.sign)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let proof = log
         .consistency_proof(&key, a.from, a.to, ts(&a.sign)?)
         .map_err(|e| CliError::new(format!("--from {}: {e}", a.from)))?;
@@ -337,7 +395,11 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
     for path in &a.keyring {
         keys.load(path).map_err(|e| CliError::new(e.to_string()))?;
     }
-    let envelope_bytes = a.envelope.as_deref().map(input::read).transpose()?;
+    let envelope_bytes = a
+        .envelope
+        .as_deref()
+        .map(input::read_envelopes)
+        .transpose()?;
     let name = input::display_name(&a.proof);
     let verdict = |ok: bool, line: String| -> Result<ExitCode, CliError> {
         let mut stdout = std::io::stdout().lock();
@@ -360,6 +422,20 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
     if let Err(e) = object.verify(&keys) {
         return verdict(false, format!("invalid: {name}: {e}"));
     }
+    let witnessed = match (&a.log_policy, &a.checkpoint) {
+        (Some(policy), Some(cp)) => {
+            let head = match &object {
+                AuditObject::TreeHead(sth) => sth.head(),
+                AuditObject::Consistency(p) => p.sth2().head(),
+                AuditObject::Inclusion(p) => p.sth().head(),
+            };
+            match super::tlog::policy_covers(policy, cp, head) {
+                Ok(by) => format!("; its checkpoint is {by}"),
+                Err(e) => return verdict(false, format!("invalid: {name}: --log-policy: {e}")),
+            }
+        }
+        _ => String::new(),
+    };
     let line = match &object {
         AuditObject::TreeHead(sth) => format!(
             "valid signed tree head: log {}, {}, root {}, signed {}",
@@ -407,5 +483,12 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
             line
         }
     };
-    verdict(true, line)
+    verdict(true, format!("{line}{witnessed}"))
+}
+
+/// `herald log`.
+#[derive(Args, Debug)]
+pub(crate) struct LogArgs {
+    #[command(subcommand)]
+    pub(crate) command: LogCommand,
 }

@@ -1,20 +1,33 @@
 //! One module per subcommand, and the value parsers they share: each bad
 //! value is one line naming its flag (`herald: --kind: …`).
 
+pub(crate) mod agent;
 pub(crate) mod bundle;
+pub(crate) mod completions;
 pub(crate) mod compose;
+pub(crate) mod conduit;
+pub(crate) mod conduit_demo;
 pub(crate) mod conformance;
 pub(crate) mod cosign;
 pub(crate) mod demo;
+pub(crate) mod encode;
+pub(crate) mod extract;
 pub(crate) mod inspect;
 pub(crate) mod keygen;
 pub(crate) mod log;
+pub(crate) mod man;
 pub(crate) mod new;
 pub(crate) mod reply;
+pub(crate) mod tlog;
 pub(crate) mod verify;
+pub(crate) mod witness;
 
-use herald_core::{Kind, Scope, Sigil};
+use std::path::Path;
 
+use herald_core::{Kind, Scope, Sigil, SigilForm};
+use herald_verify::Keyring;
+
+use crate::commands::verify::load_keyrings;
 use crate::error::CliError;
 
 /// `--kind` help: every kind of P7.
@@ -40,6 +53,41 @@ fn scope_names(with_origin: bool) -> String {
 /// A sigil given to `flag`.
 pub(crate) fn parse_sigil(flag: &str, text: &str) -> Result<Sigil, CliError> {
     Sigil::parse(text).map_err(|e| CliError::new(format!("{flag}: {text:?}: {e}")))
+}
+
+/// A signer or recipient given to `flag`: a sigil, a public key file
+/// (`bob.pub`, holding one key) or a label of a `keyring` line (issue 18).
+/// The key's default sigil stands for a file or a label.
+pub(crate) fn resolve_sigil(flag: &str, text: &str, keyring: &Keyring) -> Result<Sigil, CliError> {
+    if text.starts_with("sigil:") {
+        return parse_sigil(flag, text);
+    }
+    let path = Path::new(text);
+    if text.ends_with(".pub") || path.is_file() {
+        let ring = load_keyrings(&[path.to_path_buf()])?;
+        let keys: Vec<_> = ring.keys().collect();
+        return match keys.as_slice() {
+            [key] => Ok(key.sigil(SigilForm::Default)),
+            _ => Err(CliError::new(format!(
+                "{flag}: {text}: holds {} keys; name one by its sigil or label",
+                keys.len()
+            ))),
+        };
+    }
+    match keyring.keys_labelled(text).as_slice() {
+        [key] => Ok(key.sigil(SigilForm::Default)),
+        [] => Err(CliError::new(format!(
+            "{flag}: {text:?} is not a sigil, a .pub file or the label of a --keyring key"
+        ))),
+        many => Err(CliError::new(format!(
+            "{flag}: label {text:?} names {} keys in the keyring: {}",
+            many.len(),
+            many.iter()
+                .map(|k| k.sigil(SigilForm::Default).to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
 }
 
 /// A kind given to `--kind`.

@@ -2,9 +2,10 @@
 
 use std::process::ExitCode;
 
-use crate::ComposeArgs;
+use crate::commands::compose::ComposeArgs;
 use crate::commands::compose::{self, BirthArgs, Start};
 use crate::error::CliError;
+use clap::Args;
 
 /// Run `new`.
 pub(crate) fn run(
@@ -19,4 +20,21 @@ pub(crate) fn run(
             lineage,
         }),
     )
+}
+
+/// `herald new`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "With --kind birth the birth attestation for the key is added (from --description \
+                  and --lineage) unless --attest birth=JSON gives one."
+)]
+pub(crate) struct NewArgs {
+    #[command(flatten)]
+    pub(crate) compose: ComposeArgs,
+    /// With --kind birth: the birth attestation's description [default: ""]
+    #[arg(long, value_name = "TEXT")]
+    pub(crate) description: Option<String>,
+    /// With --kind birth: a lineage parent (repeatable)
+    #[arg(long, value_name = "SIGIL")]
+    pub(crate) lineage: Vec<String>,
 }

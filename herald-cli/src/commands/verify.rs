@@ -6,6 +6,7 @@ use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
+use clap::Args;
 use herald_core::cbor::Limits;
 use herald_verify::sequence::pieces;
 use herald_verify::{AuditOptions, Input, Keyring, Report, audit};
@@ -36,18 +37,20 @@ pub(crate) struct Options {
 
 /// Run `verify`.
 pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
-    let report = verify(opts)?;
+    let (report, keyring) = verify(opts)?;
+    if crate::notice::quiet() {
+        return Ok(exit_code(&report));
+    }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     if opts.json {
-        report
-            .write_json(&mut stdout)
-            .and_then(|()| writeln!(stdout))
+        write_json(&mut stdout, &report)
     } else {
         let style = Style::for_stdout();
         render::write_report(
             &mut stdout,
             &report,
             &render::Options {
+                keyring: &keyring,
                 style,
                 verbose: opts.verbose,
                 tree: opts.tree,
@@ -60,6 +63,27 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     Ok(exit_code(&report))
 }
 
+/// The `--json` report (CLI.md) with `"format": "herald-verify/1"` as its
+/// first member (issue 18; additive): a reader can tell which shape it has.
+fn write_json(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+    let mut json = Vec::new();
+    report.write_json(&mut json)?;
+    match json.strip_prefix(b"{") {
+        Some(rest) => {
+            out.write_all(FORMAT_MEMBER.as_bytes())?;
+            if rest.first() != Some(&b'}') {
+                out.write_all(b",")?;
+            }
+            out.write_all(rest)?;
+        }
+        None => out.write_all(&json)?,
+    }
+    writeln!(out)
+}
+
+/// What `verify --json` objects start with.
+const FORMAT_MEMBER: &str = "{\"format\":\"herald-verify/1\"";
+
 /// 0 when every envelope is valid (and there was at least one), else 1.
 pub(crate) fn exit_code(report: &Report) -> ExitCode {
     if report.all_valid() {
@@ -69,8 +93,8 @@ pub(crate) fn exit_code(report: &Report) -> ExitCode {
     }
 }
 
-/// Read everything, then audit it as one set.
-pub(crate) fn verify(opts: &Options) -> Result<Report, CliError> {
+/// Read everything, then audit it as one set; also the keyring used.
+pub(crate) fn verify(opts: &Options) -> Result<(Report, Keyring), CliError> {
     let required_scopes = opts
         .require
         .iter()
@@ -104,7 +128,8 @@ pub(crate) fn verify(opts: &Options) -> Result<Report, CliError> {
     } else {
         None
     };
-    Ok(audit(&inputs, &keyring, &options))
+    let report = audit(&inputs, &keyring, &options);
+    Ok((report, keyring))
 }
 
 /// Every `--keyring`, as one keyring; a bad line stops the command (CLI.md).
@@ -123,7 +148,18 @@ fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
         .load(path)
         .map_err(|e| CliError::new(e.to_string()))?;
     for (file, why) in &loaded.skipped {
-        eprintln!("herald: note: {}: {why}, skipped", file.display());
+        crate::notice::note(&format!("{}: {why}, skipped", file.display()));
+    }
+    if loaded.keys == 0 {
+        let what = if path.is_dir() {
+            "a directory with no *.pub key files"
+        } else {
+            "a keyring file with no keys"
+        };
+        crate::notice::warning(&format!(
+            "--keyring {}: {what}; no signer is known from it",
+            path.display()
+        ));
     }
     Ok(())
 }
@@ -134,4 +170,38 @@ fn count(inputs: &[Input]) -> usize {
         .iter()
         .map(|i| pieces(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).count())
         .sum()
+}
+
+/// `herald verify`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "All FILEs form one set (parents, replays). Exit status: 0 every envelope valid, \
+                  1 any partial or invalid (or unparseable input), 2 the command could not run."
+)]
+pub(crate) struct VerifyArgs {
+    /// Envelope or trace files (- for standard input)
+    #[arg(value_name = "FILE", required = true)]
+    pub(crate) files: Vec<PathBuf>,
+    /// Keyring file, or directory of *.pub files (repeatable)
+    #[arg(long, value_name = "PATH")]
+    pub(crate) keyring: Vec<PathBuf>,
+    /// The time to check expiry and future timestamps against, Unix seconds or RFC 3339
+    /// [default: the clock]
+    #[arg(long, value_name = "TIME", value_parser = crate::clock::parse_time)]
+    pub(crate) now: Option<u64>,
+    /// Print the report as one JSON object
+    #[arg(long)]
+    pub(crate) json: bool,
+    #[arg(
+        long,
+        value_name = "SCOPE",
+        help = super::scopes_help("Require a valid signature in SCOPE (repeatable)", true)
+    )]
+    pub(crate) require: Vec<String>,
+    /// Show each reason's detail under its envelope
+    #[arg(short, long)]
+    pub(crate) verbose: bool,
+    /// Do not draw the trace tree
+    #[arg(long)]
+    pub(crate) no_tree: bool,
 }

@@ -226,7 +226,12 @@ pub(crate) fn scan<'a>(
             },
             _ => {
                 f.unknown_fields += 1;
-                o.push(Reason::new(ReasonCode::UnknownField, Detail::UnknownKey));
+                o.push(Reason::new(
+                    ReasonCode::UnknownField,
+                    Detail::UnknownKey {
+                        offset: e.span.start,
+                    },
+                ));
             }
         }
     }

@@ -68,6 +68,11 @@ impl Checkpoint {
         })
     }
 
+    /// The size of the largest tree head signed (0: none).
+    pub(crate) fn size(&self) -> u64 {
+        *self.size.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
     /// Record `sth` when it is larger than the checkpoint: written to a new
     /// file, synced, renamed over the old one, the directory synced.
     pub(crate) fn record(&self, sth: &SignedTreeHead) -> Result<(), LogError> {

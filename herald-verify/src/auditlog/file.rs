@@ -262,6 +262,13 @@ impl Log {
         self.tree.len()
     }
 
+    /// The size of the largest tree head this log has signed, as its
+    /// checkpoint records it (0 when it has signed none): the leaves past it
+    /// are logged but not yet under any signed head.
+    pub fn signed_size(&self) -> u64 {
+        self.checkpoint.size()
+    }
+
     /// Whether the log has no leaves.
     pub fn is_empty(&self) -> bool {
         self.tree.is_empty()

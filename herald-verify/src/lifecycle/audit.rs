@@ -15,7 +15,6 @@
 //! leaf it proves.
 
 use alloc::{
-    boxed::Box,
     collections::{BTreeMap, BTreeSet},
     vec::Vec,
 };
@@ -30,15 +29,16 @@ use herald_core::{
 use super::record::{IdentityRecord, RecordedMolt, parse_policy};
 use super::rules::{self, Lineages, MoltFacts};
 use super::{Identity, Molted, Signer, identity, origin_ok, valid_cosigners};
+use crate::facts::Facts;
 use crate::keyring::Keyring;
-use crate::report::{EnvelopeReport, KeyOrigin, ReportReason};
-use crate::trace::verdicts::{Memo, Tally, Verdict};
+use crate::report::{EnvelopeReport, KeyOrigin, ReportReason, SignedBy};
+use crate::verdicts::{Memo, Tally, Verdict};
 
-/// The checked set, read-only: envelope i's bytes and view, the ids
+/// The checked set, read-only: envelope i's bytes and facts, the ids
 /// proven included in an accepted log, and step 3's verdicts.
 pub(crate) struct Set<'s, 'a> {
     pub(crate) bytes: &'s [&'a [u8]],
-    pub(crate) views: &'s [Option<Box<EnvelopeRef<'a>>>],
+    pub(crate) facts: &'s [Option<Facts>],
     pub(crate) proven: &'s BTreeSet<[u8; 32]>,
     /// The signature verdicts step 3 kept, by envelope, for checking an
     /// envelope again with a molt's key without verifying anything twice.
@@ -46,43 +46,71 @@ pub(crate) struct Set<'s, 'a> {
     pub(crate) tally: &'s Tally,
 }
 
+/// The decoded envelopes of the identities that have lifecycle envelopes,
+/// by their place in the set.
+type Views<'a> = BTreeMap<usize, EnvelopeRef<'a>>;
+
 /// Apply P8 to the checked set: envelope i is `set.bytes[i]`,
-/// `set.views[i]`, and its report `reports[i]`, to which the lifecycle
+/// `set.facts[i]`, and its report `reports[i]`, to which the lifecycle
 /// reasons are added.
-pub(crate) fn apply(
-    set: &Set<'_, '_>,
+///
+/// An identity with no birth, molt, deprecation or duress in the set has
+/// an empty record: each of its envelopes whose origin verified with the
+/// sigil's own key is signed by its `birth` key, and nothing else applies
+/// (`rules::judge` against an empty record says exactly that), so only
+/// the envelopes of identities with lifecycle envelopes are decoded again.
+pub(crate) fn apply<'a>(
+    set: &Set<'_, 'a>,
     reports: &mut [EnvelopeReport],
     keys: &Keyring,
     opts: &CheckOptions<'_>,
 ) {
     // Group envelopes by identity, in (ts, input order).
     let mut by_identity: BTreeMap<Identity, Vec<usize>> = BTreeMap::new();
-    for (i, v) in set.views.iter().enumerate() {
-        if let Some(v) = v
-            && let Some(who) = identity(&v.from_sigil())
-        {
+    for (i, f) in set.facts.iter().enumerate() {
+        if let Some(who) = f.and_then(|f| f.identity) {
             by_identity.entry(who).or_default().push(i);
         }
     }
     let mut known = Known::default();
     let mut births: Vec<usize> = Vec::new();
+    let mut views: Views<'a> = BTreeMap::new();
     for (who, members) in &mut by_identity {
-        members.sort_by_key(|&i| (set.views[i].as_deref().map_or(0, EnvelopeRef::ts), i));
-        let record = one_identity(*who, members, set, reports, keys, opts);
+        let fact = |i: usize| set.facts[i];
+        members.sort_by_key(|&i| (fact(i).map_or(0, |f| f.ts), i));
+        let lifecycle = members.iter().any(|&i| {
+            fact(i).is_some_and(|f| {
+                matches!(
+                    f.kind,
+                    Kind::Birth | Kind::Molt | Kind::Deprecation | Kind::Duress
+                )
+            })
+        });
+        if !lifecycle {
+            for &i in members.iter() {
+                if fact(i).is_some_and(|f| f.key_known) && origin_ok(&reports[i]) {
+                    reports[i].signing_key = Some(SignedBy::Birth);
+                }
+            }
+            continue;
+        }
+        for &i in members.iter() {
+            if let Ok(v) = EnvelopeRef::decode_with(set.bytes[i], &opts.limits) {
+                views.insert(i, v);
+            }
+        }
+        let record = one_identity(*who, members, set, &views, reports, keys, opts);
         if let Some(d) = record.deprecated {
             known.deprecated.insert(*who, d);
         }
         births.extend(members.iter().copied().filter(|&i| {
-            set.views[i]
-                .as_deref()
-                .is_some_and(|v| v.kind() == Kind::Birth)
-                && origin_ok(&reports[i])
+            views.get(&i).is_some_and(|v| v.kind() == Kind::Birth) && origin_ok(&reports[i])
         }));
     }
     // Lineage, across identities: the first verified birth of each child
     // stands for it in the walk.
     let attested = |i: usize| {
-        let v = set.views[i].as_deref()?;
+        let v = views.get(&i)?;
         let att = BirthAttestation::parse(v.attestation("birth")?).ok()?;
         Some((v, att))
     };
@@ -130,11 +158,12 @@ fn one_identity(
     who: Identity,
     members: &[usize],
     set: &Set<'_, '_>,
+    views: &Views<'_>,
     reports: &mut [EnvelopeReport],
     keys: &Keyring,
     opts: &CheckOptions<'_>,
 ) -> IdentityRecord {
-    let view = |i: usize| set.views[i].as_deref();
+    let view = |i: usize| views.get(&i);
     let ts = |i: usize| view(i).map_or(0, EnvelopeRef::ts);
     let kind = |i: usize| view(i).map_or(Kind::Message, EnvelopeRef::kind);
 
@@ -148,7 +177,7 @@ fn one_identity(
     let (molts, others): (Vec<usize>, Vec<usize>) =
         members.iter().partition(|&&i| kind(i) == Kind::Molt);
     for i in molts.into_iter().chain(others) {
-        let s = match own_key(reports, i, set, keys) {
+        let s = match own_key(reports, i, views, keys) {
             Some(key) => Signer::Own(key),
             None => match by_molt_key(who, i, &record, set, reports, keys, opts) {
                 Some(s) => s,
@@ -174,7 +203,7 @@ fn one_identity(
         .chain(members.iter().filter(|&&i| Some(i) != birth))
     {
         if let (Some(&s), Some(v)) = (signer.get(&i), view(i)) {
-            record.witness(v, &reports[i], s);
+            record.observe(v, &reports[i], s);
         }
     }
 
@@ -241,13 +270,13 @@ fn one_identity(
 fn own_key(
     reports: &[EnvelopeReport],
     i: usize,
-    set: &Set<'_, '_>,
+    views: &Views<'_>,
     keys: &Keyring,
 ) -> Option<[u8; 32]> {
     if !origin_ok(&reports[i]) {
         return None;
     }
-    let v = set.views[i].as_deref()?;
+    let v = views.get(&i)?;
     let from = v.from_sigil();
     keys.resolve(&from).map(|k| *k.as_bytes()).or_else(|| {
         let b = BirthAttestation::parse(v.attestation("birth")?).ok()?;
@@ -279,7 +308,10 @@ fn by_molt_key(
         let molted = Molted { keys, who, key };
         let checked = check_with(set.bytes[i], &molted, opts, &mut reasons, &mut memo);
         let redone = EnvelopeReport {
-            reasons: reasons.iter().map(ReportReason::from).collect(),
+            reasons: reasons
+                .iter()
+                .map(|r| ReportReason::of(r, set.bytes[i]))
+                .collect(),
             ..EnvelopeReport::default()
         };
         if checked.key_source == Some(KeySource::Molt) && origin_ok(&redone) {

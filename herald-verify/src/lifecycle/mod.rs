@@ -11,7 +11,7 @@
 //!   envelope of the identity is judged against it.
 //! - live mode ([`crate::live`]): one envelope at a time, judged against
 //!   the record witnessed so far, which it then updates
-//!   (`IdentityRecord::witness`, `IdentityRecord::record_molt`) and
+//!   (`IdentityRecord::observe`, `IdentityRecord::record_molt`) and
 //!   stores (`table`).
 //! - `proof`: P8 rule 3, an inclusion proof of a molt accepted by a live
 //!   receiver. (A trace audit takes its proofs from bundles, checked by

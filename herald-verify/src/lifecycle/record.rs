@@ -3,7 +3,7 @@
 //! of the store's `lifecycle` table, [`super::table`]).
 //!
 //! A live receiver keeps one per identity it has witnessed and updates it
-//! as envelopes arrive ([`IdentityRecord::witness`],
+//! as envelopes arrive ([`IdentityRecord::observe`],
 //! [`IdentityRecord::record_molt`]); a trace audit builds one per identity
 //! from the whole set ([`super::audit`]). Both judge envelopes against it
 //! with the same rules ([`super::rules`]).
@@ -139,7 +139,7 @@ impl IdentityRecord {
         self.birth.as_ref()?.molt_policy.as_deref()
     }
 
-    pub(crate) fn witness_bytes(&self) -> Option<&[u8]> {
+    pub(crate) fn duress_witness_bytes(&self) -> Option<&[u8]> {
         self.birth.as_ref()?.duress_witness.as_deref()
     }
 
@@ -432,7 +432,7 @@ impl IdentityRecord {
 
     /// The effects of an accepted envelope from the identity: `t_last` of
     /// its key; a birth, deprecation or duress.
-    pub(crate) fn witness(
+    pub(crate) fn observe(
         &mut self,
         env: &EnvelopeRef<'_>,
         report: &EnvelopeReport,
@@ -474,7 +474,7 @@ impl IdentityRecord {
                 self.deprecated = Some(self.deprecated.map_or(t, |d| d.min(t)));
             }
             Kind::Duress => {
-                let registered = self.witness_bytes().and_then(parse_witness);
+                let registered = self.duress_witness_bytes().and_then(parse_witness);
                 let witnesses = valid_cosigners(env, report, Scope::DuressWitness);
                 if rules::duress_witnessed(&witnesses, registered.as_ref())
                     && !self.duress.contains(&t)

@@ -80,12 +80,12 @@ pub(crate) fn save_in(
 
 /// The records of a store inside one write transaction, as the lineage
 /// rules read them (live mode: only what was witnessed).
-pub(crate) struct Witnessed<'s> {
+pub(crate) struct Stored<'s> {
     pub(crate) store: &'s Store,
     pub(crate) txn: &'s redb::WriteTransaction,
 }
 
-impl Lineages for Witnessed<'_> {
+impl Lineages for Stored<'_> {
     type Error = StoreError;
 
     fn deprecated(&mut self, who: &Identity) -> Result<Option<u64>, StoreError> {

@@ -60,7 +60,7 @@ fn run<'b>(
 ) -> (Checked<'b>, Vec<ReportReason>, bool) {
     let mut out = Vec::new();
     let checked = check(bytes, keys, opts, &mut out);
-    let reasons: Vec<ReportReason> = out.iter().map(ReportReason::from).collect();
+    let reasons: Vec<ReportReason> = out.iter().map(|r| ReportReason::of(r, bytes)).collect();
     let ok = origin_ok(&EnvelopeReport {
         reasons: reasons.clone(),
         ..EnvelopeReport::default()

@@ -2,19 +2,18 @@
 //! its signatures verified in batches on every core with exactly the
 //! verdicts of single verification (P5 revision 2).
 
-use alloc::{boxed::Box, string::String, vec::Vec};
+use alloc::{string::String, vec::Vec};
 use std::collections::{HashMap, HashSet};
 
-use herald_core::{
-    Body, CheckOptions, Checked, EnvelopeRef, PublicKey, Reason, SignatureVerifier, check_with,
-};
+use herald_core::{Body, CheckOptions, Checked, PublicKey, Reason, SignatureVerifier, check_with};
 
-use super::entry::{Entry, id_field};
-use super::verdicts::{Memo, Tally, Verdict};
+use super::entry::{Entry, named_fields};
 use crate::batch;
+use crate::facts::Facts;
 use crate::keyring::Keyring;
-use crate::lifecycle::{Identity, identity};
-use crate::report::{EnvelopeReport, Source, hex};
+use crate::lifecycle::Identity;
+use crate::report::{EnvelopeReport, ReportReason, Source, hex};
+use crate::verdicts::{Memo, Tally, Verdict};
 
 /// How step 3 verifies signatures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,21 +45,20 @@ impl Step3<'_> {
     }
 
     /// Whether step 3c may check this entry again with a molt's key.
-    fn keep(&self, record: &Record<'_>) -> bool {
+    fn keep(&self, record: &Record) -> bool {
         !record.claims
             && record
-                .view
-                .as_deref()
-                .and_then(|v| identity(&v.from_sigil()))
+                .facts
+                .and_then(|f| f.identity)
                 .is_some_and(|who| self.molting.contains(&who))
     }
 }
 
 /// One entry as step 3 leaves it.
-pub(super) struct Record<'a> {
+pub(super) struct Record {
     pub(super) report: EnvelopeReport,
-    /// Boxed: an item that did not decode costs a pointer, not a view (F2).
-    pub(super) view: Option<Box<EnvelopeRef<'a>>>,
+    /// What the later steps need of it, when it decoded.
+    pub(super) facts: Option<Facts>,
     /// `sha256(body(E, 0))`, when the body could be formed: what makes two
     /// items one node of the DAG.
     pub(super) computed: Option<[u8; 32]>,
@@ -80,7 +78,7 @@ fn record_of<'a>(
     checked: Checked<'a>,
     reasons: &[Reason],
     keys: &Keyring,
-) -> Record<'a> {
+) -> Record {
     let env = checked.envelope;
     let key_source = keys.source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
     let mut report = EnvelopeReport {
@@ -98,12 +96,12 @@ fn record_of<'a>(
         parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
         ..EnvelopeReport::default()
     };
-    if report.id.is_none() {
+    if env.is_none() {
         // Fields that did parse are still worth naming.
-        report.id = id_field(e.bytes);
+        (report.id, report.from) = named_fields(e.bytes);
     }
     for r in reasons {
-        report.push(r.into());
+        report.push(ReportReason::of(r, e.bytes));
     }
     let id = match (&env, checked.computed_id) {
         (Some(v), Some(computed)) if *v.id() == computed => Some(computed),
@@ -116,7 +114,7 @@ fn record_of<'a>(
         && !reasons.iter().any(|r| r.index == Some(0));
     Record {
         report,
-        view: env.map(Box::new),
+        facts: env.as_ref().map(|v| Facts::of(v, keys)),
         computed: checked.computed_id,
         id,
         claims,
@@ -156,12 +154,8 @@ pub(super) fn block_len(entries: &[Entry<'_>]) -> usize {
 /// parts only have to be put back in order. A part whose thread died (a
 /// bug, or out of memory) is checked again here, one entry after the
 /// other: no verdict is ever guessed.
-pub(super) fn check_block<'a>(
-    first: usize,
-    block: &[Entry<'a>],
-    step: &Step3<'_>,
-) -> Vec<Record<'a>> {
-    let one_by_one = |first: usize, part: &[Entry<'a>]| -> Vec<Record<'a>> {
+pub(super) fn check_block<'a>(first: usize, block: &[Entry<'a>], step: &Step3<'_>) -> Vec<Record> {
+    let one_by_one = |first: usize, part: &[Entry<'a>]| -> Vec<Record> {
         part.iter()
             .enumerate()
             .map(|(j, e)| alone(first + j, e, step))
@@ -284,9 +278,9 @@ impl SignatureVerifier for Replay<'_> {
 /// prepared signatures all verify got from `Collect` the answers `Strict`
 /// gives, and every other entry is checked again with exactly those
 /// answers.
-fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Record<'a>> {
+fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Record> {
     let mut collect = Collect::default();
-    let mut out: Vec<Record<'a>> = Vec::with_capacity(part.len());
+    let mut out: Vec<Record> = Vec::with_capacity(part.len());
     for (j, e) in part.iter().enumerate() {
         collect.asked.push(Vec::new());
         collect.known = step.known(first + j);
@@ -325,7 +319,7 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
 }
 
 /// Step 3 for entry number `index`, alone, on this thread.
-fn alone<'a>(index: usize, e: &Entry<'a>, step: &Step3<'_>) -> Record<'a> {
+fn alone<'a>(index: usize, e: &Entry<'a>, step: &Step3<'_>) -> Record {
     let known = step.known(index);
     let mut memo = Memo::new(known, step.tally);
     let mut reasons = Vec::new();

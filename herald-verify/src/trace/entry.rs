@@ -3,7 +3,7 @@
 
 use alloc::{string::String, vec::Vec};
 
-use herald_core::{EnvelopeRef, ReasonCode, SigilForm};
+use herald_core::ReasonCode;
 
 use super::Input;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
@@ -125,21 +125,27 @@ pub(super) fn may_be_molt(bytes: &[u8]) -> bool {
     holds(bytes, KIND_MOLT)
 }
 
-/// A stand-in for the signer's key when it is unknown: the sigil's hash
-/// prefix in its shortest form, which every form of one key shares.
-pub(super) fn sigil_identity(v: &EnvelopeRef<'_>) -> [u8; 32] {
-    let mut id = [0u8; 32];
-    if let Some(short) = v.from_sigil().to_form(SigilForm::Short) {
-        id[..10].copy_from_slice(short.hash_prefix());
-    }
-    id
-}
-
-/// The `id` field of an envelope that did not fully decode, if it has one.
-pub(super) fn id_field(bytes: &[u8]) -> Option<String> {
-    let map = herald_core::cbor::decode(bytes).ok()?.as_map()?;
-    let id = map.get("id")?.as_bytes()?;
-    (id.len() == 32).then(|| hex(id))
+/// The `id` and `from` fields of an item that did not decode as an
+/// envelope (an unsupported version, a malformed field), when it is a map
+/// holding them: a 32-byte `id` as hex, a `from` that parses as a sigil.
+pub(super) fn named_fields(bytes: &[u8]) -> (Option<String>, Option<String>) {
+    let Some(map) = herald_core::cbor::decode(bytes)
+        .ok()
+        .and_then(|v| v.as_map())
+    else {
+        return (None, None);
+    };
+    let id = map
+        .get("id")
+        .and_then(|v| v.as_bytes())
+        .filter(|id| id.len() == 32)
+        .map(hex);
+    let from = map
+        .get("from")
+        .and_then(|v| v.as_text())
+        .filter(|f| herald_core::Sigil::parse(f).is_ok())
+        .map(String::from);
+    (id, from)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@
 //! 7. the items that are not envelopes put back in input order.
 //!
 //! Each signature is verified once per audit and key: step 2's verdicts are
-//! reused by step 3, and step 3's by 3c (`verdicts`;
+//! reused by step 3, and step 3's by 3c (`crate::verdicts`;
 //! tests/verified_once.rs counts them).
 //!
 //! Nothing here recurses or follows parent links in a loop: parents are
@@ -25,29 +25,28 @@
 
 mod check;
 mod entry;
-pub(crate) mod verdicts;
 
-use alloc::{boxed::Box, collections::BTreeMap, string::String, vec::Vec};
+use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use std::collections::{HashMap, HashSet};
 
 use herald_core::attestation::BirthAttestation;
 use herald_core::cbor::{Limits, MAX_NESTING};
 use herald_core::{
-    CheckOptions, EnvelopeRef, KeySource, Kind, PublicKey, ReasonCode, Scope, Status, check_parent,
-    check_with,
+    CheckOptions, EnvelopeRef, KeySource, Kind, ParentLink, PublicKey, ReasonCode, Scope, Status,
+    check_parent_link, check_with,
 };
 
 use crate::bundle::{self, Bundle, ProofInput};
+use crate::facts::Facts;
 use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
 use crate::report::{EnvelopeReport, Report, ReportReason, Source, Summary, TraceReport, hex};
 use crate::sequence::{Piece, pieces};
+use crate::verdicts::{Memo, Tally, Verdict};
 use check::{Record, Signatures, Step3, block_len, check_block};
 use entry::{
-    Entry, may_be_birth, may_be_envelope, may_be_molt, merge_at_positions, place_pieces,
-    sigil_identity, unparsed,
+    Entry, may_be_birth, may_be_envelope, may_be_molt, merge_at_positions, place_pieces, unparsed,
 };
-use verdicts::{Memo, Tally, Verdict};
 
 /// Options of a trace audit.
 #[derive(Clone, Debug)]
@@ -172,11 +171,20 @@ fn audit_with(
     drop(learned.known);
 
     // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
-    let (proof_reports, proven) = bundle::check_proofs(&items.proofs, &set.views, &learned.keys);
+    let (proof_reports, proven) = bundle::check_proofs(
+        &items.proofs,
+        &set.bytes,
+        &set.facts
+            .iter()
+            .map(|f| f.map(|f| f.id))
+            .collect::<Vec<_>>(),
+        &opts.limits,
+        &learned.keys,
+    );
     // 3c. The identity lifecycle across the set (P8), molts proven by 3b.
     let lifecycle_set = lifecycle::audit::Set {
         bytes: &set.bytes,
-        views: &set.views,
+        facts: &set.facts,
         proven: &proven,
         verdicts: &set.verdicts,
         tally,
@@ -184,7 +192,7 @@ fn audit_with(
     lifecycle::audit::apply(&lifecycle_set, &mut set.reports, &learned.keys, &check_opts);
 
     let has_child = parents(&mut set);
-    replays(&mut set, &learned.keys);
+    replays(&mut set);
     let traces = traces(&set, &has_child);
 
     // 7. Merge unparseable pieces back in input order, in place: a second
@@ -192,7 +200,7 @@ fn audit_with(
     let Checked {
         reports,
         dropped,
-        views,
+        facts,
         computed,
         ids,
         claims,
@@ -200,7 +208,7 @@ fn audit_with(
         verdicts,
     } = set;
     drop((
-        views, computed, ids, claims, bytes, verdicts, has_child, proven,
+        facts, computed, ids, claims, bytes, verdicts, has_child, proven,
     ));
     let envelopes = merge_at_positions(reports, items.unsplittable);
     let mut summary = Summary::default();
@@ -369,7 +377,7 @@ fn learn_keys(
 /// Step 3's output, one slot per listed entry.
 struct Checked<'a> {
     reports: Vec<EnvelopeReport>,
-    views: Vec<Option<Box<EnvelopeRef<'a>>>>,
+    facts: Vec<Option<Facts>>,
     computed: Vec<Option<[u8; 32]>>,
     ids: Vec<Option<[u8; 32]>>,
     claims: Vec<bool>,
@@ -394,7 +402,7 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
         .min(entries.len());
     let mut set = Checked {
         reports: Vec::with_capacity(listed),
-        views: Vec::with_capacity(listed),
+        facts: Vec::with_capacity(listed),
         computed: Vec::with_capacity(listed),
         ids: Vec::with_capacity(listed),
         claims: Vec::with_capacity(listed),
@@ -414,7 +422,7 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
         for (r, entry) in check_block(index, block, step).into_iter().zip(block) {
             place_pieces(&mut items.unsplittable, &mut placed, index, set.dropped);
             index += 1;
-            if r.view.is_none() {
+            if r.facts.is_none() {
                 undecoded += 1;
                 if undecoded > MAX_LISTED_UNPARSED {
                     set.dropped += 1;
@@ -429,13 +437,13 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
 }
 
 impl<'a> Checked<'a> {
-    fn push(&mut self, bytes: &'a [u8], r: Record<'a>) {
+    fn push(&mut self, bytes: &'a [u8], r: Record) {
         if let Some(v) = r.verdicts {
             self.verdicts.insert(self.reports.len(), v);
         }
         self.bytes.push(bytes);
         self.reports.push(r.report);
-        self.views.push(r.view);
+        self.facts.push(r.facts);
         self.computed.push(r.computed);
         self.ids.push(r.id);
         self.claims.push(r.claims);
@@ -453,9 +461,9 @@ fn parents(set: &mut Checked<'_>) -> HashSet<usize> {
         }
     }
     let mut has_child: HashSet<usize> = HashSet::new();
-    for (i, v) in set.views.iter().enumerate() {
-        let Some(v) = v else { continue };
-        let Some(parent_id) = v.parent() else {
+    for (i, f) in set.facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        let Some(parent_id) = &f.parent else {
             continue;
         };
         match by_id.get(parent_id) {
@@ -467,8 +475,12 @@ fn parents(set: &mut Checked<'_>) -> HashSet<usize> {
                 if p != i {
                     has_child.insert(p);
                 }
-                if let Some(parent) = &set.views[p]
-                    && let Err(r) = check_parent(v, parent)
+                let link = ParentLink {
+                    parent: f.parent.as_ref(),
+                    trace: &f.trace,
+                };
+                if let Some(parent) = &set.facts[p]
+                    && let Err(r) = check_parent_link(&link, &parent.id, &parent.trace)
                 {
                     set.reports[i].push((&r).into());
                 }
@@ -482,15 +494,11 @@ fn parents(set: &mut Checked<'_>) -> HashSet<usize> {
 ///    envelope whose origin verifies claims its (from key, nonce); every
 ///    later one with that pair is `replayed_nonce`. A forgery never claims,
 ///    so it cannot make the real envelope a replay.
-fn replays(set: &mut Checked<'_>, keys: &Keyring) {
+fn replays(set: &mut Checked<'_>) {
     let mut seen: HashMap<([u8; 32], [u8; 16]), usize> = HashMap::new();
-    for (i, v) in set.views.iter().enumerate() {
-        let Some(v) = v else { continue };
-        let signer = keys
-            .lookup(&v.from_sigil())
-            .map(|(k, _)| *k.as_bytes())
-            .unwrap_or_else(|| sigil_identity(v));
-        if let Some(&first) = seen.get(&(signer, *v.nonce())) {
+    for (i, f) in set.facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        if let Some(&first) = seen.get(&(f.signer, f.nonce)) {
             let detail = std::format!(
                 "nonce already used by {} (entry {})",
                 set.reports[first].id.as_deref().unwrap_or("?"),
@@ -498,7 +506,7 @@ fn replays(set: &mut Checked<'_>, keys: &Keyring) {
             );
             set.reports[i].push(ReportReason::new(ReasonCode::ReplayedNonce, detail));
         } else if set.claims[i] {
-            seen.insert((signer, *v.nonce()), i);
+            seen.insert((f.signer, f.nonce), i);
         }
     }
 }
@@ -510,12 +518,12 @@ fn traces(set: &Checked<'_>, has_child: &HashSet<usize>) -> Vec<TraceReport> {
     let mut first: HashSet<[u8; 32]> = HashSet::new();
     let mut order: Vec<[u8; 32]> = Vec::new();
     let mut traces: BTreeMap<[u8; 32], TraceReport> = BTreeMap::new();
-    for (i, v) in set.views.iter().enumerate() {
-        let Some(v) = v else { continue };
-        let t = traces.entry(*v.trace()).or_insert_with(|| {
-            order.push(*v.trace());
+    for (i, f) in set.facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        let t = traces.entry(f.trace).or_insert_with(|| {
+            order.push(f.trace);
             TraceReport {
-                trace: hex(v.trace()),
+                trace: hex(&f.trace),
                 genesis: None,
                 leaves: Vec::new(),
                 valid: 0,
@@ -523,11 +531,11 @@ fn traces(set: &Checked<'_>, has_child: &HashSet<usize>) -> Vec<TraceReport> {
                 invalid: 0,
             }
         });
-        if v.is_genesis() && set.ids[i].as_ref() == Some(v.trace()) && t.genesis.is_none() {
-            t.genesis = Some(hex(v.id()));
+        if f.genesis && set.ids[i].as_ref() == Some(&f.trace) && t.genesis.is_none() {
+            t.genesis = Some(hex(&f.id));
         }
         if !has_child.contains(&i) && set.computed[i].is_some_and(|c| first.insert(c)) {
-            t.leaves.push(hex(v.id()));
+            t.leaves.push(hex(&f.id));
         }
         match set.reports[i].status() {
             Status::Valid => t.valid += 1,

@@ -48,7 +48,7 @@ impl Verdict {
 
 /// How many signature equations an audit computed: one per signature and
 /// key, whichever path verified it (tests count them through
-/// [`crate::internal::audit_counted`]).
+/// `internal::audit_counted`).
 #[derive(Debug, Default)]
 pub(crate) struct Tally(AtomicUsize);
 
