@@ -75,44 +75,31 @@ fn main() -> ! {
 
 /// Every check; true when each outcome is the expected one.
 fn run() -> bool {
-    let mut keys = [PublicKey::from_bytes(&[0; 32]).ok(); 3];
-    for (slot, bytes) in keys.iter_mut().zip(PEERS.iter()) {
-        *slot = PublicKey::from_bytes(bytes).ok();
-    }
-    let [Some(a), Some(b), _] = keys else {
+    // One array of the peers' keys, passed by reference to every case: a
+    // `PublicKey` is 192 bytes, and a temporary array per call would each
+    // take its own stack slot.
+    let (Ok(a), Ok(b)) = (
+        PublicKey::from_bytes(&PEERS[0]),
+        PublicKey::from_bytes(&PEERS[1]),
+    ) else {
         hprintln!("keyring: a peer key is not a valid Ed25519 key");
         return false;
     };
+    let peers = [a, b];
     let mut all = true;
     let valid = [Expect::Valid; 4];
 
     // 1. The trace as received.
-    all &= audit_case("trace", &[ENV0, ENV1, ENV2], &[a, b], NOW, &valid);
+    all &= audit_case("trace", &[ENV0, ENV1, ENV2], &peers, NOW, &valid);
 
     // 2. One payload byte flipped (a letter's case: still valid UTF-8).
-    let mut flipped = [0u8; 512];
-    let Some(copy) = flipped.get_mut(..ENV1.len()) else {
-        return false;
-    };
-    copy.copy_from_slice(ENV1);
-    let at = trace::payload_offset(ENV1).unwrap_or(0) + 2;
-    if let Some(byte) = copy.get_mut(at) {
-        *byte ^= 0x20;
-    }
-    const BAD: &[ReasonCode] = &[ReasonCode::IdMismatch, ReasonCode::BadSignature];
-    all &= audit_case(
-        "flipped-payload-byte",
-        &[ENV0, copy, ENV2],
-        &[a, b],
-        NOW,
-        &[Expect::Valid, Expect::Invalid(BAD), Expect::Valid],
-    );
+    all &= flipped_payload_byte(&peers);
 
     // 3. A wrong parent: signed correctly, but its parent is not in the trace.
     all &= audit_case(
         "wrong-parent",
         &[ENV0, ENV1, WRONG_PARENT],
-        &[a, b],
+        &peers,
         NOW,
         &[
             Expect::Valid,
@@ -125,7 +112,7 @@ fn run() -> bool {
     all &= audit_case(
         "replayed-nonce",
         &[ENV0, ENV1, ENV2, ENV0],
-        &[a, b],
+        &peers,
         NOW,
         &[
             Expect::Valid,
@@ -137,27 +124,45 @@ fn run() -> bool {
 
     // 5. The same trace checked after it expired.
     let expired = Expect::Invalid(&[ReasonCode::Expired]);
-    all &= audit_case(
-        "expired",
-        &[ENV0, ENV1, ENV2],
-        &[a, b],
-        LATER,
-        &[expired; 3],
-    );
+    all &= audit_case("expired", &[ENV0, ENV1, ENV2], &peers, LATER, &[expired; 3]);
 
-    let verify = measure::cost(|| trace::check_one(ENV0, &[a, b], NOW));
+    let verify = measure::cost(|| trace::check_one(ENV0, &peers, NOW));
     hprintln!("cost verify {} instructions (emulator)", verify);
 
     #[cfg(feature = "sign")]
     {
-        all &= reply(a, b);
+        all &= reply(&peers);
     }
     all
 }
 
+/// The trace with one payload byte of env1 flipped. Its own function, not
+/// inlined, so that its 512-byte copy is off the stack while signing.
+#[inline(never)]
+fn flipped_payload_byte(peers: &[PublicKey; 2]) -> bool {
+    let mut flipped = [0u8; 512];
+    let Some(copy) = flipped.get_mut(..ENV1.len()) else {
+        return false;
+    };
+    copy.copy_from_slice(ENV1);
+    let at = trace::payload_offset(ENV1).unwrap_or(0) + 2;
+    if let Some(byte) = copy.get_mut(at) {
+        *byte ^= 0x20;
+    }
+    const BAD: &[ReasonCode] = &[ReasonCode::IdMismatch, ReasonCode::BadSignature];
+    audit_case(
+        "flipped-payload-byte",
+        &[ENV0, copy, ENV2],
+        peers,
+        NOW,
+        &[Expect::Valid, Expect::Invalid(BAD), Expect::Valid],
+    )
+}
+
 /// Sign a reply to the trace's last envelope, print it, and check it.
 #[cfg(feature = "sign")]
-fn reply(a: PublicKey, b: PublicKey) -> bool {
+fn reply(peers: &[PublicKey; 2]) -> bool {
+    let [a, b] = peers;
     use herald_core::cbor::{Encoder, SliceSink};
     use herald_core::{EnvelopeRef, EnvelopeWriter, SigilForm, SigningKey};
 
@@ -204,7 +209,7 @@ fn reply(a: PublicKey, b: PublicKey) -> bool {
     audit_case(
         "own-reply",
         &[ENV0, ENV1, ENV2, wire],
-        &[a, b, me],
+        &[*a, *b, me],
         NOW,
         &valid,
     )

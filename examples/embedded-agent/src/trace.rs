@@ -12,7 +12,7 @@ use herald_core::{
 /// Most envelopes in one audited trace.
 pub const MAX_TRACE: usize = 4;
 /// Reasons kept per envelope (more are counted, not stored).
-const MAX_REASONS: usize = 8;
+const MAX_REASONS: usize = 4;
 
 /// What one envelope of a case must come out as.
 #[derive(Clone, Copy)]
