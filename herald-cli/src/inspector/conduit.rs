@@ -131,16 +131,41 @@ fn parse(raw: &[u8]) -> Option<Answer> {
         .map(|(k, v)| (k.trim().to_owned(), v.trim().to_owned()))
         .collect();
     let body = &raw[end + 4..];
-    let len = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(body.len());
+    let header = |name: &str| {
+        headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    };
+    let body = if header("transfer-encoding").is_some_and(|v| v.eq_ignore_ascii_case("chunked")) {
+        dechunk(body)?
+    } else {
+        match header("content-length") {
+            Some(len) => body.get(..len.parse::<usize>().ok()?)?.to_vec(),
+            None => body.to_vec(),
+        }
+    };
     Some(Answer {
         status,
-        body: body.get(..len)?.to_vec(),
         headers,
+        body,
     })
+}
+
+/// A chunked body (RFC 9112 §7.1) put together; `None` when cut short.
+fn dechunk(mut rest: &[u8]) -> Option<Vec<u8>> {
+    let mut body = Vec::new();
+    loop {
+        let line_end = rest.windows(2).position(|w| w == b"\r\n")?;
+        let size = std::str::from_utf8(&rest[..line_end]).ok()?;
+        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
+        rest = &rest[line_end + 2..];
+        if size == 0 {
+            return Some(body);
+        }
+        body.extend_from_slice(rest.get(..size)?);
+        rest = rest.get(size + 2..)?;
+    }
 }
 
 #[cfg(test)]
@@ -157,6 +182,9 @@ mod tests {
             ("Content-Type".into(), "application/cbor".into())
         );
         assert_eq!(answer.body, b"abc");
+        let chunked = b"HTTP/1.1 201 Created\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n2\r\nde\r\n0\r\n\r\n";
+        assert_eq!(parse(chunked).unwrap().body, b"abcde");
+        assert!(parse(&chunked[..chunked.len() - 8]).is_none());
         assert!(parse(b"HTTP/1.1 201").is_none());
         assert!(parse(b"HTTP/1.1 201 OK\r\nContent-Length: 9\r\n\r\nabc").is_none());
     }
