@@ -82,29 +82,39 @@ const BIG = 10_000;
 const wrote = spawnSync(opts['trace-writer'], [big, String(BIG), String(Math.floor(Date.now() / 1000) - 2 * BIG)], { encoding: 'utf8' });
 assert.equal(wrote.status, 0, wrote.stderr);
 
-// A test conduit (CONDUIT.md POST /v1/envelopes, pass-through): 201 with
-// the P1 map {envelope: bstr}; it records what it received.
-const received = [];
-const conduit = createServer((req, res) => {
-  const chunks = [];
-  req.on('data', (c) => chunks.push(c));
-  req.on('end', () => {
-    if (req.method !== 'POST' || req.url !== '/v1/envelopes') { res.writeHead(404).end(); return; }
-    const body = Buffer.concat(chunks);
-    received.push({ type: req.headers['content-type'], body });
-    const head = Buffer.from([0xa1, 0x68, ...Buffer.from('envelope'), 0x59, body.length >> 8, body.length & 0xff]);
-    res.writeHead(201, { 'Content-Type': 'application/cbor', Location: '/v1/envelopes/x' });
-    res.end(Buffer.concat([head, body]));
+// Two conduits (herald conduit serve, CONDUIT.md) on loopback: a relay and
+// notary that knows the demo keys (it accepts: a receipt), and one that
+// knows no key (it refuses, with a signed refusal).
+assert.equal(spawnSync(opts.herald, ['keygen', '--output', join(tmp, 'conduit')]).status, 0);
+async function conduit(args) {
+  const child = spawn(opts.herald, ['conduit', 'serve', '--key', join(tmp, 'conduit.key'), '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`conduit: no listening line in 10 s: ${err}`)), 10_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    child.on('exit', (code) => reject(new Error(`conduit exited ${code}: ${err}`)));
   });
-});
-await new Promise((r) => conduit.listen(0, '127.0.0.1', r));
-cleanups.push(() => new Promise((r) => conduit.close(r)));
-const conduitUrl = `http://127.0.0.1:${conduit.address().port}`;
+  cleanups.push(() => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.on('exit', resolve);
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+  }));
+  return url;
+}
+const relay = await conduit(['--state', join(tmp, 'relay'), '--roles', 'relay,notary', '--keyring', join(demo, 'keyring')]);
+const stranger = await conduit(['--state', join(tmp, 'stranger')]);
 
 // --- the browser -----------------------------------------------------------
 const browser = await chromium.launch({ executablePath: opts.chromium, args: ['--no-sandbox'] });
 cleanups.push(() => browser.close());
-const server = await serve([join(demo, 'trace.cbor'), '--keyring', join(demo, 'keyring'), '--key', join(demo, 'alice.key')]);
+const server = await serve([join(demo, 'trace.cbor'), '--keyring', join(demo, 'keyring'), '--keyring', join(tmp, 'conduit.pub'), '--key', join(demo, 'alice.key')]);
 const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
 const bodies = [];
 page.on('response', async (r) => { try { bodies.push(await r.text()); } catch { /* redirects, aborted */ } });
@@ -194,25 +204,46 @@ await test(`${BIG} envelopes load and verify in the page in under 3 s and stay r
   await page.fill('#search', '');
 });
 
-await test('compose, sign by the server, send to a test conduit, see the receipt', async () => {
-  await loadFiles([join(demo, 'trace.cbor'), join(demo, 'keyring')]);
+async function composeAndSend(conduitUrl, text) {
+  await page.click('nav button[data-tab=inspect]');
   await nodes().last().click();
   const parent = await page.evaluate(() => window.herald.nodes[window.herald.selected].id);
   await page.click('nav button[data-tab=compose]');
   assert.equal(await page.inputValue('#c-parent'), parent);
-  await page.fill('#c-payload', '{"text": "sent from the inspector"}');
+  await page.fill('#c-payload', JSON.stringify({ text }));
   await page.click('#c-sign');
   await page.waitForSelector('[data-testid=signed]');
   assert.match(await page.textContent('[data-testid=signed]'), /verified here: valid/);
   await page.fill('#c-conduit', conduitUrl);
   await page.click('#c-send');
-  await page.waitForSelector('[data-testid=receipt]', { timeout: 5000 }).catch(async (e) => { throw new Error(`${e.message}: ${await page.textContent('#c-result')} ${await page.textContent('#messages')}`); });
+  await page.waitForSelector('[data-testid=send-status]');
+  return parent;
+}
+
+await test('compose, sign by the server, send to a conduit, see the receipt', async () => {
+  await loadFiles([join(demo, 'trace.cbor'), join(demo, 'keyring'), join(tmp, 'conduit.pub')]);
+  const parent = await composeAndSend(relay, 'sent from the inspector');
+  await page.waitForSelector('[data-testid=receipt]');
   assert.match(await page.textContent('[data-testid=send-status]'), /answered 201/);
-  assert.equal(received.length, 1);
-  assert.equal(received[0].type, 'application/cbor');
-  const sent = await page.evaluate(() => window.herald.nodes.find((n) => n.codes.length === 0 && n.parent && n.from && n.kind === 'message' && n.label === 'alice' && n.ts > 0 && n.id && n.id.length === 64 && n === window.herald.nodes[window.herald.selected]));
-  assert.ok(sent && sent.parent === parent);
+  const receipt = await page.textContent('[data-testid=receipt]');
+  assert.match(receipt, /conduit_receipt by sigil:\S+ at \d+ — verified; log index \d+/);
+  const sent = await page.evaluate(() => window.herald.nodes[window.herald.selected]);
+  assert.equal(sent.parent, parent);
+  assert.equal(sent.status, 'valid');
+  assert.equal(sent.label, 'alice');
+});
+
+await test('compose and send to a conduit that refuses: the signed refusal is shown and verified', async () => {
+  const parent = await composeAndSend(stranger, 'to a conduit that does not know alice');
+  await page.waitForSelector('[data-testid=refusal]');
+  assert.match(await page.textContent('[data-testid=send-status]'), /answered 422 \(unknown_signer\)/);
+  const refusal = await page.textContent('[data-testid=refusal]');
+  assert.match(refusal, /signed refusal from sigil:\S+: .*unknown_signer.* — valid/);
+  const node = await page.evaluate(() => window.herald.nodes[window.herald.selected]);
+  assert.equal(node.kind, 'refusal');
+  assert.ok(node.parent && node.parent !== parent, 'the refusal answers the composed envelope');
   await page.click('nav button[data-tab=inspect]');
+  assert.equal(await page.getAttribute('[data-testid=node].selected', 'class'), 'node valid lifecycle selected');
 });
 
 await test('a cross-origin page cannot use the signing endpoint', async () => {
