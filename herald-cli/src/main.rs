@@ -10,6 +10,7 @@ mod clock;
 mod commands;
 mod display_form;
 mod error;
+mod graph;
 mod id_prefix;
 mod input;
 mod inspector;
@@ -118,6 +119,7 @@ fn main() -> ExitCode {
             keyrings: a.keyring,
             now: a.now,
             json: a.json,
+            format: a.format,
             require: a.require,
             verbose: a.verbose,
             tree: !a.no_tree,

@@ -175,6 +175,8 @@ pub struct EnvelopeReport {
     pub trace: Option<String>,
     /// The `parent` field, hex (not part of the JSON contract).
     pub parent: Option<String>,
+    /// The `kind` (P7), when it decoded (not part of the JSON contract).
+    pub kind: Option<herald_core::Kind>,
 }
 
 impl EnvelopeReport {

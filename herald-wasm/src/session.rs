@@ -141,7 +141,7 @@ impl Session {
             from: entry.from.as_deref(),
             label: entry.from.as_deref().and_then(|f| self.label(f)),
             to: envelope.as_ref().and_then(|e| e.to()).map(|(to, _)| to),
-            kind: envelope.as_ref().map(|e| e.kind().name()),
+            kind: entry.kind.map(|k| k.name()),
             ts: envelope.as_ref().map(EnvelopeRef::ts),
             status: entry.status().name(),
             codes: entry.reasons.iter().map(|r| r.code.name()).collect(),

@@ -23,10 +23,16 @@ export function visible(nodes, graph, center) {
   return [...seen].sort((a, b) => a - b);
 }
 
-/** Parent and child indices of every node (by id; duplicates: first). */
+/**
+ * Parent and child indices of every node, as the audit links them: by id,
+ * owned by the first envelope carrying it whose id is its own (an
+ * `id_mismatch` is nobody's parent; P13 revision 2).
+ */
 export function links(nodes) {
   const byId = new Map();
-  nodes.forEach((n, i) => { if (n.id && !byId.has(n.id)) byId.set(n.id, i); });
+  nodes.forEach((n, i) => {
+    if (n.id && n.trace && !n.codes.includes('id_mismatch') && !byId.has(n.id)) byId.set(n.id, i);
+  });
   const parents = nodes.map(() => []);
   const children = nodes.map(() => []);
   nodes.forEach((n, i) => {
