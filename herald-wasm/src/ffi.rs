@@ -61,7 +61,8 @@ pub extern "C" fn herald_alloc(len: usize) -> *mut u8 {
 /// Give back a buffer from [`herald_alloc`] that was not handed over.
 ///
 /// # Safety
-/// As [`take`].
+/// `ptr` and `len` are those of one [`herald_alloc`] call not yet handed
+/// over (or `len` is 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn herald_free(ptr: *mut u8, len: usize) {
     // SAFETY: the caller's contract is `take`'s.
@@ -90,7 +91,8 @@ pub extern "C" fn herald_reset() {
 /// (both taken over).
 ///
 /// # Safety
-/// Both buffers as [`take`].
+/// Each buffer is that of one [`herald_alloc`] call not yet handed over
+/// (or of length 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn herald_add_input(
     name: *mut u8,
@@ -109,7 +111,8 @@ pub unsafe extern "C" fn herald_add_input(
 /// with the error message as the answer.
 ///
 /// # Safety
-/// Both buffers as [`take`].
+/// Each buffer is that of one [`herald_alloc`] call not yet handed over
+/// (or of length 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn herald_add_keyring(
     name: *mut u8,
@@ -135,7 +138,8 @@ pub unsafe extern "C" fn herald_add_keyring(
 /// 0, or -1 with the error message as the answer.
 ///
 /// # Safety
-/// The buffer as [`take`].
+/// The buffer is that of one [`herald_alloc`] call not yet handed over
+/// (or of length 0).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn herald_require(scope: *mut u8, scope_len: usize) -> i32 {
     // SAFETY: the caller's contract is `take`'s.
@@ -174,4 +178,12 @@ pub extern "C" fn herald_nodes() -> usize {
 pub extern "C" fn herald_detail(index: u32) -> usize {
     let json = session().as_ref().and_then(|s| s.detail(index as usize));
     answer(json.as_deref().unwrap_or("null"))
+}
+
+/// The answer is the tree heads of the last report's bundled proofs
+/// ([`Session::proofs`]).
+#[unsafe(no_mangle)]
+pub extern "C" fn herald_proofs() -> usize {
+    let json = session().as_ref().map(Session::proofs);
+    answer(json.as_deref().unwrap_or("[]"))
 }

@@ -4,9 +4,9 @@
 
 use herald_core::cbor::{Limits, MAX_NESTING, ValueRef};
 use herald_core::{EnvelopeRef, ReasonCode, Scope, Sigil};
-use herald_verify::report::EnvelopeReport;
+use herald_verify::report::{EnvelopeReport, Source, hex};
 use herald_verify::sequence::{Piece, pieces};
-use herald_verify::{AuditOptions, Input, Keyring, Report, audit, display};
+use herald_verify::{AuditOptions, InclusionProof, Input, Keyring, Report, audit, display};
 use serde::Serialize;
 
 use crate::{annotate, explain};
@@ -130,6 +130,31 @@ impl Session {
         serde_json::to_string(&detail).ok()
     }
 
+    /// The signed tree head of each bundled inclusion proof of the last
+    /// report, in its order (`null` for one that did not decode): the
+    /// report says whether each proof holds, this what it is a proof
+    /// against.
+    pub fn proofs(&self) -> String {
+        let Some(report) = &self.report else {
+            return "[]".into();
+        };
+        let heads: Vec<Option<TreeHead>> = report
+            .proofs
+            .iter()
+            .map(|p| {
+                let proof = InclusionProof::decode(self.bytes_at(&p.source)?).ok()?;
+                let sth = proof.sth();
+                Some(TreeHead {
+                    log: sth.log().to_string(),
+                    size: sth.size(),
+                    root: hex(sth.root()),
+                    ts: sth.ts(),
+                })
+            })
+            .collect();
+        serde_json::to_string(&heads).unwrap_or_default()
+    }
+
     fn node<'s>(&'s self, entry: &'s EnvelopeReport) -> Node<'s> {
         let envelope = self
             .bytes_of(entry)
@@ -159,8 +184,13 @@ impl Session {
     /// CBOR item at its source offset, or (for input that does not split)
     /// up to [`UNSPLIT_SHOWN`] bytes from there.
     fn bytes_of(&self, entry: &EnvelopeReport) -> Option<&[u8]> {
-        let input = self.inputs.iter().find(|i| i.name == entry.source.input)?;
-        let rest = input.bytes.get(entry.source.offset..)?;
+        self.bytes_at(&entry.source)
+    }
+
+    /// The item at `source` (as [`Session::bytes_of`]).
+    fn bytes_at(&self, source: &Source) -> Option<&[u8]> {
+        let input = self.inputs.iter().find(|i| i.name == source.input)?;
+        let rest = input.bytes.get(source.offset..)?;
         match pieces(rest, Limits::DEFAULT.max_size, MAX_NESTING).next() {
             Some(Piece::Item { bytes, .. }) => Some(bytes),
             _ => rest.get(..UNSPLIT_SHOWN).or(Some(rest)),
@@ -240,6 +270,14 @@ struct Node<'a> {
     ts: Option<u64>,
     status: &'static str,
     codes: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+struct TreeHead {
+    log: String,
+    size: u64,
+    root: String,
+    ts: u64,
 }
 
 #[derive(Serialize)]

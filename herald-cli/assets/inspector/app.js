@@ -125,8 +125,13 @@ function renderSummary() {
   if (r.proofs && r.proofs.length) {
     const proofs = el('table');
     proofs.dataset.testid = 'proofs';
-    proofs.append(row(['proof of', 'log', 'index', 'tree size', 'status', 'detail'], 'th'));
-    for (const p of r.proofs) proofs.append(row([p.id ? short(p.id) : '—', p.log ?? '—', p.index ?? '—', p.size ?? '—', p.status, p.detail]));
+    const heads = state.verifier.proofs();
+    proofs.append(row(['proof of', 'log', 'index', 'tree head (size, root, ts)', 'status', 'detail'], 'th'));
+    r.proofs.forEach((p, i) => {
+      const h = heads[i];
+      const head = h ? `${h.size}, ${short(h.root)}…, ${new Date(h.ts * 1000).toISOString()}` : '—';
+      proofs.append(row([p.id ? short(p.id) : '—', p.log ?? '—', p.index ?? '—', head, p.status, p.detail]));
+    });
     box.append(el('h3', 'Inclusion proofs'), proofs);
   }
   if (r.unlisted) box.append(el('p', `${r.unlisted} more items that are not envelopes, not listed`));
@@ -246,6 +251,7 @@ function renderPanel(i) {
     panel.append(el('h2', 'JSON display form (P3)'), pre);
   }
   if (d.payload) panel.append(el('h2', 'Payload (CBOR diagnostic)'), el('pre', d.payload));
+  if (d.diagnostic) panel.append(el('h2', 'Envelope (CBOR diagnostic, RFC 8949 §8)'), el('pre', d.diagnostic));
   if (d.annotated.length) {
     const table = el('table');
     table.className = 'hex';

@@ -52,6 +52,8 @@ export async function loadVerifier(wasmBytes) {
     verify(nowSeconds) { return answer(x.herald_verify(nowSeconds ?? -1)); },
     nodes() { return JSON.parse(answer(x.herald_nodes())); },
     detail(index) { return JSON.parse(answer(x.herald_detail(index))); },
+    /** The signed tree head of each bundled proof, in report order. */
+    proofs() { return JSON.parse(answer(x.herald_proofs())); },
   };
 
 }

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
-import { createServer } from 'node:http';
+import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
@@ -191,6 +191,14 @@ await test('a trace pasted as hex or base64 verifies the same', async () => {
   assert.match(await page.textContent('#messages'), /neither hex nor base64/);
 });
 
+await test('a bundle shows its inclusion proofs with their signed tree heads', async () => {
+  const vectors = new URL('../../../vectors/conformance/', import.meta.url).pathname;
+  await loadFiles([join(vectors, 'cases/bundle/bundle_molt_proven.cbor'), join(vectors, 'keys/log.pub')]);
+  const rows = await page.locator('[data-testid=proofs] tr').allTextContents();
+  assert.ok(rows.length >= 2, rows.join('\n'));
+  assert.match(rows[1], /sigil:\S+\d+\d+, [0-9a-f]{12}…, \d{4}-\d\d-\d\dT.*valid/);
+});
+
 await test(`${BIG} envelopes load and verify in the page in under 3 s and stay responsive`, async () => {
   const t0 = Date.now();
   await loadFiles([join(big, 'trace.cbor'), join(big, 'keyring')]);
@@ -301,8 +309,12 @@ await test('a cross-origin page cannot use the signing endpoint', async () => {
   assert.equal((await post({ Origin: server.url })).status, 403);
   assert.equal((await post({ Origin: server.url, 'Herald-Token': 'x' + token.slice(1) })).status, 403);
   assert.equal((await fetch(`${server.url}/api/session`, { headers: { 'Herald-Token': token, 'Sec-Fetch-Site': 'cross-site' } })).status, 403);
-  const rebound = spawnSync('curl', ['-s', '-o', '/dev/null', '-w', '%{http_code}', '-H', 'Host: rebound.example', `${server.url}/`], { encoding: 'utf8' });
-  assert.equal(rebound.stdout, '421', 'a DNS-rebound Host is refused');
+  const { port } = new URL(server.url);
+  const rebound = await new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: '/', headers: { Host: `rebound.example:${port}` } }, (r) => { r.resume(); resolve(r.statusCode); })
+      .on('error', reject).end();
+  });
+  assert.equal(rebound, 421, 'a DNS-rebound Host is refused');
   // And the page's own origin works (the compose test signed through it).
   const ok = await post({ Origin: server.url, 'Herald-Token': token });
   assert.equal(ok.status, 200);
