@@ -1,7 +1,7 @@
 // The inspector page: inputs in, verdicts from the WebAssembly verifier,
 // the DAG, a virtualised list, the selected node's panel, search.
 import { loadVerifier } from './verifier.js';
-import { draw, links, visible, MAX_DRAWN } from './graph.js';
+import { draw, links, visible } from './graph.js';
 import { initCompose } from './compose.js';
 
 const $ = (id) => document.getElementById(id);
@@ -44,7 +44,9 @@ export function decodeText(text) {
   return null;
 }
 
-const isKeyringText = (text) => /^\s*(#.*\n\s*)*sigil:\S+\s+ed25519\s+[0-9a-f]{64}/.test(text);
+// Keyring text (CLI.md): comment lines, then `sigil:… ed25519 HEX [label]`
+// lines; a bad line is reported by the verifier, as `--keyring` does.
+const isKeyringText = (text) => /^\s*(#.*\n\s*)*sigil:/.test(text);
 
 async function addFiles(files) {
   for (const file of files) {

@@ -199,6 +199,18 @@ await test('a bundle shows its inclusion proofs with their signed tree heads', a
   assert.match(rows[1], /sigil:\S+\d+\d+, [0-9a-f]{12}…, \d{4}-\d\d-\d\dT.*valid/);
 });
 
+await test('a bad keyring line and bytes that are not envelopes are named, not guessed', async () => {
+  writeFileSync(join(tmp, 'bad.pub'), 'sigil:uvagxudvnp5j62yx4vlbbq6tm4 ed25519 00\n');
+  writeFileSync(join(tmp, 'junk.bin'), Buffer.from([0xff, 0x00, 0x13]));
+  await page.click('#clear');
+  await loadFiles([join(tmp, 'bad.pub'), join(tmp, 'junk.bin')]);
+  assert.match(await page.textContent('#messages'), /keyring bad\.pub:1: the key must be 64 lowercase hex characters/);
+  const statuses = await nodes().evaluateAll((els) => els.map((e) => e.dataset.status));
+  assert.deepEqual(statuses, ['invalid']);
+  await nodes().first().click();
+  assert.equal(await page.getAttribute('[data-testid=reasons] .reason', 'data-code'), 'malformed');
+});
+
 await test(`${BIG} envelopes load and verify in the page in under 3 s and stay responsive`, async () => {
   const t0 = Date.now();
   await loadFiles([join(big, 'trace.cbor'), join(big, 'keyring')]);
