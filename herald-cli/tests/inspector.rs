@@ -200,3 +200,31 @@ fn export_site_writes_the_static_inspector() {
             .contains("## P11.")
     );
 }
+
+#[cfg(unix)]
+#[test]
+fn sigterm_stops_the_server_cleanly() {
+    let tmp = tempfile::tempdir().unwrap();
+    let mut server = serve(tmp.path(), &[]);
+    assert_eq!(get(&server.1, "/", &[]).0, 200);
+    let pid = server.0.id().to_string();
+    assert!(
+        Command::new("kill")
+            .args(["-TERM", &pid])
+            .status()
+            .unwrap()
+            .success()
+    );
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = server.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "still running 10 s after SIGTERM"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status}");
+}

@@ -19,7 +19,10 @@ pub(crate) const TOKEN_HEADER: &str = "herald-token";
 /// The addresses a request may be made to.
 #[derive(Debug, Clone)]
 pub(crate) struct Guard {
-    hosts: Vec<String>,
+    /// The `Host` values accepted; `None` on a non-loopback address, whose
+    /// name this server cannot know (and which no rebinding is needed to
+    /// reach). A server that holds a key is always on loopback.
+    hosts: Option<Vec<String>>,
     token: String,
 }
 
@@ -30,15 +33,16 @@ impl Guard {
     /// The guard of a server bound to `addr`, with `token`.
     pub(crate) fn new(addr: std::net::SocketAddr, token: String) -> Self {
         let port = addr.port();
-        let mut hosts = vec![addr.to_string()];
-        if addr.ip().is_loopback() {
-            hosts.extend([
+        let hosts = addr.ip().is_loopback().then(|| {
+            let mut hosts = vec![
+                addr.to_string(),
                 format!("127.0.0.1:{port}"),
                 format!("localhost:{port}"),
                 format!("[::1]:{port}"),
-            ]);
-        }
-        hosts.dedup();
+            ];
+            hosts.dedup();
+            hosts
+        });
         Self { hosts, token }
     }
 
@@ -52,7 +56,9 @@ impl Guard {
         let text = |name: &str| headers.get(name).and_then(|v| v.to_str().ok());
         let host =
             text(header::HOST.as_str()).ok_or((StatusCode::BAD_REQUEST, "no Host header"))?;
-        if !self.hosts.iter().any(|h| h.eq_ignore_ascii_case(host)) {
+        if let Some(hosts) = &self.hosts
+            && !hosts.iter().any(|h| h.eq_ignore_ascii_case(host))
+        {
             return Err((
                 StatusCode::MISDIRECTED_REQUEST,
                 "this server answers only for its own address",
@@ -73,9 +79,10 @@ impl Guard {
         if method == Method::POST {
             let origin =
                 text(header::ORIGIN.as_str()).ok_or((StatusCode::FORBIDDEN, "no Origin header"))?;
+            // The page's own origin is the host it was loaded from.
             let own = origin
                 .strip_prefix("http://")
-                .is_some_and(|o| self.hosts.iter().any(|h| h.eq_ignore_ascii_case(o)));
+                .is_some_and(|o| o.eq_ignore_ascii_case(host));
             if !own {
                 return Err((StatusCode::FORBIDDEN, "cross-origin requests are refused"));
             }
@@ -155,6 +162,23 @@ mod tests {
         let mut h = headers(&OK_POST);
         h.insert("sec-fetch-site", HeaderValue::from_static("cross-site"));
         assert!(guard().check(&Method::POST, "/api/sign", &h).is_err());
+    }
+
+    #[test]
+    fn an_origin_is_the_host_the_page_came_from() {
+        let mut h = headers(&OK_POST);
+        h.insert("host", HeaderValue::from_static("localhost:8471"));
+        assert!(guard().check(&Method::POST, "/api/sign", &h).is_err());
+        h.insert("origin", HeaderValue::from_static("http://localhost:8471"));
+        assert_eq!(guard().check(&Method::POST, "/api/sign", &h), Ok(()));
+    }
+
+    #[test]
+    fn off_loopback_any_host_but_still_the_token() {
+        let g = Guard::new("0.0.0.0:8471".parse().unwrap(), "t0ken".into());
+        let h = headers(&[("host", "inspector.example:8471")]);
+        assert_eq!(g.check(&Method::GET, "/", &h), Ok(()));
+        assert!(g.check(&Method::GET, "/api/session", &h).is_err());
     }
 
     #[test]
