@@ -256,6 +256,41 @@ async function composeAndSend(conduitUrl, text) {
   return parent;
 }
 
+await test('the spec link opens PROFILE.md at its section', async () => {
+  const spec = await browser.newPage();
+  await spec.goto(`${server.url}/spec.html#P4`);
+  await spec.waitForSelector('section#P4.target');
+  assert.match(await spec.textContent('section#P4'), /^## P4\. Canonical body, id, and the genesis rule/);
+  await spec.close();
+});
+
+await test('--export-site: the static copy verifies dropped files and cannot sign', async () => {
+  const site = join(tmp, 'site');
+  assert.equal(spawnSync(opts.herald, ['inspect', '--export-site', site]).status, 0);
+  const types = { html: 'text/html', js: 'text/javascript', css: 'text/css', wasm: 'application/wasm', md: 'text/markdown' };
+  const host = createServer((req, res) => {
+    const path = join(site, decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/$/, '/index.html'));
+    if (!path.startsWith(site)) { res.writeHead(403).end(); return; }
+    try {
+      const body = readFileSync(path);
+      res.writeHead(200, { 'Content-Type': types[path.split('.').pop()] ?? 'application/octet-stream' });
+      res.end(body);
+    } catch { res.writeHead(404).end(); }
+  });
+  await new Promise((r) => host.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise((r) => host.close(r)));
+  const staticPage = await browser.newPage();
+  await staticPage.goto(`http://127.0.0.1:${host.address().port}/`);
+  await staticPage.waitForSelector('body[data-ready="true"]');
+  assert.equal(await staticPage.locator('[data-testid=node]').count(), 0, 'nothing preloaded');
+  await staticPage.setInputFiles('#files', [join(demo, 'tampered.cbor'), join(demo, 'keyring')]);
+  await staticPage.waitForFunction(() => document.body.dataset.verified === '6');
+  assert.equal((await staticPage.textContent('#badge')).trim(), '5 valid · 0 partial · 1 invalid');
+  assert.ok(await staticPage.isDisabled('#c-sign'));
+  assert.match(await staticPage.textContent('#signer'), /static page: it verifies, but cannot sign/);
+  await staticPage.close();
+});
+
 await test('compose, sign by the server, send to a conduit, see the receipt', async () => {
   await loadFiles([join(demo, 'trace.cbor'), join(demo, 'keyring'), join(tmp, 'conduit.pub')]);
   const parent = await composeAndSend(relay, 'sent from the inspector');
