@@ -73,7 +73,12 @@ fn serve_hands_the_page_its_files_behind_the_host_and_token_checks() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     herald(d, &["demo", "--dir", "."]).expect(0);
-    let server = serve(d, &["trace.cbor", "--keyring", "keyring"]);
+    std::fs::create_dir(d.join("keys")).unwrap();
+    std::fs::copy(d.join("carol.pub"), d.join("keys/carol.pub")).unwrap();
+    let server = serve(
+        d,
+        &["trace.cbor", "--keyring", "keyring", "--keyring", "keys"],
+    );
     let addr = server.1.as_str();
 
     let (status, page) = get(addr, "/", &[]);
@@ -101,12 +106,15 @@ fn serve_hands_the_page_its_files_behind_the_host_and_token_checks() {
     assert_eq!(status, 200);
     let session: serde_json::Value = serde_json::from_slice(&session).unwrap();
     assert_eq!(session["inputs"], serde_json::json!(["trace.cbor"]));
+    let ring = session["keyrings"][0]["text"].as_str().unwrap();
+    assert_eq!(ring.lines().count(), 3, "{ring}");
     assert!(
-        session["keyrings"][0]["text"]
-            .as_str()
-            .unwrap()
-            .contains("alice")
+        ring.lines().any(|l| l.ends_with(" alice")),
+        "labels kept: {ring}"
     );
+    let dir = session["keyrings"][1]["text"].as_str().unwrap();
+    let carol = std::fs::read_to_string(d.join("carol.pub")).unwrap();
+    assert_eq!(dir.trim(), carol.trim(), "a directory's keys");
     assert_eq!(session["signer"], serde_json::Value::Null);
     let (status, bytes) = get(addr, "/api/input/0", &[("Herald-Token", token)]);
     assert_eq!(status, 200);
@@ -155,6 +163,20 @@ fn a_key_is_served_on_loopback_only_and_bad_input_is_a_clear_error() {
         2,
         "FILEs, --serve or --export-site"
     );
+    // A key file named as a FILE or a keyring is never handed to the page.
+    let secret = std::fs::read_to_string(d.join("alice.key")).unwrap();
+    let secret = secret.lines().last().unwrap().to_owned();
+    for args in [&["alice.key"][..], &["--keyring", "alice.key"]] {
+        let mut all = vec!["inspect", "--serve", "--listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let run = herald(d, &all);
+        assert_eq!(run.code, 2);
+        assert!(run.stderr.contains("alice.key"), "{}", run.stderr);
+        assert!(!run.stderr.contains(&secret), "{}", run.stderr);
+        if args.len() == 1 {
+            assert!(run.stderr.contains("a secret key file"), "{}", run.stderr);
+        }
+    }
     assert_eq!(
         herald(d, &["inspect", "--listen", "127.0.0.1:0", "trace.cbor"]).code,
         2

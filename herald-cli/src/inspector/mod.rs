@@ -23,6 +23,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use herald_core::{SigilForm, SigningKey};
+use herald_verify::keyring::{key_line, labelled_key_line};
 
 use crate::error::CliError;
 use crate::{input, keyfile};
@@ -65,16 +66,29 @@ pub(crate) fn serve(opts: &ServeOptions<'_>) -> Result<ExitCode, CliError> {
     let inputs = opts
         .files
         .iter()
-        .map(|p| Ok((input::display_name(p), input::read_envelopes(p)?)))
+        .map(|p| {
+            Ok((
+                input::display_name(p),
+                not_a_key(p, input::read_envelopes(p)?)?,
+            ))
+        })
         .collect::<Result<Vec<_>, CliError>>()?;
+    // Each keyring (a file or a directory of *.pub) is loaded as `herald
+    // verify --keyring` loads it (a bad line stops the command) and handed
+    // to the page as keyring text written from the keys loaded, never as
+    // the bytes of the files named.
     let keyrings = opts
         .keyrings
         .iter()
         .map(|p| {
-            crate::commands::verify::load_keyrings(std::slice::from_ref(p))?;
-            let bytes = input::read(p)?;
-            let text = String::from_utf8(bytes)
-                .map_err(|_| CliError::new(format!("{}: not UTF-8 text", p.display())))?;
+            let ring = crate::commands::verify::load_keyrings(std::slice::from_ref(p))?;
+            let text: String = ring
+                .keys()
+                .map(|key| match ring.label(&key) {
+                    Some(label) => labelled_key_line(&key, label) + "\n",
+                    None => key_line(&key) + "\n",
+                })
+                .collect();
             Ok((input::display_name(p), text))
         })
         .collect::<Result<Vec<_>, CliError>>()?;
@@ -148,6 +162,18 @@ fn stop_signal() -> impl std::future::Future<Output = ()> {
     async {
         let _ = tokio::signal::ctrl_c().await;
     }
+}
+
+/// `bytes`, unless they are a secret key file: what the page is given it
+/// shows, so a key named as a FILE or keyring by mistake never reaches it.
+fn not_a_key(path: &Path, bytes: Vec<u8>) -> Result<Vec<u8>, CliError> {
+    if keyfile::is_key_file(&bytes) {
+        return Err(CliError::new(format!(
+            "{}: a secret key file; the page is never given one (sign with --key)",
+            input::display_name(path)
+        )));
+    }
+    Ok(bytes)
 }
 
 /// 32 random bytes, hex: the per-run token of the `/api/` endpoints.
