@@ -25,6 +25,12 @@ const { values: opts } = parseArgs({
 });
 assert.ok(opts.herald && opts['trace-writer'], 'usage: e2e.mjs --herald PATH --trace-writer PATH [--screenshot PNG]');
 
+// Every process started here is killed when this one exits, however it
+// exits; the whole run is bounded.
+const children = [];
+process.on('exit', () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+setTimeout(() => { console.error('FAIL the inspector tests took over 5 minutes'); process.exit(1); }, 300_000).unref();
+
 const tmp = mkdtempSync(join(tmpdir(), 'herald-inspector-'));
 const cleanups = [() => rmSync(tmp, { recursive: true, force: true })];
 const timings = {};
@@ -44,6 +50,7 @@ async function test(name, body) {
 /** Start `herald inspect --serve ARGS`; its URL, output and a stop function. */
 async function serve(args) {
   const child = spawn(opts.herald, ['inspect', '--serve', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
   const log = { out: '', err: '' };
   child.stderr.on('data', (d) => { log.err += d; });
   const url = await new Promise((resolve, reject) => {
@@ -88,6 +95,7 @@ assert.equal(wrote.status, 0, wrote.stderr);
 assert.equal(spawnSync(opts.herald, ['keygen', '--output', join(tmp, 'conduit')]).status, 0);
 async function conduit(args) {
   const child = spawn(opts.herald, ['conduit', 'serve', '--key', join(tmp, 'conduit.key'), '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
   let out = '';
   let err = '';
   child.stderr.on('data', (d) => { err += d; });
