@@ -42,6 +42,7 @@ use crate::commands::man::ManArgs;
 use crate::commands::new::NewArgs;
 use crate::commands::reply::ReplyArgs;
 use crate::commands::verify::VerifyArgs;
+use crate::commands::witness::WitnessArgs;
 
 /// Create, co-sign, inspect and verify HERALD v0.2 signed envelopes.
 #[derive(Parser, Debug)]
@@ -90,6 +91,8 @@ enum Command {
     Man(ManArgs),
     /// An append-only audit log: signed tree heads, inclusion and consistency proofs (P9)
     Log(LogArgs),
+    /// A C2SP tlog-witness: cosign the checkpoints of the logs it knows (CONDUIT.md)
+    Witness(WitnessArgs),
     /// The reference conduit: pass-through, relay and notary over HTTP (CONDUIT.md)
     Conduit(ConduitArgs),
     /// A conduit client: post, follow the inbox, verify each arrival, reply
@@ -138,6 +141,7 @@ fn main() -> ExitCode {
         Command::Completions(a) => commands::completions::run(&a),
         Command::Man(a) => commands::man::run(&a),
         Command::Log(a) => commands::log::run(a.command),
+        Command::Witness(a) => commands::witness::run(a),
         Command::Conduit(a) => commands::conduit::run(a),
         Command::Agent(a) => commands::agent::run(&a),
     };

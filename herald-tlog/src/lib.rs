@@ -1,24 +1,45 @@
-//! C2SP transparency-log formats for HERALD audit logs (issue 17; spec
-//! §5.3): the forms Go's checksum database, Sigstore, Tessera and sigsum
-//! speak, so their witnesses and monitors can watch a HERALD log and HERALD
-//! verifiers can use theirs.
+//! The HERALD audit log (PROFILE P9) in the formats of the transparency-log
+//! ecosystem, so existing witnesses and monitors can watch it and HERALD
+//! verifiers can use theirs:
 //!
-//! - [`note`]: C2SP signed-note v1 — text, Ed25519 signature lines, key
-//!   ids and the verifier-key text form;
-//! - [`checkpoint`]: C2SP tlog-checkpoint v1 — origin, size and RFC 6962
-//!   root as a note body;
-//! - [`tiles`]: C2SP tlog-tiles — tile paths, hash tiles and entry
-//!   bundles, and a tree rebuilt from them.
+//! - [`note`]: C2SP signed-note v1.0.0: parse, sign, verify; Ed25519 key
+//!   ids and the verifier-key text form.
+//! - [`checkpoint`]: C2SP tlog-checkpoint v1.0.0.
+//! - [`cosignature`]: C2SP tlog-cosignature v1 (signature type 0x04).
+//! - [`tile`]: C2SP tlog-tiles paths, hash tiles and entry bundles;
+//!   [`tiles`]: the writer (a log's tiles for its current size) and the
+//!   reader (roots and proofs from tiles and a checkpoint alone).
+//! - [`policy`]: C2SP tlog-policy files and quorum evaluation.
+//! - [`evidence`]: split-view evidence, checked offline.
+//! - [`log`]: a P9 file log ([`herald_verify::Log`]) as a checkpoint and
+//!   tiles: what a server publishes, as a function of the log directory.
 //!
-//! A note can never be mistaken for a P9 signed tree head, although one log
-//! key signs both: the P9 message starts with the STH domain tag, whose
-//! bytes are not UTF-8 text without control characters, and a note body is
-//! exactly such text ending in a newline ([`note`]).
+//! The Merkle tree is [`herald_verify::merkle`] (RFC 9162); nothing here
+//! hashes a tree a second way.
+//!
+//! **Why a note never collides with a P9 STH.** The log key signs two kinds
+//! of message. A P9 STH message is `herald.sth.v1` followed by the P1 CBOR
+//! map `{log, size, root, ts}`: its 14th byte is the CBOR map header `0xa4`,
+//! which is not valid UTF-8 (a continuation byte cannot start a character).
+//! A signed note's text must be valid UTF-8 with no control character other
+//! than newline (C2SP signed-note), and [`note::Note::new`] and
+//! [`note::Note::parse`] enforce that before anything is signed or
+//! verified. So no byte string is both, and a signature on one can never be
+//! replayed as a signature on the other. Cosignatures are by witness keys,
+//! start with `cosignature/v1\n`, and use signature type 0x04 in their key
+//! id, so they too are apart.
 #![forbid(unsafe_code)]
 
 pub mod checkpoint;
+pub mod cosignature;
+pub mod evidence;
+pub mod log;
 pub mod note;
+pub mod policy;
+pub mod tile;
 pub mod tiles;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
-pub use note::{Note, NoteError, Signature, Verifier};
+pub use note::{Note, NoteError, NoteSignature, NoteVerifier, VerifierKeyError};
+pub use policy::{Policy, PolicyError};
+pub use tile::{TileId, TileKind};

@@ -1,197 +1,330 @@
-//! C2SP tlog-tiles: a log as static files. Level-`L` hash tiles hold up to
-//! 256 consecutive node hashes of that level, entry bundles up to 256
-//! entries, each a big-endian `u16` length then its bytes; a tile that is
-//! not yet full is a partial tile `<path>.p/<width>`. The index in a path
-//! is written in groups of three digits, each but the last prefixed `x`
-//! (`1234067` → `x001/x234/067`).
+//! The two sides of C2SP tlog-tiles over an RFC 9162 tree:
+//!
+//! - writing: [`hash_tile`] gives a hash tile's bytes from a
+//!   [`Tree`] (entry bundles come from the log's leaves, see
+//!   [`crate::log`]);
+//! - reading: [`TileReader`] rebuilds roots and builds inclusion and
+//!   consistency proofs from fetched tiles and a checkpoint alone, through
+//!   [`herald_verify::merkle::subtrees`], and checks each result against
+//!   the checkpoint before handing it out (fail closed: a wrong tile gives
+//!   an error, never a wrong answer).
 
+use core::cell::RefCell;
 use core::fmt;
+use std::collections::BTreeMap;
 
-use herald_verify::merkle::{Hash, Tree, leaf_hash};
+use herald_verify::merkle::{
+    HASH_LEN, Hash, ProofError, Subtrees, Tree, leaf_hash, root_from_leaves, subtrees,
+    verify_consistency, verify_inclusion,
+};
 
-/// Hashes or entries in a full tile.
-pub const WIDTH: u64 = 256;
+use crate::checkpoint::Checkpoint;
+use crate::tile::{
+    BundleError, FULL_WIDTH, MAX_LEVEL, TILE_HEIGHT, TileId, TileKind, decode_bundle,
+};
 
-/// A tile could not be read.
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum TileError {
-    /// A hash tile's length is not a multiple of 32 from 32 to 8 192.
-    HashTile {
-        /// Its length.
-        len: usize,
-    },
-    /// An entry bundle ends inside an entry, at this byte offset.
-    Truncated {
-        /// The offset of the entry that does not fit.
-        offset: usize,
-    },
-    /// More than 256 entries in one bundle.
-    TooManyEntries,
-    /// An entry longer than 65 535 bytes cannot be in a bundle.
-    EntryTooLong {
-        /// Its length.
-        len: usize,
-    },
-    /// A tile's width disagrees with the tree's size.
-    Width {
-        /// The width the size calls for.
-        expected: u64,
-        /// The width found.
-        found: u64,
-    },
+/// The bytes of hash tile `id` of `tree`: its hashes concatenated
+/// (tlog-tiles "Merkle Tree tiles"); `None` when `tree` does not hold every
+/// hash of it (a full tile of a tree too small, or an entry bundle).
+#[must_use]
+pub fn hash_tile(tree: &Tree, id: TileId) -> Option<Vec<u8>> {
+    let TileKind::Hash(_) = id.kind() else {
+        return None;
+    };
+    let first = id.index().checked_mul(u64::from(FULL_WIDTH))?;
+    let mut out = Vec::with_capacity(usize::from(id.width()) * HASH_LEN);
+    for i in 0..u64::from(id.width()) {
+        out.extend_from_slice(&tree.node(id.tree_level(), first + i)?);
+    }
+    Some(out)
 }
 
-impl fmt::Display for TileError {
+/// A tile could not be fetched.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FetchError {
+    /// The tile path (or `checkpoint`).
+    pub path: String,
+    /// Why: an I/O error, an HTTP status.
+    pub reason: String,
+}
+
+impl fmt::Display for FetchError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "fetching {}: {}", self.path, self.reason)
+    }
+}
+
+impl std::error::Error for FetchError {}
+
+/// Where a [`TileReader`] gets tiles: a directory, an HTTP server.
+pub trait Fetch {
+    /// The bytes at `path` (relative to the log's prefix).
+    fn fetch(&self, path: &str) -> Result<Vec<u8>, FetchError>;
+}
+
+impl<F: Fn(&str) -> Result<Vec<u8>, FetchError>> Fetch for F {
+    fn fetch(&self, path: &str) -> Result<Vec<u8>, FetchError> {
+        self(path)
+    }
+}
+
+/// Reading a log from tiles failed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReadError {
+    /// A tile could not be fetched.
+    Fetch(FetchError),
+    /// A hash tile is not `width · 32` bytes.
+    TileLength {
+        /// The tile path.
+        path: String,
+        /// Its length.
+        got: usize,
+        /// `width · 32`.
+        expected: usize,
+    },
+    /// An entry bundle does not decode, or holds the wrong number of entries.
+    Bundle {
+        /// The bundle path.
+        path: String,
+        /// What is wrong.
+        error: BundleError,
+    },
+    /// An entry's hash is not the level-0 tile's hash at its index.
+    EntryMismatch {
+        /// The entry index.
+        index: u64,
+    },
+    /// The tiles do not hash to the checkpoint's root.
+    RootMismatch {
+        /// The tree size.
+        size: u64,
+    },
+    /// A proof-shape error (index or size out of range).
+    Proof(ProofError),
+}
+
+impl fmt::Display for ReadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::HashTile { len } => write!(
+            ReadError::Fetch(e) => e.fmt(f),
+            ReadError::TileLength {
+                path,
+                got,
+                expected,
+            } => write!(f, "tile {path} is {got} bytes, expected {expected}"),
+            ReadError::Bundle { path, error } => write!(f, "{path}: {error}"),
+            ReadError::EntryMismatch { index } => write!(
                 f,
-                "a hash tile of {len} bytes (32 to 8 192, a multiple of 32)"
+                "entry {index} does not hash to the level-0 tile's leaf hash"
             ),
-            Self::Truncated { offset } => {
-                write!(f, "an entry bundle ends inside the entry at byte {offset}")
-            }
-            Self::TooManyEntries => f.write_str("an entry bundle holds more than 256 entries"),
-            Self::EntryTooLong { len } => {
-                write!(f, "an entry of {len} bytes (a bundle holds at most 65 535)")
-            }
-            Self::Width { expected, found } => {
-                write!(
-                    f,
-                    "a tile of width {found} where the tree's size calls for {expected}"
-                )
-            }
+            ReadError::RootMismatch { size } => write!(
+                f,
+                "the tiles do not hash to the checkpoint's root at size {size}"
+            ),
+            ReadError::Proof(e) => write!(f, "proof: {e}"),
         }
     }
 }
 
-impl std::error::Error for TileError {}
+impl std::error::Error for ReadError {}
 
-/// The path form of tile index `n`.
-pub fn index_path(n: u64) -> String {
-    let digits = std::format!("{n}");
-    let padded = std::format!("{}{digits}", "0".repeat((3 - digits.len() % 3) % 3));
-    let groups: Vec<&str> = padded
-        .as_bytes()
-        .chunks(3)
-        .map(|g| core::str::from_utf8(g).unwrap_or("000"))
-        .collect();
-    let last = groups.len() - 1;
-    groups
-        .iter()
-        .enumerate()
-        .map(|(i, g)| {
-            if i < last {
-                std::format!("x{g}")
-            } else {
-                (*g).to_string()
-            }
-        })
-        .collect::<Vec<_>>()
-        .join("/")
-}
-
-/// The path of the level-`level` hash tile `n` of width `width` (256: full).
-pub fn tile_path(level: u8, n: u64, width: u64) -> String {
-    partial(std::format!("tile/{level}/{}", index_path(n)), width)
-}
-
-/// The path of entry bundle `n` of width `width` (256: full).
-pub fn entries_path(n: u64, width: u64) -> String {
-    partial(std::format!("tile/entries/{}", index_path(n)), width)
-}
-
-fn partial(path: String, width: u64) -> String {
-    if width < WIDTH {
-        std::format!("{path}.p/{width}")
-    } else {
-        path
+impl From<ProofError> for ReadError {
+    fn from(e: ProofError) -> Self {
+        ReadError::Proof(e)
     }
 }
 
-/// The hashes of a hash tile.
-pub fn hashes(tile: &[u8]) -> Result<Vec<Hash>, TileError> {
-    if tile.is_empty() || !tile.len().is_multiple_of(32) || tile.len() as u64 > 32 * WIDTH {
-        return Err(TileError::HashTile { len: tile.len() });
+impl From<FetchError> for ReadError {
+    fn from(e: FetchError) -> Self {
+        ReadError::Fetch(e)
     }
-    Ok(tile
-        .chunks_exact(32)
-        .filter_map(|c| Hash::try_from(c).ok())
-        .collect())
 }
 
-/// The entries of an entry bundle.
-pub fn entries(bundle: &[u8]) -> Result<Vec<&[u8]>, TileError> {
-    let mut out = Vec::new();
-    let mut at = 0;
-    while at < bundle.len() {
-        let len = bundle
-            .get(at..at + 2)
-            .map(|l| usize::from(u16::from_be_bytes([l[0], l[1]])))
-            .ok_or(TileError::Truncated { offset: at })?;
-        let entry = bundle
-            .get(at + 2..at + 2 + len)
-            .ok_or(TileError::Truncated { offset: at })?;
-        out.push(entry);
-        if out.len() as u64 > WIDTH {
-            return Err(TileError::TooManyEntries);
-        }
-        at += 2 + len;
-    }
-    Ok(out)
-}
-
-/// An entry bundle of `entries` (each at most 65 535 bytes).
-pub fn bundle(entries: &[&[u8]]) -> Result<Vec<u8>, TileError> {
-    let mut out = Vec::new();
-    for e in entries {
-        let len = u16::try_from(e.len()).map_err(|_| TileError::EntryTooLong { len: e.len() })?;
-        out.extend_from_slice(&len.to_be_bytes());
-        out.extend_from_slice(e);
-    }
-    Ok(out)
-}
-
-/// The widths of the level-0 tiles of a tree of `size` leaves: full tiles,
-/// then a partial one for the rest.
-pub fn level0_widths(size: u64) -> impl Iterator<Item = (u64, u64)> {
-    (0..size.div_ceil(WIDTH)).map(move |n| (n, (size - n * WIDTH).min(WIDTH)))
-}
-
-/// The tree of `size` leaves read from its level-0 tiles: `fetch(path)`
-/// returns a tile's bytes. Every tile's width must be what the size calls
-/// for.
-pub fn tree_from_tiles<E: From<TileError>>(
+/// A log read through its tiles, bound to one checkpoint whose root the
+/// tiles were checked against (tlog-tiles "Client behavior").
+pub struct TileReader<F> {
+    fetch: F,
     size: u64,
-    mut fetch: impl FnMut(&str) -> Result<Vec<u8>, E>,
-) -> Result<Tree, E> {
-    let mut leaves = Vec::new();
-    for (n, width) in level0_widths(size) {
-        let tile = hashes(&fetch(&tile_path(0, n, width))?)?;
-        if tile.len() as u64 != width {
-            return Err(TileError::Width {
-                expected: width,
-                found: tile.len() as u64,
+    root: Hash,
+    hashes: RefCell<BTreeMap<TileId, Vec<Hash>>>,
+}
+
+impl<F: Fetch> TileReader<F> {
+    /// A reader for the tree of `checkpoint`; fetches the tiles of its
+    /// right edge and checks that they hash to its root.
+    pub fn new(fetch: F, checkpoint: &Checkpoint) -> Result<Self, ReadError> {
+        let reader = TileReader {
+            fetch,
+            size: checkpoint.size(),
+            root: *checkpoint.root(),
+            hashes: RefCell::new(BTreeMap::new()),
+        };
+        if subtrees::root_at(&reader, reader.size)? != reader.root {
+            return Err(ReadError::RootMismatch { size: reader.size });
+        }
+        Ok(reader)
+    }
+
+    /// The tree size.
+    #[must_use]
+    pub fn size(&self) -> u64 {
+        self.size
+    }
+
+    /// The root, checked against the tiles.
+    #[must_use]
+    pub fn root(&self) -> &Hash {
+        &self.root
+    }
+
+    /// The root the tree had at `size ≤ self.size()`, from tiles.
+    pub fn root_at(&self, size: u64) -> Result<Hash, ReadError> {
+        self.check_size(size)?;
+        subtrees::root_at(self, size)
+    }
+
+    /// The leaf hash of entry `index`, with its inclusion proof verified
+    /// against the checkpoint.
+    pub fn leaf_hash(&self, index: u64) -> Result<Hash, ReadError> {
+        self.inclusion_proof(index)?;
+        self.subtree(0, index)
+    }
+
+    /// The inclusion proof of entry `index` in the checkpoint's tree (RFC
+    /// 9162 §2.1.3.1), verified against its root.
+    pub fn inclusion_proof(&self, index: u64) -> Result<Vec<Hash>, ReadError> {
+        let path = subtrees::inclusion_proof(self, index, self.size)?;
+        let leaf = self.subtree(0, index)?;
+        verify_inclusion(&leaf, index, self.size, &path, &self.root)
+            .map_err(|_| ReadError::RootMismatch { size: self.size })?;
+        Ok(path)
+    }
+
+    /// The consistency proof from the tree of `older` to this one (RFC
+    /// 9162 §2.1.4.1), verified against both roots.
+    pub fn consistency_proof(&self, older: &Checkpoint) -> Result<Vec<Hash>, ReadError> {
+        let (root, proof) = self.prefix_proof(older.size())?;
+        if root != *older.root() {
+            return Err(ProofError::RootMismatch.into());
+        }
+        Ok(proof)
+    }
+
+    /// This tree's root at `size` (`0 < size ≤ self.size()`) and the
+    /// consistency proof from there to this tree, verified against this
+    /// checkpoint's root: the root the tree must have had at `size`, for
+    /// comparing with another checkpoint of that size (split-view evidence).
+    pub fn prefix_proof(&self, size: u64) -> Result<(Hash, Vec<Hash>), ReadError> {
+        self.check_size(size)?;
+        let root = subtrees::root_at(self, size)?;
+        let proof = subtrees::consistency_proof(self, size, self.size)?;
+        verify_consistency(size, self.size, &proof, &root, &self.root)
+            .map_err(|_| ReadError::RootMismatch { size: self.size })?;
+        Ok((root, proof))
+    }
+
+    /// The entries of bundle `index` (up to 256), each checked against the
+    /// leaf hash the level-0 tile holds for it.
+    pub fn entries(&self, index: u64) -> Result<Vec<Vec<u8>>, ReadError> {
+        let id = TileId::at_size(TileKind::Entries, index, self.size).ok_or(
+            ProofError::IndexOutOfRange {
+                index: index.saturating_mul(u64::from(FULL_WIDTH)),
+                size: self.size,
+            },
+        )?;
+        let path = id.path();
+        let bytes = self.fetch.fetch(&path)?;
+        let entries = decode_bundle(&bytes).map_err(|error| ReadError::Bundle {
+            path: path.clone(),
+            error,
+        })?;
+        if entries.len() != usize::from(id.width()) {
+            return Err(ReadError::Bundle {
+                path,
+                error: BundleError::Count {
+                    got: entries.len(),
+                    expected: usize::from(id.width()),
+                },
+            });
+        }
+        let first = index * u64::from(FULL_WIDTH);
+        let mut out = Vec::with_capacity(entries.len());
+        for (i, entry) in (first..).zip(entries) {
+            if leaf_hash(entry) != self.subtree(0, i)? {
+                return Err(ReadError::EntryMismatch { index: i });
+            }
+            out.push(entry.to_vec());
+        }
+        Ok(out)
+    }
+
+    fn check_size(&self, size: u64) -> Result<(), ReadError> {
+        if size > self.size {
+            return Err(ProofError::SizeBeyondTree {
+                size,
+                len: self.size,
             }
             .into());
         }
-        leaves.extend(tile);
+        Ok(())
     }
-    Ok(Tree::from_leaf_hashes(leaves))
+
+    /// The hashes of hash tile `id`, fetched once.
+    fn tile_hashes(&self, id: TileId) -> Result<Vec<Hash>, ReadError> {
+        if let Some(h) = self.hashes.borrow().get(&id) {
+            return Ok(h.clone());
+        }
+        let path = id.path();
+        let bytes = self.fetch.fetch(&path)?;
+        let expected = usize::from(id.width()) * HASH_LEN;
+        if bytes.len() != expected {
+            return Err(ReadError::TileLength {
+                path,
+                got: bytes.len(),
+                expected,
+            });
+        }
+        let hashes: Vec<Hash> = bytes
+            .chunks_exact(HASH_LEN)
+            .filter_map(|c| c.try_into().ok())
+            .collect();
+        self.hashes.borrow_mut().insert(id, hashes.clone());
+        Ok(hashes)
+    }
 }
 
-/// The level-0 tiles of `entries` (each an RFC 6962 leaf): `(path, bytes)`
-/// of every hash tile and entry bundle, for a static tree.
-pub fn level0_tiles(entries: &[&[u8]]) -> Result<Vec<(String, Vec<u8>)>, TileError> {
-    let size = entries.len() as u64;
-    let mut out = Vec::new();
-    for (n, width) in level0_widths(size) {
-        let start = usize::try_from(n * WIDTH).unwrap_or(usize::MAX);
-        let chunk = &entries[start..start + usize::try_from(width).unwrap_or(0)];
-        let hashes: Vec<u8> = chunk.iter().flat_map(|e| leaf_hash(e)).collect();
-        out.push((tile_path(0, n, width), hashes));
-        out.push((entries_path(n, width), bundle(chunk)?));
+impl<F: Fetch> Subtrees for TileReader<F> {
+    type Error = ReadError;
+
+    /// Node `index` of tree level `level` from the hash tile of level
+    /// `⌊level/8⌋` that holds its `2^(level mod 8)` descendants there.
+    fn subtree(&self, level: u32, index: u64) -> Result<Hash, ReadError> {
+        let beyond = ProofError::SizeBeyondTree {
+            size: index
+                .saturating_add(1)
+                .checked_shl(level)
+                .unwrap_or(u64::MAX),
+            len: self.size,
+        };
+        let tile_level = u8::try_from(level / TILE_HEIGHT)
+            .ok()
+            .filter(|l| *l <= MAX_LEVEL)
+            .ok_or(beyond)?;
+        let rise = level % TILE_HEIGHT;
+        let first = index.checked_shl(rise).ok_or(beyond)?;
+        let count = 1u64 << rise;
+        let tile = TileId::at_size(TileKind::Hash(tile_level), first >> TILE_HEIGHT, self.size)
+            .ok_or(beyond)?;
+        let offset = first & u64::from(FULL_WIDTH - 1);
+        if offset + count > u64::from(tile.width()) {
+            return Err(beyond.into());
+        }
+        let hashes = self.tile_hashes(tile)?;
+        let lo = usize::try_from(offset).map_err(|_| beyond)?;
+        let hi = usize::try_from(offset + count).map_err(|_| beyond)?;
+        let span = hashes.get(lo..hi).ok_or(beyond)?;
+        // 2^rise hashes of a complete subtree: its MTH is its root.
+        Ok(root_from_leaves(span))
     }
-    Ok(out)
 }

@@ -48,12 +48,8 @@ pub(crate) enum LogCommand {
     VerifyProof(VerifyProofArgs),
     /// Show a log: its sigil, key file, leaves, current root and the largest tree head signed
     Status(StatusArgs),
-    /// Sign and print the log's current tree as a C2SP tlog-checkpoint note
-    Checkpoint(super::tlog::CheckpointArgs),
-    /// Print the log key as a C2SP verifier key: ORIGIN+KEYID+KEY
-    Key(super::tlog::KeyArgs),
-    /// Write the log as C2SP tlog-tiles (hash tiles, entry bundles, checkpoint) into OUT
-    Tiles(super::tlog::TilesArgs),
+    #[command(flatten)]
+    Tlog(super::tlog::TlogCommand),
 }
 
 /// `herald log status`.
@@ -176,6 +172,13 @@ pub(crate) struct VerifyProofArgs {
     /// file, the envelope with the leaf's id)
     #[arg(long, value_name = "FILE")]
     envelope: Option<PathBuf>,
+    /// A C2SP tlog-policy file: the proof counts only if --checkpoint is its (newer) tree head,
+    /// signed by the log and cosigned by the policy's quorum of witnesses
+    #[arg(long = "log-policy", value_name = "FILE", requires = "checkpoint")]
+    log_policy: Option<PathBuf>,
+    /// The cosigned C2SP checkpoint of the proof's (newer) tree head (with --log-policy)
+    #[arg(long, value_name = "CHECKPOINT", requires = "log_policy")]
+    checkpoint: Option<PathBuf>,
 }
 
 /// Run `herald log …`.
@@ -188,9 +191,7 @@ pub(crate) fn run(command: LogCommand) -> Result<ExitCode, CliError> {
         LogCommand::Consistency(a) => consistency(&a),
         LogCommand::VerifyProof(a) => verify_proof(&a),
         LogCommand::Status(a) => status(&a),
-        LogCommand::Checkpoint(a) => super::tlog::checkpoint(&a),
-        LogCommand::Key(a) => super::tlog::key(&a),
-        LogCommand::Tiles(a) => super::tlog::tiles(&a),
+        LogCommand::Tlog(c) => super::tlog::run(c),
     }
 }
 
@@ -199,7 +200,7 @@ fn log_error(e: herald_verify::LogError) -> CliError {
 }
 
 /// Open the log in `dir`, reporting a repaired interrupted append.
-pub(super) fn open(dir: &Path) -> Result<Log, CliError> {
+pub(crate) fn open(dir: &Path) -> Result<Log, CliError> {
     let log = Log::open(dir).map_err(log_error)?;
     if let Some(r) = log.recovery() {
         crate::notice::note(&r.to_string());
@@ -277,9 +278,9 @@ fn status(a: &StatusArgs) -> Result<ExitCode, CliError> {
 
 /// The log's key, from `--key` or the path `init` recorded, checked to be
 /// the log's.
-pub(super) fn signing_key(log: &Log, sign: &SignArgs) -> Result<SigningKey, CliError> {
-    let path = match (&sign.key, log.key_path()) {
-        (Some(p), _) => p.clone(),
+pub(crate) fn signing_key(log: &Log, key: Option<&Path>) -> Result<SigningKey, CliError> {
+    let path = match (key, log.key_path()) {
+        (Some(p), _) => p.to_path_buf(),
         (None, Some(p)) => p.to_path_buf(),
         (None, None) => {
             return Err(CliError::new(format!(
@@ -337,7 +338,7 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
 
 fn sth(a: &SthArgs) -> Result<ExitCode, CliError> {
     let log = open(&a.dir)?;
-    let key = signing_key(&log, &a.sign)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let sth = log
         .signed_tree_head(&key, None, ts(&a.sign)?)
         .map_err(log_error)?;
@@ -361,7 +362,7 @@ fn logged_id(log: &Log, text: &str) -> Result<[u8; 32], CliError> {
 fn prove(a: &ProveArgs) -> Result<ExitCode, CliError> {
     let log = open(&a.dir)?;
     let id = logged_id(&log, &a.id)?;
-    let key = signing_key(&log, &a.sign)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let proof = log
         .inclusion_proof(&key, &id, a.size, ts(&a.sign)?)
         .map_err(log_error)?;
@@ -371,7 +372,7 @@ fn prove(a: &ProveArgs) -> Result<ExitCode, CliError> {
 
 fn consistency(a: &ConsistencyArgs) -> Result<ExitCode, CliError> {
     let log = open(&a.dir)?;
-    let key = signing_key(&log, &a.sign)?;
+    let key = signing_key(&log, a.sign.key.as_deref())?;
     let proof = log
         .consistency_proof(&key, a.from, a.to, ts(&a.sign)?)
         .map_err(|e| CliError::new(format!("--from {}: {e}", a.from)))?;
@@ -421,6 +422,20 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
     if let Err(e) = object.verify(&keys) {
         return verdict(false, format!("invalid: {name}: {e}"));
     }
+    let witnessed = match (&a.log_policy, &a.checkpoint) {
+        (Some(policy), Some(cp)) => {
+            let head = match &object {
+                AuditObject::TreeHead(sth) => sth.head(),
+                AuditObject::Consistency(p) => p.sth2().head(),
+                AuditObject::Inclusion(p) => p.sth().head(),
+            };
+            match super::tlog::policy_covers(policy, cp, head) {
+                Ok(by) => format!("; its checkpoint is {by}"),
+                Err(e) => return verdict(false, format!("invalid: {name}: --log-policy: {e}")),
+            }
+        }
+        _ => String::new(),
+    };
     let line = match &object {
         AuditObject::TreeHead(sth) => format!(
             "valid signed tree head: log {}, {}, root {}, signed {}",
@@ -468,7 +483,7 @@ fn verify_proof(a: &VerifyProofArgs) -> Result<ExitCode, CliError> {
             line
         }
     };
-    verdict(true, line)
+    verdict(true, format!("{line}{witnessed}"))
 }
 
 /// `herald log`.

@@ -20,6 +20,7 @@ pub(crate) mod new;
 pub(crate) mod reply;
 pub(crate) mod tlog;
 pub(crate) mod verify;
+pub(crate) mod witness;
 
 use std::path::Path;
 

@@ -22,10 +22,12 @@
 //! the 64 bits of a `u64` size.
 
 mod hash;
+pub mod subtrees;
 mod tree;
 mod verify;
 
 pub use hash::{empty_root, leaf_hash, node_hash, root_from_leaves};
+pub use subtrees::Subtrees;
 pub use tree::Tree;
 pub use verify::{
     HashRole, ProofError, consistency_proof_len, inclusion_proof_len, root_from_inclusion_proof,

@@ -5,7 +5,8 @@ use alloc::vec::Vec;
 
 use super::Hash;
 use super::hash::{empty_root, node_hash};
-use super::verify::{ProofError, inclusion_shape, split_point, usize_from};
+use super::subtrees::{self, Subtrees};
+use super::verify::{ProofError, usize_from};
 
 /// An append-only RFC 9162 Merkle tree held in memory (RFC 9162 §2.1;
 /// PROFILE P9).
@@ -156,10 +157,7 @@ impl Tree {
     /// §2.1.1; PROFILE P9). Size 0 gives [`empty_root`].
     pub fn root_at(&self, size: u64) -> Result<Hash, ProofError> {
         self.check_size(size)?;
-        if size == 0 {
-            return Ok(empty_root());
-        }
-        self.range_hash(0, size)
+        subtrees::root_at(self, size)
     }
 
     /// The inclusion proof of leaf `index` in the tree of `size` leaves,
@@ -167,44 +165,7 @@ impl Tree {
     /// PROFILE P9).
     pub fn inclusion_proof(&self, index: u64, size: u64) -> Result<Vec<Hash>, ProofError> {
         self.check_size(size)?;
-        if index >= size {
-            return Err(ProofError::IndexOutOfRange { index, size });
-        }
-        // Bottom-up, as transparency-dev/merkle's `proof.Inclusion`: below
-        // the level `inner` where the paths to `index` and to the last leaf
-        // meet, the sibling of each node of the path (a stored node, or at
-        // most once the right border's partial subtree `[start, size)`);
-        // above it, the left siblings only. Every stored node's position
-        // follows from `index` and `size` alone, so the loads are
-        // independent of each other and of the hashing.
-        let (inner, border) = inclusion_shape(index, size);
-        let mut path = Vec::with_capacity(usize_from(inner.saturating_add(border)));
-        for level in 0..inner {
-            let sibling = (index >> level) ^ 1;
-            let start = sibling << level;
-            let end = (sibling + 1) << level;
-            path.push(if end <= size {
-                self.stored(level, sibling, size)?
-            } else {
-                self.range_hash(start, size)?
-            });
-        }
-        for level in inner..u64::BITS {
-            let at = index.checked_shr(level).unwrap_or(0);
-            if at & 1 == 1 {
-                path.push(self.stored(level, at ^ 1, size)?);
-            }
-        }
-        Ok(path)
-    }
-
-    /// Stored node `index` of `level`, or the error of a tree shorter than
-    /// `size`.
-    fn stored(&self, level: u32, index: u64, size: u64) -> Result<Hash, ProofError> {
-        self.node(level, index).ok_or(ProofError::SizeBeyondTree {
-            size,
-            len: self.len(),
-        })
+        subtrees::inclusion_proof(self, index, size)
     }
 
     /// The consistency proof between sizes `size1` and `size2`,
@@ -212,43 +173,7 @@ impl Tree {
     /// `0 < size1 ≤ size2`; equal sizes give an empty proof).
     pub fn consistency_proof(&self, size1: u64, size2: u64) -> Result<Vec<Hash>, ProofError> {
         self.check_size(size2)?;
-        if size1 == 0 {
-            return Err(ProofError::ZeroFirstSize);
-        }
-        if size1 > size2 {
-            return Err(ProofError::SizesReversed { size1, size2 });
-        }
-        // SUBPROOF(m, D[lo:hi], b), unrolled; `m` counts leaves from `lo`.
-        let mut lo = 0u64;
-        let mut hi = size2;
-        let mut m = size1;
-        let mut whole_old_tree = true;
-        let mut top_down = Vec::new();
-        let mut head = None;
-        loop {
-            let n = hi - lo;
-            if m == n {
-                if !whole_old_tree {
-                    head = Some(self.range_hash(lo, hi)?);
-                }
-                break;
-            }
-            let k = split_point(n);
-            let mid = lo + k;
-            if m <= k {
-                top_down.push(self.range_hash(mid, hi)?);
-                hi = mid;
-            } else {
-                top_down.push(self.range_hash(lo, mid)?);
-                lo = mid;
-                m -= k;
-                whole_old_tree = false;
-            }
-        }
-        let mut proof = Vec::with_capacity(top_down.len() + 1);
-        proof.extend(head);
-        proof.extend(top_down.into_iter().rev());
-        Ok(proof)
+        subtrees::consistency_proof(self, size1, size2)
     }
 
     fn check_size(&self, size: u64) -> Result<(), ProofError> {
@@ -259,38 +184,18 @@ impl Tree {
             Ok(())
         }
     }
+}
 
-    /// `MTH(D[lo:hi])` for a non-empty subtree met while splitting per RFC
-    /// 9162 §2.1.1: `lo` is a multiple of the largest power of two not above
-    /// `hi - lo` (or 0). Such a range is a run of complete subtrees of
-    /// decreasing size, one per set bit of `hi - lo`; fold them right to
-    /// left. At most 64 lookups and 63 hashes.
-    fn range_hash(&self, lo: u64, hi: u64) -> Result<Hash, ProofError> {
-        let width = hi.saturating_sub(lo);
-        let missing = ProofError::SizeBeyondTree {
-            size: hi,
+impl Subtrees for Tree {
+    type Error = ProofError;
+
+    fn subtree(&self, level: u32, index: u64) -> Result<Hash, ProofError> {
+        self.node(level, index).ok_or(ProofError::SizeBeyondTree {
+            size: index
+                .saturating_add(1)
+                .checked_shl(level)
+                .unwrap_or(u64::MAX),
             len: self.len(),
-        };
-        let mut acc: Option<Hash> = None;
-        for level in 0..u64::BITS {
-            if (width >> level) & 1 == 0 {
-                continue;
-            }
-            // The subtree for this bit starts after the larger ones.
-            let above = width
-                .checked_shr(level + 1)
-                .and_then(|w| w.checked_shl(level + 1))
-                .unwrap_or(0);
-            let start = lo + above;
-            if start.trailing_zeros() < level {
-                return Err(missing);
-            }
-            let node = self.node(level, start >> level).ok_or(missing)?;
-            acc = Some(match acc {
-                None => node,
-                Some(right) => node_hash(&node, &right),
-            });
-        }
-        acc.ok_or(missing)
+        })
     }
 }

@@ -1,0 +1,148 @@
+//! A P9 file log ([`Log`]) in C2SP form: its checkpoint, its verifier key,
+//! and its tiles (hash tiles and entry bundles of the P9 leaf bytes). Every
+//! function is a pure function of the open log, so a server (the conduit's
+//! `/checkpoint` and `/tile/...`) and the static export
+//! (`herald log tiles`) publish the same bytes.
+
+use core::fmt;
+use std::path::Path;
+
+use herald_core::SigningKey;
+use herald_verify::Log;
+use herald_verify::auditlog::LogError;
+
+use crate::checkpoint::{Checkpoint, CheckpointError, SignedCheckpoint};
+use crate::note::{NoteVerifier, VerifierKeyError};
+use crate::tile::{BundleError, FULL_WIDTH, TileId, TileKind, encode_bundle};
+use crate::tiles::hash_tile;
+
+/// Publishing a log in C2SP form failed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum PublishError {
+    /// The key given is not the log's.
+    WrongKey,
+    /// The origin is not a valid key name and origin line.
+    Origin(VerifierKeyError),
+    /// The checkpoint could not be made.
+    Checkpoint(CheckpointError),
+    /// The log could not be read.
+    Log(LogError),
+    /// A leaf does not fit an entry bundle.
+    Bundle(BundleError),
+    /// Writing the export failed.
+    Io {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The error.
+        error: std::io::Error,
+    },
+}
+
+impl fmt::Display for PublishError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            PublishError::WrongKey => f.write_str("the signing key is not the log's key"),
+            PublishError::Origin(e) => write!(f, "origin: {e}"),
+            PublishError::Checkpoint(e) => e.fmt(f),
+            PublishError::Log(e) => e.fmt(f),
+            PublishError::Bundle(e) => e.fmt(f),
+            PublishError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for PublishError {}
+
+/// The log's verifier key for `origin`: key name = origin, type 0x01
+/// (tlog-checkpoint, signed-note "Verifier keys").
+pub fn verifier_key(log: &Log, origin: &str) -> Result<NoteVerifier, PublishError> {
+    NoteVerifier::ed25519(origin, *log.public_key()).map_err(PublishError::Origin)
+}
+
+/// The log's current checkpoint for `origin`, signed by `key` (which must
+/// be the log's key) under the name `origin` (tlog-checkpoint v1.0.0).
+pub fn checkpoint(
+    log: &Log,
+    origin: &str,
+    key: &SigningKey,
+) -> Result<SignedCheckpoint, PublishError> {
+    if key.public_key() != *log.public_key() {
+        return Err(PublishError::WrongKey);
+    }
+    verifier_key(log, origin)?;
+    let cp =
+        Checkpoint::new(origin, log.len(), log.tree().root()).map_err(PublishError::Checkpoint)?;
+    SignedCheckpoint::sign(cp, origin, key).map_err(PublishError::Checkpoint)
+}
+
+/// The bytes of the tile at `path` for the log as it is now, or `None`
+/// when there is no such tile (a malformed path, a full tile beyond the
+/// tree, a partial tile wider than the tree gives it). Partial tiles
+/// narrower than the current one are served too: their bytes never change.
+pub fn tile(log: &Log, path: &str) -> Result<Option<Vec<u8>>, PublishError> {
+    let Ok(id) = TileId::parse(path) else {
+        return Ok(None);
+    };
+    let Some(now) = TileId::at_size(id.kind(), id.index(), log.len()) else {
+        return Ok(None);
+    };
+    if id.width() > now.width() {
+        return Ok(None);
+    }
+    tile_bytes(log, id)
+}
+
+/// The bytes of tile `id`, known to be within the tree.
+fn tile_bytes(log: &Log, id: TileId) -> Result<Option<Vec<u8>>, PublishError> {
+    match id.kind() {
+        TileKind::Hash(_) => Ok(hash_tile(log.tree(), id)),
+        TileKind::Entries => {
+            let first = id.index() * u64::from(FULL_WIDTH);
+            let leaves = (first..first + u64::from(id.width()))
+                .map(|i| log.leaf_bytes(i))
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(PublishError::Log)?;
+            encode_bundle(leaves.iter().map(Vec::as_slice))
+                .map(Some)
+                .map_err(PublishError::Bundle)
+        }
+    }
+}
+
+/// Write every tile of the log's current size under `out` (tlog-tiles
+/// layout: `out/tile/...`), and `out/checkpoint` when `checkpoint` is
+/// given; each file is written to a temporary name and renamed, so a
+/// reader never sees half a tile. Returns the number of tiles written.
+pub fn export(
+    log: &Log,
+    out: &Path,
+    checkpoint: Option<&SignedCheckpoint>,
+) -> Result<usize, PublishError> {
+    let ids = TileId::all_for_size(log.len());
+    for id in &ids {
+        let bytes = tile_bytes(log, *id)?.ok_or(PublishError::Log(LogError::SizeBeyondLog {
+            size: log.len(),
+            len: log.len(),
+        }))?;
+        write_file(&out.join(id.path()), &bytes)?;
+    }
+    if let Some(cp) = checkpoint {
+        write_file(&out.join("checkpoint"), cp.note().to_text().as_bytes())?;
+    }
+    Ok(ids.len())
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PublishError> {
+    let io = |error| PublishError::Io {
+        path: path.to_path_buf(),
+        error,
+    };
+    if let Some(parent) = path.parent() {
+        std::fs::create_dir_all(parent).map_err(io)?;
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".tmp");
+    std::fs::write(&tmp, bytes).map_err(io)?;
+    std::fs::rename(&tmp, path).map_err(io)
+}

@@ -1,0 +1,163 @@
+//! The witness's record of the latest checkpoint it cosigned for each
+//! origin (tlog-witness: "MUST persist the new checkpoint before
+//! responding"), in one file, `DIR/witness.state`:
+//!
+//! ```text
+//! herald-witness-state-v1
+//! <size> <base64 root> <origin>
+//! ...
+//! ```
+//!
+//! Every update writes a temporary file, syncs it, renames it over the
+//! state file and syncs the directory, so after a crash at any moment the
+//! file is either the old or the new record, never a mix, and a cosignature
+//! is only ever sent after its record is durable. A state file that does
+//! not parse stops the witness (it never silently restarts from zero, which
+//! would let it cosign a rolled-back tree).
+
+use core::fmt;
+use std::collections::BTreeMap;
+use std::fs::{self, File};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use data_encoding::BASE64;
+use herald_verify::merkle::Hash;
+
+/// The state file's name in the state directory.
+pub const STATE_FILE: &str = "witness.state";
+
+/// First line of the state file.
+const MAGIC: &str = "herald-witness-state-v1";
+
+/// The latest cosigned tree of one origin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Latest {
+    /// Its size.
+    pub size: u64,
+    /// Its root.
+    pub root: Hash,
+}
+
+/// The state could not be read or written.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum StateError {
+    /// An I/O error on this file.
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// The error.
+        error: std::io::Error,
+    },
+    /// The file is not a state file.
+    Corrupt {
+        /// The file.
+        path: PathBuf,
+        /// Its line (from 1).
+        line: usize,
+    },
+}
+
+impl fmt::Display for StateError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            StateError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            StateError::Corrupt { path, line } => write!(
+                f,
+                "{}: line {line} is not `<size> <base64 root> <origin>` (refusing to start: a \
+                 witness that forgot its state could cosign a rolled-back log)",
+                path.display()
+            ),
+        }
+    }
+}
+
+impl std::error::Error for StateError {}
+
+/// The latest cosigned tree of every origin, and where it is kept.
+#[derive(Debug)]
+pub struct State {
+    dir: PathBuf,
+    latest: BTreeMap<String, Latest>,
+}
+
+impl State {
+    /// Open the state in `dir` (created if missing; a missing file is an
+    /// empty state).
+    pub fn open(dir: &Path) -> Result<Self, StateError> {
+        let io = |path: &Path| {
+            let path = path.to_path_buf();
+            move |error| StateError::Io { path, error }
+        };
+        fs::create_dir_all(dir).map_err(io(dir))?;
+        let path = dir.join(STATE_FILE);
+        let text = match fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+            Err(e) => return Err(io(&path)(e)),
+        };
+        let mut latest = BTreeMap::new();
+        if !text.is_empty() {
+            let corrupt = |line| StateError::Corrupt {
+                path: path.clone(),
+                line,
+            };
+            let mut lines = text.lines();
+            if lines.next() != Some(MAGIC) || !text.ends_with('\n') {
+                return Err(corrupt(1));
+            }
+            for (i, line) in lines.enumerate() {
+                let mut parts = line.splitn(3, ' ');
+                let parsed = (|| {
+                    let size = parts.next()?.parse().ok()?;
+                    let root: Hash = BASE64
+                        .decode(parts.next()?.as_bytes())
+                        .ok()?
+                        .try_into()
+                        .ok()?;
+                    let origin = parts.next().filter(|o| !o.is_empty())?;
+                    Some((origin.to_owned(), Latest { size, root }))
+                })();
+                let (origin, l) = parsed.ok_or_else(|| corrupt(i + 2))?;
+                latest.insert(origin, l);
+            }
+        }
+        Ok(State {
+            dir: dir.to_path_buf(),
+            latest,
+        })
+    }
+
+    /// The latest cosigned tree of `origin`, if any.
+    #[must_use]
+    pub fn latest(&self, origin: &str) -> Option<Latest> {
+        self.latest.get(origin).copied()
+    }
+
+    /// Record `latest` for `origin`, durably, before returning.
+    pub fn update(&mut self, origin: &str, latest: Latest) -> Result<(), StateError> {
+        let mut next = self.latest.clone();
+        next.insert(origin.to_owned(), latest);
+        let mut text = format!("{MAGIC}\n");
+        for (o, l) in &next {
+            text.push_str(&format!("{} {} {o}\n", l.size, BASE64.encode(&l.root)));
+        }
+        let path = self.dir.join(STATE_FILE);
+        let tmp = self.dir.join(format!("{STATE_FILE}.tmp"));
+        let io = |p: &Path| {
+            let path = p.to_path_buf();
+            move |error| StateError::Io { path, error }
+        };
+        let mut f = File::create(&tmp).map_err(io(&tmp))?;
+        f.write_all(text.as_bytes()).map_err(io(&tmp))?;
+        f.sync_all().map_err(io(&tmp))?;
+        drop(f);
+        fs::rename(&tmp, &path).map_err(io(&path))?;
+        File::open(&self.dir)
+            .and_then(|d| d.sync_all())
+            .map_err(io(&self.dir))?;
+        self.latest = next;
+        Ok(())
+    }
+}
