@@ -35,6 +35,7 @@ use crate::commands::inspect::InspectArgs;
 use crate::commands::keygen::KeygenArgs;
 use crate::commands::log::LogArgs;
 use crate::commands::man::ManArgs;
+use crate::commands::mcp::McpArgs;
 use crate::commands::new::NewArgs;
 use crate::commands::reply::ReplyArgs;
 use crate::commands::verify::VerifyArgs;
@@ -85,6 +86,8 @@ enum Command {
     Man(ManArgs),
     /// An append-only audit log: signed tree heads, inclusion and consistency proofs (P9)
     Log(LogArgs),
+    /// The MCP wrapper: sign every tools/call and its result into a trace (docs/mcp.md)
+    Mcp(McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -118,6 +121,7 @@ fn main() -> ExitCode {
         Command::Completions(a) => commands::completions::run(&a),
         Command::Man(a) => commands::man::run(&a),
         Command::Log(a) => commands::log::run(a.command),
+        Command::Mcp(a) => commands::mcp::run(a.command),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,86 @@
+//! `herald mcp proxy` (issue 19): the MCP wrapper. The stable form (CLI.md
+//! extension, scripts depend on it):
+//!
+//! ```text
+//! herald mcp proxy --key AGENT.key --sandbox-key TOOL.key --trace FILE
+//!                  [--pin FILE] -- COMMAND [ARGS...]
+//! ```
+//!
+//! Standard input and output speak MCP (stdio transport) to the client;
+//! COMMAND is the server, started as a child. Diagnostics go to standard
+//! error and never name a key's secret.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use herald_mcp::{Keys, ProxyConfig};
+
+use crate::error::CliError;
+use crate::keyfile;
+
+/// `herald mcp`.
+#[derive(Args, Debug)]
+pub(crate) struct McpArgs {
+    #[command(subcommand)]
+    pub(crate) command: McpCommand,
+}
+
+/// The `herald mcp` subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum McpCommand {
+    /// Wrap an MCP server spoken to over stdio: every tools/call and its result signed into
+    /// a trace (docs/mcp.md); everything else passes through untouched
+    Proxy(ProxyArgs),
+}
+
+/// `herald mcp proxy`.
+#[derive(Args, Debug)]
+#[command(after_help = "Example (a client's server command line):\n  \
+    herald mcp proxy --key agent.key --sandbox-key tool.key --trace session.herald \\\n    \
+    -- npx -y @modelcontextprotocol/server-everything\n\
+    Exit status: the server's; 2 if the proxy could not start.")]
+pub(crate) struct ProxyArgs {
+    /// Secret key file of the agent: signs each tools/call and the session genesis
+    #[arg(long, value_name = "AGENT.key")]
+    pub(crate) key: PathBuf,
+    /// Secret key file of the tool sandbox: co-signs each result (scope tool_sandbox)
+    #[arg(long, value_name = "TOOL.key")]
+    pub(crate) sandbox_key: PathBuf,
+    /// Append the session's envelopes to FILE (a CBOR sequence; created if absent)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: PathBuf,
+    /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
+    #[arg(long, value_name = "FILE")]
+    pub(crate) pin: Option<PathBuf>,
+    /// The MCP server to start, and its arguments
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
+}
+
+/// Run `herald mcp`.
+pub(crate) fn run(command: McpCommand) -> Result<ExitCode, CliError> {
+    match command {
+        McpCommand::Proxy(a) => proxy(a),
+    }
+}
+
+fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
+    let agent = keyfile::load(&args.key)?;
+    let sandbox = keyfile::load(&args.sandbox_key)?;
+    if agent.public_key() == sandbox.public_key() {
+        return Err(CliError::new(
+            "--key and --sandbox-key are the same key; the sandbox's co-signature must come \
+             from another key (a repeated signer is duplicate_signer, spec §3.4)",
+        ));
+    }
+    let config = ProxyConfig {
+        keys: Keys { agent, sandbox },
+        trace: args.trace,
+        pin: args.pin,
+        command: args.command,
+    };
+    let code = herald_mcp::run_stdio(config).map_err(|e| CliError::new(e.to_string()))?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
