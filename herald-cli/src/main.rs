@@ -24,8 +24,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 
+use crate::commands::agent::AgentArgs;
 use crate::commands::bundle::BundleArgs;
 use crate::commands::completions::CompletionsArgs;
+use crate::commands::conduit::ConduitArgs;
 use crate::commands::conformance::ConformanceArgs;
 use crate::commands::cosign::CosignArgs;
 use crate::commands::demo::DemoArgs;
@@ -86,6 +88,10 @@ enum Command {
     Man(ManArgs),
     /// An append-only audit log: signed tree heads, inclusion and consistency proofs (P9)
     Log(LogArgs),
+    /// The reference conduit: pass-through, relay and notary over HTTP (CONDUIT.md)
+    Conduit(ConduitArgs),
+    /// A conduit client: post, follow the inbox, verify each arrival, reply
+    Agent(AgentArgs),
     /// The MCP wrapper: sign every tools/call and its result into a trace (docs/mcp.md)
     Mcp(McpArgs),
 }
@@ -116,11 +122,14 @@ fn main() -> ExitCode {
         }),
         Command::Encode(a) => commands::encode::run(&a),
         Command::Extract(a) => commands::extract::run(&a),
+        Command::Demo(a) if a.conduit => commands::conduit_demo::run(a.dir.as_deref()),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref(), a.force),
         Command::Conformance(a) => commands::conformance::run(a.dir.as_deref(), a.json),
         Command::Completions(a) => commands::completions::run(&a),
         Command::Man(a) => commands::man::run(&a),
         Command::Log(a) => commands::log::run(a.command),
+        Command::Conduit(a) => commands::conduit::run(a),
+        Command::Agent(a) => commands::agent::run(&a),
         Command::Mcp(a) => commands::mcp::run(a.command),
     };
     match result {

@@ -31,7 +31,7 @@ pub use files::FileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
 pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, RecordedMolt};
 pub use live::store::{Claim, Store, StoreError};
-pub use live::{Clock, Receiver, SystemClock};
+pub use live::{Clock, Prechecked, Receiver, SystemClock};
 pub use report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
 };

@@ -276,3 +276,27 @@ fn retention_covers_a_ts_ahead_of_the_clock() {
     clock.store(NOW + 200 + CACHE_WINDOW + 1, Ordering::SeqCst);
     assert_only(&rx.receive(&ahead).unwrap(), ReasonCode::Stale);
 }
+
+/// `receive_in`: a batch of receives in one transaction sees its own claims
+/// (the second envelope with a pair is a replay), and nothing of it holds
+/// until the caller commits: a dropped transaction claims nothing.
+#[test]
+fn a_batch_in_one_transaction_sees_its_own_claims_and_commits_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let r = receiver(&dir.path().join("replay.redb"));
+    let first = envelope(&alice(), NOW, 7, "one");
+    let again = envelope(&alice(), NOW, 7, "two");
+    let txn = r.store().begin_write("batch").unwrap();
+    assert_valid(&r.receive_in(&txn, &first, NOW).unwrap());
+    assert_only(
+        &r.receive_in(&txn, &again, NOW).unwrap(),
+        ReasonCode::ReplayedNonce,
+    );
+    drop(txn);
+    assert!(r.store().is_empty().unwrap(), "an aborted batch claimed");
+    let txn = r.store().begin_write("batch").unwrap();
+    assert_valid(&r.receive_in(&txn, &again, NOW).unwrap());
+    txn.commit().unwrap();
+    assert_only(&r.receive(&first).unwrap(), ReasonCode::ReplayedNonce);
+    assert_eq!(r.store().len().unwrap(), 1);
+}

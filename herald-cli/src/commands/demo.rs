@@ -138,7 +138,7 @@ pub(crate) fn run(dir: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
 
 /// The directory to write into: `dir` (created if missing), or a fresh one
 /// under the system temp directory.
-fn workdir(dir: Option<&Path>) -> Result<PathBuf, CliError> {
+pub(crate) fn workdir(dir: Option<&Path>) -> Result<PathBuf, CliError> {
     match dir {
         Some(dir) => {
             std::fs::create_dir_all(dir).map_err(|e| CliError::io(dir, &e))?;
@@ -265,7 +265,7 @@ fn payload_last_byte(e: &Envelope) -> usize {
 }
 
 /// Verify `trace` with `keyring` and print the human report.
-fn show(
+pub(crate) fn show(
     say: &mut dyn FnMut(String) -> Result<(), CliError>,
     trace: &Path,
     keyring: &Path,
@@ -308,4 +308,7 @@ pub(crate) struct DemoArgs {
     /// Replace the files a previous demo wrote in DIR
     #[arg(long, requires = "dir")]
     pub(crate) force: bool,
+    /// Talk through a conduit on a free loopback port: two agent processes, then a public replay
+    #[arg(long)]
+    pub(crate) conduit: bool,
 }

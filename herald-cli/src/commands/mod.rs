@@ -1,9 +1,12 @@
 //! One module per subcommand, and the value parsers they share: each bad
 //! value is one line naming its flag (`herald: --kind: …`).
 
+pub(crate) mod agent;
 pub(crate) mod bundle;
 pub(crate) mod completions;
 pub(crate) mod compose;
+pub(crate) mod conduit;
+pub(crate) mod conduit_demo;
 pub(crate) mod conformance;
 pub(crate) mod cosign;
 pub(crate) mod demo;

@@ -2,6 +2,7 @@
 // Test helpers: a failed unwrap is the test failing, with its message.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
+pub(crate) mod conduit;
 pub(crate) mod rss;
 
 use std::io::Write;

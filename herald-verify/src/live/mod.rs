@@ -44,7 +44,8 @@ use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Sta
 use crate::auditlog::InclusionProof;
 use crate::keyring::Keyring;
 use crate::lifecycle::{
-    IdentityRecord, MoltProofError, ProvenMolt, identity, proof, rules, table, valid_cosigners,
+    Identity, IdentityRecord, MoltProofError, ProvenMolt, identity, proof, rules, table,
+    valid_cosigners,
 };
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 use store::{Claim, Store, StoreError, claim_in, contains_in};
@@ -104,6 +105,26 @@ impl fmt::Debug for Receiver {
             .field("skew", &self.skew)
             .field("required_scopes", &self.required_scopes)
             .field("learn_birth_keys", &self.learn_birth_keys)
+            .finish_non_exhaustive()
+    }
+}
+
+/// An envelope whose origin was checked without the write lock
+/// ([`Receiver::precheck`]), to be finished with
+/// [`Receiver::receive_prechecked_in`].
+pub struct Prechecked<'b> {
+    bytes: &'b [u8],
+    now: u64,
+    who: Option<Identity>,
+    seen: Option<IdentityRecord>,
+    origin: origin::Origin<'b>,
+}
+
+impl fmt::Debug for Prechecked<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Prechecked")
+            .field("len", &self.bytes.len())
+            .field("now", &self.now)
             .finish_non_exhaustive()
     }
 }
@@ -182,38 +203,125 @@ impl Receiver {
     /// about the claim, and the envelope must be treated as not accepted.
     pub fn receive_at(&self, bytes: &[u8], now: u64) -> Result<EnvelopeReport, StoreError> {
         const OP: &str = "receive";
-        let opts = CheckOptions {
-            now: Some(now),
-            skew: self.skew,
-            limits: self.limits,
-            required_scopes: &self.required_scopes,
-            learn_birth_keys: self.learn_birth_keys,
-        };
-        // What was witnessed about the sender (P8), read without the write
-        // lock, so that signatures are checked outside it.
+        let pre = self.precheck(bytes, now)?;
+        if pre.origin.checked.envelope.is_none() {
+            // Not an envelope: nothing to look up or record.
+            return Ok(Self::report(&pre.origin));
+        }
+        let txn = self.store.begin_write(OP)?;
+        let (report, wrote) = self.finish_in(&txn, pre)?;
+        if wrote {
+            txn.commit()
+                .map_err(|e| StoreError::storage(self.store.path(), OP, redb::Error::from(e)))?;
+        }
+        Ok(report)
+    }
+
+    /// Receive one envelope at time `now` inside the caller's write
+    /// transaction `txn` (from [`Store::begin_write`]): the same rules as
+    /// [`Receiver::receive_at`], but nothing is committed here. The claim
+    /// and lifecycle writes of an accepted envelope are durable only once
+    /// the caller commits `txn`; until then the envelope must be treated as
+    /// not accepted. A later receive in the same `txn` sees this one's
+    /// claim, so a batch of envelopes costs one durable commit, not one
+    /// each (a conduit batching its fsyncs).
+    pub fn receive_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        bytes: &[u8],
+        now: u64,
+    ) -> Result<EnvelopeReport, StoreError> {
+        let pre = self.precheck(bytes, now)?;
+        self.receive_prechecked_in(txn, pre)
+    }
+
+    /// The signature work of a receive at time `now`, without any lock:
+    /// the origin check against what was witnessed about the sender so far
+    /// (P8). Many may run in parallel (`&self`); each is then finished by
+    /// [`Receiver::receive_prechecked_in`], which checks again only if the
+    /// sender's witnessed record changed meanwhile.
+    pub fn precheck<'b>(&self, bytes: &'b [u8], now: u64) -> Result<Prechecked<'b>, StoreError> {
+        let opts = self.options(now);
         let who = origin::claimed_identity(bytes, &self.limits);
         let seen = match &who {
             Some(w) => table::load(&self.store, w)?,
             None => None,
         };
-        let mut origin = origin::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
-        if origin.checked.envelope.is_none() {
-            // Not an envelope: nothing to look up or record.
-            return Ok(Self::report(&origin));
+        let origin = origin::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
+        Ok(Prechecked {
+            bytes,
+            now,
+            who,
+            seen,
+            origin,
+        })
+    }
+
+    /// [`Receiver::receive_in`] of a [`Prechecked`] envelope.
+    pub fn receive_prechecked_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        pre: Prechecked<'_>,
+    ) -> Result<EnvelopeReport, StoreError> {
+        if pre.origin.checked.envelope.is_none() {
+            return Ok(Self::report(&pre.origin));
         }
-        let txn = self.store.begin_write(OP)?;
+        let (report, _) = self.finish_in(txn, pre)?;
+        Ok(report)
+    }
+
+    /// The check options at `now`.
+    fn options(&self, now: u64) -> CheckOptions<'_> {
+        CheckOptions {
+            now: Some(now),
+            skew: self.skew,
+            limits: self.limits,
+            required_scopes: &self.required_scopes,
+            learn_birth_keys: self.learn_birth_keys,
+        }
+    }
+
+    /// Under the write lock: check the origin again if the sender's record
+    /// changed since the precheck, then the P10 and P8 rules.
+    fn finish_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        pre: Prechecked<'_>,
+    ) -> Result<(EnvelopeReport, bool), StoreError> {
+        let Prechecked {
+            bytes,
+            now,
+            who,
+            seen,
+            mut origin,
+        } = pre;
         let current = match &who {
-            Some(w) => table::load_in(&self.store, &txn, w)?,
+            Some(w) => table::load_in(&self.store, txn, w)?,
             None => None,
         };
         if current != seen {
             // Another receive changed the record meanwhile: check again,
             // under the lock this time.
+            let opts = self.options(now);
             origin = origin::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
         }
-        let mut report = Self::report(&origin);
+        self.judge_in(txn, &origin, who.as_ref(), current, now)
+    }
+
+    /// The P10 and P8 rules after the origin check, inside `txn`: the
+    /// report, and whether anything was written to `txn`.
+    fn judge_in(
+        &self,
+        txn: &redb::WriteTransaction,
+        origin: &origin::Origin<'_>,
+        who: Option<&Identity>,
+        current: Option<IdentityRecord>,
+        now: u64,
+    ) -> Result<(EnvelopeReport, bool), StoreError> {
+        const OP: &str = "receive";
+        let mut report = Self::report(origin);
         let Some(env) = origin.checked.envelope.as_ref() else {
-            return Ok(report);
+            return Ok((report, false));
         };
 
         // P10: without `expires`, the cache vouches for 30 days of `ts`.
@@ -244,7 +352,7 @@ impl Receiver {
             let consenting = valid_cosigners(env, &report, Scope::LineageConsent);
             let mut stored = table::Stored {
                 store: &self.store,
-                txn: &txn,
+                txn,
             };
             rules::lineage(&mut report, env, &birth, &consenting, &mut stored)?;
         }
@@ -263,17 +371,17 @@ impl Receiver {
         let Some(signer) = self.signer_key(env, &state) else {
             // No key for `from`: the origin is `unknown_signer`, so invalid,
             // and no cache entry can name this signer.
-            return Ok(report);
+            return Ok((report, false));
         };
         let err = |e: redb::Error| StoreError::storage(self.store.path(), OP, e);
         let mut claimed = false;
         let replayed = if accepted(&report) {
             let retain_until = self.retain_until(env, now);
-            claimed = claim_in(&txn, &signer, env.nonce(), retain_until, now).map_err(err)?
+            claimed = claim_in(txn, &signer, env.nonce(), retain_until, now).map_err(err)?
                 == Claim::Fresh;
             !claimed
         } else {
-            contains_in(&txn, &signer, env.nonce(), now).map_err(err)?
+            contains_in(txn, &signer, env.nonce(), now).map_err(err)?
         };
         if replayed {
             report.push(ReportReason::new(
@@ -298,13 +406,10 @@ impl Receiver {
             Some(c) => *c != state,
             None => state != IdentityRecord::default(),
         };
-        if let (true, Some(w)) = (changed, &who) {
-            table::save_in(&self.store, &txn, w, &state)?;
+        if let (true, Some(w)) = (changed, who) {
+            table::save_in(&self.store, txn, w, &state)?;
         }
-        if claimed || changed {
-            txn.commit().map_err(|e| err(e.into()))?;
-        }
-        Ok(report)
+        Ok((report, claimed || changed))
     }
 
     /// The report of an origin check.

@@ -86,11 +86,10 @@ pub enum StoreError {
 }
 
 impl StoreError {
-    pub(crate) fn storage(
-        path: &Path,
-        operation: &'static str,
-        error: impl Into<redb::Error>,
-    ) -> Self {
+    /// A redb failure of `operation` on the store at `path`, for callers
+    /// writing their own tables in a store transaction
+    /// ([`crate::Receiver::receive_in`]).
+    pub fn storage(path: &Path, operation: &'static str, error: impl Into<redb::Error>) -> Self {
         match error.into() {
             redb::Error::Corrupted(detail) => Self::Corrupted {
                 path: path.to_path_buf(),

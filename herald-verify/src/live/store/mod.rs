@@ -264,14 +264,19 @@ impl Store {
         &self.path
     }
 
-    /// The underlying database, for the other tables of this crate (the P8
-    /// `lifecycle` and `molts` tables beside `replay`).
-    pub(crate) fn database(&self) -> &Database {
+    /// The underlying database: the P8 `lifecycle` and `molts` tables of
+    /// this crate beside `replay`, and tables of the caller's that must be
+    /// committed in the same transaction as a claim (a conduit's stored
+    /// envelopes and inboxes, see [`crate::Receiver::receive_in`]). Names of
+    /// tables this crate uses: `meta`, `replay`, `lifecycle`, `molts`.
+    pub fn database(&self) -> &Database {
         &self.db
     }
 
-    /// A write transaction committed with [`Durability::Immediate`].
-    pub(crate) fn begin_write(
+    /// A write transaction committed with [`Durability::Immediate`], for
+    /// [`crate::Receiver::receive_in`]: many receives, one durable commit.
+    /// `operation` names what it is for in a storage error.
+    pub fn begin_write(
         &self,
         operation: &'static str,
     ) -> Result<redb::WriteTransaction, StoreError> {

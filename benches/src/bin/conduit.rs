@@ -1,0 +1,181 @@
+//! Conduit throughput against the library's own cost (issue 16,
+//! docs/performance.md *(8)*): in one run, (1) the single-envelope verify
+//! (`herald_core::check`) + sign (a `conduit_receipt` co-signature) cost,
+//! one thread, and (2) a relay + notary conduit on loopback under 50
+//! concurrent clients posting pre-signed envelopes. Reports posts/s, the
+//! ratio `throughput / (cores × 1 / (verify + sign))`, and p50/p99 latency
+//! against `--batch-ms`.
+//!
+//! `cargo run --release -p herald-benches --bin conduit [POSTS] [BATCH_MS] [CLIENTS]`
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use herald_conduit::{Conduit, Config, Roles, client};
+use herald_core::cbor::Value;
+use herald_core::{CheckOptions, Envelope, EnvelopeBuilder, Nonce, Scope, SigilForm, SigningKey};
+use herald_verify::{Keyring, Provenance};
+
+/// Concurrent clients unless the third argument says otherwise (issue 16: 50).
+const CLIENTS: usize = 50;
+
+fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+fn envelopes(key: &SigningKey, to: &SigningKey, n: usize, salt: u8) -> Vec<Vec<u8>> {
+    (0..n)
+        .map(|i| {
+            let mut nonce = [salt; 16];
+            nonce[..8].copy_from_slice(&(i as u64).to_be_bytes());
+            EnvelopeBuilder::genesis(now())
+                .nonce(Nonce(nonce))
+                .to(to.sigil(SigilForm::Default))
+                .payload(Value::text("a conduit benchmark message of ordinary size"))
+                .sign(key)
+                .unwrap()
+                .into_bytes()
+        })
+        .collect()
+}
+
+/// Seconds per envelope of check + receipt signature, best of 5 rounds.
+fn verify_plus_sign(envs: &[Vec<u8>], keyring: &Keyring, conduit: &SigningKey) -> f64 {
+    let opts = CheckOptions {
+        now: Some(now()),
+        ..CheckOptions::default()
+    };
+    let mut best = f64::MAX;
+    for _ in 0..5 {
+        let t = Instant::now();
+        for bytes in envs {
+            let mut reasons = Vec::new();
+            let checked = herald_core::check(bytes, keyring, &opts, &mut reasons);
+            assert_eq!(checked.status, herald_core::Status::Valid);
+            let e = Envelope::from_bytes(bytes.clone()).unwrap();
+            std::hint::black_box(
+                e.cosign(conduit, Scope::ConduitReceipt, Some(now()))
+                    .unwrap(),
+            );
+        }
+        best = best.min(t.elapsed().as_secs_f64() / envs.len() as f64);
+    }
+    best
+}
+
+fn main() {
+    let mut args = std::env::args().skip(1);
+    let posts: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
+    let batch_ms: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
+    let clients: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(CLIENTS);
+    let alice = SigningKey::from_seed(&[0x11; 32]);
+    let bob = SigningKey::from_seed(&[0x22; 32]);
+    let conduit_key = SigningKey::from_seed(&[0xc0; 32]);
+    let mut keyring = Keyring::new();
+    keyring.insert(alice.public_key(), Provenance::Pinned);
+    keyring.insert(bob.public_key(), Provenance::Pinned);
+
+    let sample = envelopes(&alice, &bob, 2000, 0xbb);
+    let unit = verify_plus_sign(&sample, &keyring, &conduit_key);
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+
+    let dir = tempfile::tempdir().unwrap();
+    let mut config = Config::new(dir.path().join("state"));
+    config.roles = Roles {
+        relay: true,
+        notary: true,
+    };
+    config.batch = Duration::from_millis(batch_ms);
+    config.max_inflight = config.max_inflight.max(clients * 2);
+    let conduit = Conduit::open(config, conduit_key, keyring).unwrap();
+    let work = Arc::new(envelopes(&alice, &bob, posts, 0xaa));
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let cpu_before = process_cpu();
+    let (took, mut latencies) = runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = tokio::spawn(herald_conduit::serve(conduit, listener, async move {
+            let _ = stopped.await;
+        }));
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..clients {
+            let (work, next) = (Arc::clone(&work), Arc::clone(&next));
+            tasks.push(tokio::spawn(async move {
+                let mut lat = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(body) = work.get(i) else { break };
+                    let t = Instant::now();
+                    let r = client::post(addr, "/v1/envelopes", body, Duration::from_secs(30))
+                        .await
+                        .unwrap();
+                    assert_eq!(r.status, 201);
+                    lat.push(t.elapsed());
+                }
+                lat
+            }));
+        }
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        let took = started.elapsed();
+        let _ = stop.send(());
+        server.await.unwrap().unwrap();
+        (took, all)
+    });
+    let cpu = process_cpu() - cpu_before;
+    latencies.sort();
+    let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3;
+    let throughput = posts as f64 / took.as_secs_f64();
+    let ceiling = cores as f64 / unit;
+    println!(
+        "verify + sign, one envelope, one thread: {:.1} µs",
+        unit * 1e6
+    );
+    println!("cores: {cores}; ceiling cores / (verify + sign): {ceiling:.0} posts/s");
+    println!(
+        "conduit relay+notary, {clients} clients, {posts} posts: {:.2} s, {throughput:.0} posts/s",
+        took.as_secs_f64()
+    );
+    println!(
+        "ratio throughput / ceiling: {:.3} (target >= 0.5)",
+        throughput / ceiling
+    );
+    println!(
+        "process CPU during the load: {:.2} s of {:.2} s wall on {cores} cores ({:.0}% of them)",
+        cpu,
+        took.as_secs_f64(),
+        100.0 * cpu / (took.as_secs_f64() * cores as f64)
+    );
+    println!(
+        "latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; --batch-ms {batch_ms}, p99 / batch-ms {:.2} (target <= 2)",
+        pct(0.50),
+        pct(0.99),
+        pct(1.0),
+        pct(0.99) / batch_ms as f64
+    );
+}
+
+/// User + system CPU seconds of this process so far (Linux; 0 elsewhere).
+fn process_cpu() -> f64 {
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
+    // Fields after the command name (which ends with ')'): utime is the
+    // 12th and stime the 13th of them, in clock ticks (100 per second).
+    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
+    (ticks(11) + ticks(12)) / 100.0
+}

@@ -1,0 +1,142 @@
+//! `herald conduit serve` (CONDUIT.md *Starting one*): the reference
+//! conduit of [`herald_conduit`] on a loopback port by default. It prints
+//! `listening on http://ADDR` once it accepts connections, and exits 0
+//! after SIGTERM or SIGINT once what was in flight is answered.
+
+use std::io::Write;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::{Args, Subcommand};
+use herald_conduit::{Conduit, Config, Roles};
+
+use crate::commands::verify::load_keyrings;
+use crate::error::CliError;
+use crate::keyfile;
+
+/// `herald conduit`.
+#[derive(Args, Debug)]
+pub(crate) struct ConduitArgs {
+    #[command(subcommand)]
+    command: ConduitCommand,
+}
+
+#[derive(Subcommand, Debug)]
+enum ConduitCommand {
+    /// Serve the conduit's HTTP API (CONDUIT.md) until SIGTERM or SIGINT
+    Serve(ServeArgs),
+}
+
+/// `herald conduit serve`.
+#[derive(Args, Debug)]
+struct ServeArgs {
+    /// The conduit's secret key file (it signs receipts, refusals and tree heads)
+    #[arg(long, value_name = "CONDUIT.key")]
+    key: PathBuf,
+    /// State directory (replay cache, envelopes, inboxes), created if absent
+    #[arg(long, value_name = "DIR")]
+    state: PathBuf,
+    /// Address to listen on (port 0: a free port, named in the `listening on` line)
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:8470")]
+    listen: SocketAddr,
+    /// Roles beyond pass-through, comma-separated: relay, notary
+    #[arg(long, value_name = "ROLES", value_delimiter = ',')]
+    roles: Vec<String>,
+    /// Keyring files or directories of the senders' pinned keys
+    #[arg(long, value_name = "PATH")]
+    keyring: Vec<PathBuf>,
+    /// Audit log directory (notary) [default: DIR/log]
+    #[arg(long, value_name = "DIR")]
+    log: Option<PathBuf>,
+    /// Every answer within this many milliseconds, refusals included
+    #[arg(long, value_name = "MS", default_value_t = 5000)]
+    deadline_ms: u64,
+    /// Largest envelope accepted, bytes
+    #[arg(long, value_name = "BYTES", default_value_t = 1 << 20)]
+    max_body: usize,
+    /// Posts per second per sender sigil (no limit when absent)
+    #[arg(long, value_name = "PER_SEC")]
+    rate: Option<u32>,
+    /// Burst above --rate [default: --rate]
+    #[arg(long, value_name = "N")]
+    burst: Option<u32>,
+    /// Sign a tree head at least this often, milliseconds (notary)
+    #[arg(long, value_name = "MS", default_value_t = 500)]
+    batch_ms: u64,
+    /// Posts in flight before the conduit sheds load (503 overloaded)
+    #[arg(long, value_name = "N", default_value_t = herald_conduit::config::DEFAULT_MAX_INFLIGHT)]
+    max_inflight: usize,
+    /// The log's origin string, shown in /.well-known/herald-conduit
+    #[arg(long, value_name = "ORIGIN")]
+    origin: Option<String>,
+}
+
+/// Run `conduit`.
+pub(crate) fn run(args: ConduitArgs) -> Result<ExitCode, CliError> {
+    match args.command {
+        ConduitCommand::Serve(a) => serve(a),
+    }
+}
+
+fn roles(names: &[String]) -> Result<Roles, CliError> {
+    let mut roles = Roles::default();
+    for name in names.iter().map(|n| n.trim()).filter(|n| !n.is_empty()) {
+        match name {
+            "relay" => roles.relay = true,
+            "notary" => roles.notary = true,
+            other => {
+                return Err(CliError::new(format!(
+                    "--roles: unknown role {other:?} (one of: relay, notary)"
+                )));
+            }
+        }
+    }
+    Ok(roles)
+}
+
+fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
+    if a.deadline_ms == 0 || a.batch_ms == 0 || a.max_body == 0 {
+        return Err(CliError::new(
+            "--deadline-ms, --batch-ms and --max-body must be greater than 0",
+        ));
+    }
+    let key = keyfile::load(&a.key)?;
+    let keyring = load_keyrings(&a.keyring)?;
+    let mut config = Config::new(&a.state);
+    config.roles = roles(&a.roles)?;
+    config.log = a.log;
+    config.deadline = Duration::from_millis(a.deadline_ms);
+    config.max_body = a.max_body;
+    config.rate = a.rate;
+    config.burst = a.burst;
+    config.batch = Duration::from_millis(a.batch_ms);
+    config.max_inflight = a.max_inflight;
+    config.origin = a.origin;
+    let conduit = Conduit::open(config, key, keyring).map_err(|e| CliError::new(e.to_string()))?;
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(format!("could not start the runtime: {e}")))?;
+    runtime.block_on(async move {
+        // Installed before the `listening on` line (see termination()).
+        let stop = herald_conduit::termination();
+        let listener = tokio::net::TcpListener::bind(a.listen)
+            .await
+            .map_err(|e| CliError::new(format!("--listen {}: {e}", a.listen)))?;
+        let addr = listener
+            .local_addr()
+            .map_err(|e| CliError::new(format!("--listen {}: {e}", a.listen)))?;
+        {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "listening on http://{addr}")
+                .and_then(|()| out.flush())
+                .map_err(|e| CliError::stdout(&e))?;
+        }
+        herald_conduit::serve(conduit, listener, stop)
+            .await
+            .map_err(|e| CliError::new(format!("serving on {addr}: {e}")))
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,193 @@
+//! A small HTTP/1.1 client for agents and tests: one request per
+//! connection (`Connection: close`), loopback or any address it is given.
+
+use std::fmt;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::TcpStream;
+
+/// Largest answer read (an inbox of 1000 envelopes of 1 MiB would not
+/// fit; agents read in smaller pages).
+pub const MAX_RESPONSE: usize = 64 << 20;
+
+/// An answer.
+#[derive(Clone, Debug)]
+pub struct Response {
+    /// The status code.
+    pub status: u16,
+    /// Headers, names lowercased.
+    pub headers: Vec<(String, String)>,
+    /// The body.
+    pub body: Vec<u8>,
+}
+
+impl Response {
+    /// The first header named `name` (lowercase).
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// Why a request got no answer.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum ClientError {
+    /// Connecting, writing or reading failed.
+    Io(std::io::Error),
+    /// No complete answer within the timeout.
+    Timeout,
+    /// The answer is not HTTP/1.1 as this client reads it.
+    Malformed(&'static str),
+}
+
+impl fmt::Display for ClientError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Io(e) => write!(f, "{e}"),
+            Self::Timeout => write!(f, "no answer in time"),
+            Self::Malformed(what) => write!(f, "malformed answer: {what}"),
+        }
+    }
+}
+
+impl std::error::Error for ClientError {}
+
+/// `GET path`.
+pub async fn get(addr: SocketAddr, path: &str, timeout: Duration) -> Result<Response, ClientError> {
+    request(addr, "GET", path, None, timeout).await
+}
+
+/// `POST path` with an `application/cbor` body.
+pub async fn post(
+    addr: SocketAddr,
+    path: &str,
+    body: &[u8],
+    timeout: Duration,
+) -> Result<Response, ClientError> {
+    request(addr, "POST", path, Some(body), timeout).await
+}
+
+/// One request, answered within `timeout`.
+pub async fn request(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<Response, ClientError> {
+    tokio::time::timeout(timeout, exchange(addr, method, path, body))
+        .await
+        .map_err(|_| ClientError::Timeout)?
+}
+
+async fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+) -> Result<Response, ClientError> {
+    let mut stream = TcpStream::connect(addr).await.map_err(ClientError::Io)?;
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    if let Some(b) = body {
+        head.push_str(&format!(
+            "Content-Type: application/cbor\r\nContent-Length: {}\r\n",
+            b.len()
+        ));
+    }
+    head.push_str("\r\n");
+    // One write, no Nagle: a head and a body in two segments would wait for
+    // the server's delayed ACK (40 ms) between them.
+    let _ = stream.set_nodelay(true);
+    let mut request = head.into_bytes();
+    request.extend_from_slice(body.unwrap_or_default());
+    // The server may answer (413) before reading everything: keep what it
+    // said.
+    if let Err(e) = stream.write_all(&request).await
+        && body.is_none()
+    {
+        return Err(ClientError::Io(e));
+    }
+    let mut raw = Vec::new();
+    let mut buf = vec![0u8; 64 << 10];
+    loop {
+        match stream.read(&mut buf).await {
+            Ok(0) => break,
+            Ok(n) => {
+                raw.extend_from_slice(buf.get(..n).unwrap_or_default());
+                if raw.len() > MAX_RESPONSE {
+                    return Err(ClientError::Malformed("answer too large"));
+                }
+            }
+            // A reset after a complete answer (the server closed while we
+            // were still sending) keeps the answer.
+            Err(e) if raw.is_empty() => return Err(ClientError::Io(e)),
+            Err(_) => break,
+        }
+    }
+    parse(&raw)
+}
+
+fn parse(raw: &[u8]) -> Result<Response, ClientError> {
+    let end = raw
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or(ClientError::Malformed("no end of head"))?;
+    let head = std::str::from_utf8(raw.get(..end).unwrap_or_default())
+        .map_err(|_| ClientError::Malformed("head not UTF-8"))?;
+    let mut lines = head.split("\r\n");
+    let status = lines
+        .next()
+        .and_then(|l| l.split(' ').nth(1))
+        .and_then(|s| s.parse().ok())
+        .ok_or(ClientError::Malformed("status line"))?;
+    let headers: Vec<(String, String)> = lines
+        .filter_map(|l| l.split_once(':'))
+        .map(|(n, v)| (n.trim().to_ascii_lowercase(), v.trim().to_owned()))
+        .collect();
+    let rest = raw.get(end + 4..).unwrap_or_default();
+    let chunked = headers
+        .iter()
+        .any(|(n, v)| n == "transfer-encoding" && v.eq_ignore_ascii_case("chunked"));
+    let body = if chunked {
+        dechunk(rest)?
+    } else {
+        let len = headers
+            .iter()
+            .find(|(n, _)| n == "content-length")
+            .and_then(|(_, v)| v.parse::<usize>().ok())
+            .unwrap_or(rest.len());
+        rest.get(..len)
+            .ok_or(ClientError::Malformed("body shorter than its length"))?
+            .to_vec()
+    };
+    Ok(Response {
+        status,
+        headers,
+        body,
+    })
+}
+
+fn dechunk(mut rest: &[u8]) -> Result<Vec<u8>, ClientError> {
+    let mut out = Vec::new();
+    loop {
+        let line = rest
+            .windows(2)
+            .position(|w| w == b"\r\n")
+            .ok_or(ClientError::Malformed("chunk size"))?;
+        let size = std::str::from_utf8(rest.get(..line).unwrap_or_default())
+            .ok()
+            .and_then(|s| usize::from_str_radix(s.split(';').next().unwrap_or("").trim(), 16).ok())
+            .ok_or(ClientError::Malformed("chunk size"))?;
+        rest = rest.get(line + 2..).unwrap_or_default();
+        if size == 0 {
+            return Ok(out);
+        }
+        out.extend_from_slice(rest.get(..size).ok_or(ClientError::Malformed("chunk"))?);
+        rest = rest.get(size + 2..).unwrap_or_default();
+    }
+}

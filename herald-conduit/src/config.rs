@@ -1,0 +1,88 @@
+//! What `herald conduit serve` is told (CONDUIT.md, *Starting one*).
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// The roles beyond pass-through (CONDUIT.md; spec §5).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Roles {
+    /// Append a `conduit_receipt` signature (P6) with the conduit's time.
+    pub relay: bool,
+    /// Append each accepted envelope's P9 leaf to the audit log.
+    pub notary: bool,
+}
+
+impl Roles {
+    /// The names, for `/.well-known/herald-conduit`.
+    pub fn names(&self) -> Vec<&'static str> {
+        let mut out = Vec::new();
+        if self.relay {
+            out.push("relay");
+        }
+        if self.notary {
+            out.push("notary");
+        }
+        out
+    }
+}
+
+/// The default `--max-body`: 1 MiB (P1).
+pub const DEFAULT_MAX_BODY: usize = 1 << 20;
+/// The default `--deadline-ms` (spec §5.2: a refusal within 5 s).
+pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(5000);
+/// The default `--batch-ms`.
+pub const DEFAULT_BATCH: Duration = Duration::from_millis(500);
+/// The default number of posts in flight before the conduit sheds load.
+pub const DEFAULT_MAX_INFLIGHT: usize = 512;
+/// The longest inbox long poll (CONDUIT.md: `wait` at most 30 s).
+pub const MAX_WAIT: Duration = Duration::from_secs(30);
+/// At most this many envelopes in one inbox answer (CONDUIT.md).
+pub const MAX_INBOX_ANSWER: usize = 1000;
+
+/// A conduit's configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The state directory: the store (replay cache, envelopes, inboxes).
+    pub state: PathBuf,
+    /// The audit log directory (notary); default `state/log`.
+    pub log: Option<PathBuf>,
+    /// Roles beyond pass-through.
+    pub roles: Roles,
+    /// Every answer within this (`--deadline-ms`).
+    pub deadline: Duration,
+    /// Largest envelope accepted (`--max-body`).
+    pub max_body: usize,
+    /// Sustained posts per second per sender sigil (`--rate`), if limited.
+    pub rate: Option<u32>,
+    /// Burst above `rate` (`--burst`; default: `rate`).
+    pub burst: Option<u32>,
+    /// A tree head at least this often (`--batch-ms`, notary).
+    pub batch: Duration,
+    /// Posts in flight before shedding load.
+    pub max_inflight: usize,
+    /// The log's origin string (`--origin`), shown in `.well-known`.
+    pub origin: Option<String>,
+}
+
+impl Config {
+    /// A pass-through conduit over `state` with the CONDUIT.md defaults.
+    pub fn new(state: impl Into<PathBuf>) -> Self {
+        Self {
+            state: state.into(),
+            log: None,
+            roles: Roles::default(),
+            deadline: DEFAULT_DEADLINE,
+            max_body: DEFAULT_MAX_BODY,
+            rate: None,
+            burst: None,
+            batch: DEFAULT_BATCH,
+            max_inflight: DEFAULT_MAX_INFLIGHT,
+            origin: None,
+        }
+    }
+
+    /// The audit log directory.
+    pub fn log_dir(&self) -> PathBuf {
+        self.log.clone().unwrap_or_else(|| self.state.join("log"))
+    }
+}

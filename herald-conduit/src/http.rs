@@ -1,0 +1,481 @@
+//! The HTTP surface (CONDUIT.md *Endpoints*): routes, bodies, status codes.
+
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use axum::Router;
+use axum::body::{Body, HttpBody};
+use axum::extract::{Path, Query, RawQuery, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use data_encoding::HEXLOWER;
+use herald_core::{Sigil, SigilForm};
+use tokio::sync::{Semaphore, oneshot};
+use tower_http::limit::RequestBodyLimitLayer;
+
+use crate::Conduit;
+use crate::config::{MAX_INBOX_ANSWER, MAX_WAIT};
+use crate::head::{self, Head};
+use crate::mailbox::{self, Reader};
+use crate::refusal::Refusal;
+use crate::writer::{self, Job, Outcome, Queue};
+
+/// Bytes read past `--max-body` at most, so that the head of an oversize
+/// envelope can still be read and its refusal addressed; the connection
+/// level cap is `--max-body` plus this.
+const HEAD_SLACK: usize = 64 << 10;
+/// Kept back from `--deadline-ms` to write the answer.
+const ANSWER_MARGIN: Duration = Duration::from_millis(50);
+
+const CBOR: &str = "application/cbor";
+const CBOR_SEQ: &str = "application/cbor-seq";
+
+#[derive(Clone)]
+struct App {
+    conduit: Arc<Conduit>,
+    queue: Queue,
+    inflight: Arc<Semaphore>,
+}
+
+/// The router of every CONDUIT.md endpoint this crate serves.
+pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
+    let limit = conduit.config.max_body.saturating_add(HEAD_SLACK);
+    let app = App {
+        inflight: Arc::new(Semaphore::new(conduit.config.max_inflight)),
+        conduit,
+        queue,
+    };
+    Router::new()
+        .route("/v1/envelopes", post(post_envelope))
+        .route("/v1/envelopes/{id}", get(get_envelope))
+        .route("/v1/inbox/{sigil}", get(inbox))
+        .route("/v1/traces/{trace}", get(trace))
+        .route("/v1/sth", get(sth))
+        .route("/v1/proof/inclusion/{id}", get(inclusion))
+        .route("/v1/proof/consistency", get(consistency))
+        .route("/.well-known/herald-conduit", get(well_known))
+        .route("/healthz", get(healthz))
+        .route("/metrics", get(metrics))
+        .fallback(|| async { problem(StatusCode::NOT_FOUND, "not_found", "no such endpoint") })
+        .layer(RequestBodyLimitLayer::new(limit))
+        .with_state(app)
+}
+
+/// An RFC 9457 problem (`application/problem+json`).
+fn problem(status: StatusCode, kind: &str, detail: &str) -> Response {
+    let body = serde_json::json!({
+        "type": format!("urn:herald:conduit:{kind}"),
+        "title": status.canonical_reason().unwrap_or("error"),
+        "detail": detail,
+    });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/problem+json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+fn cbor(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response {
+    (status, [(header::CONTENT_TYPE, content_type)], body).into_response()
+}
+
+/// A 64-hex-character id or trace from a path (CONDUIT.md: else 400).
+fn hash32(text: &str) -> Result<[u8; 32], Box<Response>> {
+    let bad = || {
+        Box::new(problem(
+            StatusCode::BAD_REQUEST,
+            "bad_hash",
+            "expected 64 lowercase hex characters",
+        ))
+    };
+    if text.len() != 64 {
+        return Err(bad());
+    }
+    HEXLOWER
+        .decode(text.as_bytes())
+        .ok()
+        .and_then(|v| <[u8; 32]>::try_from(v).ok())
+        .ok_or_else(bad)
+}
+
+fn storage_problem(e: &dyn std::fmt::Display) -> Response {
+    problem(StatusCode::INTERNAL_SERVER_ERROR, "storage", &e.to_string())
+}
+
+async fn post_envelope(State(app): State<App>, req: Request) -> Response {
+    let start = Instant::now();
+    let deadline = start + app.conduit.config.deadline.saturating_sub(ANSWER_MARGIN);
+    let response = submit(&app, req, deadline).await;
+    app.conduit.metrics.latency(start.elapsed());
+    response
+}
+
+enum Read {
+    /// The whole body, within `--max-body`.
+    Whole(Vec<u8>),
+    /// Larger than `--max-body`: its first `--max-body` bytes.
+    TooLarge(Vec<u8>),
+    /// The deadline came first: what arrived.
+    Late(Vec<u8>),
+    /// The connection failed.
+    Broken,
+}
+
+/// Read at most `max + 1` bytes of `body` before `deadline`.
+async fn read(mut body: Body, max: usize, deadline: Instant) -> Read {
+    let mut buf = Vec::new();
+    loop {
+        let next = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
+        match tokio::time::timeout_at(deadline.into(), next).await {
+            Err(_) => return Read::Late(buf),
+            Ok(None) => return Read::Whole(buf),
+            Ok(Some(Err(_))) => return Read::Broken,
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    let room = (max + 1).saturating_sub(buf.len());
+                    buf.extend_from_slice(data.get(..room.min(data.len())).unwrap_or_default());
+                    if buf.len() > max {
+                        buf.truncate(max);
+                        return Read::TooLarge(buf);
+                    }
+                }
+            }
+        }
+    }
+}
+
+async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
+    let conduit = &app.conduit;
+    let permit = Arc::clone(&app.inflight).try_acquire_owned().ok();
+    let no_head = |kind: &str, detail: &str| {
+        conduit.metrics.refused("bad_request");
+        problem(StatusCode::BAD_REQUEST, kind, detail)
+    };
+    let (bytes, refusal) = match read(req.into_body(), conduit.config.max_body, deadline).await {
+        Read::Whole(b) => (b, None),
+        Read::TooLarge(b) => (b, Some(Refusal::TooLarge)),
+        Read::Late(b) => (b, Some(Refusal::Deadline)),
+        Read::Broken => return no_head("body", "the request body could not be read"),
+    };
+    let Some(head) = head::scan(&bytes) else {
+        if matches!(refusal, Some(Refusal::Deadline)) {
+            conduit.metrics.refused("deadline");
+            return problem(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "deadline",
+                "the body did not arrive within the deadline",
+            );
+        }
+        return no_head(
+            "no_envelope",
+            "the body is not one envelope with an id, a from sigil and a trace",
+        );
+    };
+    if let Some(r) = refusal {
+        return refuse(conduit, &r, &head);
+    }
+    if head.end != Some(bytes.len()) {
+        return no_head(
+            "not_one_item",
+            "the body is not exactly one CBOR item (a sequence, or trailing bytes)",
+        );
+    }
+    if permit.is_none() || !conduit.accepting.load(std::sync::atomic::Ordering::SeqCst) {
+        return refuse(conduit, &Refusal::Overloaded, &head);
+    }
+    if let Some(sender) = mailbox::recipient(&head.from)
+        && let Err(wait) = conduit.take_token(sender)
+    {
+        return refuse(conduit, &Refusal::RateLimited(wait), &head);
+    }
+    // A repeat of an acknowledged envelope: its first answer (spec §11.3).
+    if let Ok(r) = Reader::new(conduit.store())
+        && let Ok(Some(body)) = r.answer(&head.id)
+        && writer::is_envelope_of(&bytes, &head.id)
+    {
+        return created(conduit, &head.id, body);
+    }
+    let (reply, answer) = oneshot::channel();
+    let job = Job {
+        bytes,
+        id: head.id,
+        trace: head.trace,
+        deadline,
+        reply,
+    };
+    if writer::offer(&app.queue, job).is_err() {
+        return refuse(conduit, &Refusal::Overloaded, &head);
+    }
+    match tokio::time::timeout_at(deadline.into(), answer).await {
+        Ok(Ok(Outcome::Created(body))) => created(conduit, &head.id, body.to_vec()),
+        Ok(Ok(Outcome::Refused(r))) => refuse(conduit, &r, &head),
+        Ok(Ok(Outcome::Failed(e))) => {
+            conduit.metrics.refused("storage");
+            storage_problem(&e)
+        }
+        Ok(Err(_)) => {
+            conduit.metrics.refused("overloaded");
+            refuse(conduit, &Refusal::Overloaded, &head)
+        }
+        Err(_) => refuse(conduit, &Refusal::Deadline, &head),
+    }
+}
+
+fn created(conduit: &Conduit, id: &[u8; 32], body: Vec<u8>) -> Response {
+    conduit.metrics.accepted();
+    let mut r = cbor(StatusCode::CREATED, CBOR, body);
+    if let Ok(v) = HeaderValue::from_str(&format!("/v1/envelopes/{}", HEXLOWER.encode(id))) {
+        r.headers_mut().insert(header::LOCATION, v);
+    }
+    r
+}
+
+/// A signed refusal (spec §5.2) with its status and headers.
+fn refuse(conduit: &Conduit, refusal: &Refusal, head: &Head) -> Response {
+    conduit.metrics.refused(refusal.reason());
+    let Some(body) = refusal.envelope(&conduit.key, head, conduit.now()) else {
+        return problem(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "refusal",
+            "the refusal envelope could not be built",
+        );
+    };
+    let status = StatusCode::from_u16(refusal.status()).unwrap_or(StatusCode::BAD_REQUEST);
+    let mut r = cbor(status, CBOR, body);
+    if let Some(s) = refusal.retry_after() {
+        r.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(s));
+    }
+    if let Refusal::Invalid(codes) = refusal
+        && let Ok(v) = HeaderValue::from_str(&codes.join(","))
+    {
+        r.headers_mut().insert("herald-reasons", v);
+    }
+    r
+}
+
+async fn get_envelope(State(app): State<App>, Path(id): Path<String>) -> Response {
+    let id = match hash32(&id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    match Reader::new(app.conduit.store()).and_then(|r| r.envelope(&id)) {
+        Ok(Some(s)) => cbor(StatusCode::OK, CBOR, s.bytes),
+        Ok(None) => problem(
+            StatusCode::NOT_FOUND,
+            "unknown_id",
+            "no envelope with that id",
+        ),
+        Err(e) => storage_problem(&e),
+    }
+}
+
+fn query_u64(q: &HashMap<String, String>, name: &str) -> Result<Option<u64>, Box<Response>> {
+    match q.get(name) {
+        None => Ok(None),
+        Some(v) => v.parse().map(Some).map_err(|_| {
+            Box::new(problem(
+                StatusCode::BAD_REQUEST,
+                "bad_query",
+                &format!("{name} must be a non-negative integer"),
+            ))
+        }),
+    }
+}
+
+async fn inbox(
+    State(app): State<App>,
+    Path(sigil): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
+    let Some(who) = Sigil::parse(&sigil)
+        .ok()
+        .and_then(|s| mailbox::recipient(&s))
+    else {
+        return problem(StatusCode::BAD_REQUEST, "bad_sigil", "not a sigil (P2)");
+    };
+    let (after, wait) = match (query_u64(&q, "after"), query_u64(&q, "wait")) {
+        (Ok(a), Ok(w)) => (a.unwrap_or(0), w.unwrap_or(0)),
+        (Err(r), _) | (_, Err(r)) => return *r,
+    };
+    let until = Instant::now() + Duration::from_secs(wait).min(MAX_WAIT);
+    let mut arrivals = app.conduit.deliveries.subscribe();
+    let mut closing = app.conduit.closing.subscribe();
+    loop {
+        arrivals.mark_unchanged();
+        let found = match Reader::new(app.conduit.store())
+            .and_then(|r| r.inbox(&who, after, MAX_INBOX_ANSWER))
+        {
+            Ok(f) => f,
+            Err(e) => return storage_problem(&e),
+        };
+        let done = !found.is_empty() || Instant::now() >= until || *closing.borrow();
+        if done {
+            let cursor = found.last().map_or(after, |(pos, _)| *pos);
+            let body: Vec<u8> = found.into_iter().flat_map(|(_, b)| b).collect();
+            let mut r = cbor(StatusCode::OK, CBOR_SEQ, body);
+            r.headers_mut()
+                .insert("herald-cursor", HeaderValue::from(cursor));
+            return r;
+        }
+        tokio::select! {
+            _ = tokio::time::sleep_until(until.into()) => {}
+            _ = arrivals.changed() => {}
+            _ = closing.changed() => {}
+        }
+    }
+}
+
+async fn trace(State(app): State<App>, Path(trace): Path<String>) -> Response {
+    let trace = match hash32(&trace) {
+        Ok(t) => t,
+        Err(r) => return *r,
+    };
+    match Reader::new(app.conduit.store()).and_then(|r| r.trace(&trace)) {
+        Ok(all) => cbor(
+            StatusCode::OK,
+            CBOR_SEQ,
+            all.into_iter().flat_map(|s| s.bytes).collect(),
+        ),
+        Err(e) => storage_problem(&e),
+    }
+}
+
+fn no_log() -> Response {
+    problem(
+        StatusCode::NOT_FOUND,
+        "not_a_notary",
+        "this conduit keeps no audit log",
+    )
+}
+
+/// The P1 bytes of `value`, or with `json` its CLI.md JSON form.
+fn audit_object(value: Vec<u8>, json: bool) -> Response {
+    if !json {
+        return cbor(StatusCode::OK, CBOR, value);
+    }
+    match herald_core::cbor::decode(&value) {
+        Ok(v) => (
+            StatusCode::OK,
+            [(header::CONTENT_TYPE, "application/json")],
+            herald_verify::display::json(v),
+        )
+            .into_response(),
+        Err(e) => storage_problem(&e),
+    }
+}
+
+async fn sth(State(app): State<App>, RawQuery(q): RawQuery) -> Response {
+    let Some(notary) = &app.conduit.notary else {
+        return no_log();
+    };
+    let json = q.is_some_and(|q| q.split('&').any(|p| p == "json" || p.starts_with("json=")));
+    let sth = notary.lock().ok().and_then(|n| n.sth().cloned());
+    match sth {
+        Some(s) => audit_object(s.encode(), json),
+        None => problem(
+            StatusCode::NOT_FOUND,
+            "empty_log",
+            "the log has no leaves yet",
+        ),
+    }
+}
+
+async fn inclusion(State(app): State<App>, Path(id): Path<String>) -> Response {
+    let id = match hash32(&id) {
+        Ok(id) => id,
+        Err(r) => return *r,
+    };
+    let Some(notary) = &app.conduit.notary else {
+        return no_log();
+    };
+    let Ok(n) = notary.lock() else {
+        return storage_problem(&"the notary lock is poisoned");
+    };
+    let Some(index) = n.log().index_of(&id) else {
+        return problem(StatusCode::NOT_FOUND, "unknown_id", "no leaf with that id");
+    };
+    match n.inclusion(index, None) {
+        Ok(Some(p)) => cbor(StatusCode::OK, CBOR, p.encode()),
+        Ok(None) => problem(
+            StatusCode::NOT_FOUND,
+            "not_yet_covered",
+            "no tree head covers that leaf yet",
+        ),
+        Err(e) => storage_problem(&e),
+    }
+}
+
+async fn consistency(State(app): State<App>, Query(q): Query<HashMap<String, String>>) -> Response {
+    let Some(notary) = &app.conduit.notary else {
+        return no_log();
+    };
+    let (from, to) = match (query_u64(&q, "from"), query_u64(&q, "to")) {
+        (Ok(Some(f)), Ok(t)) => (f, t),
+        (Ok(None), _) => {
+            return problem(StatusCode::BAD_REQUEST, "bad_query", "from is required");
+        }
+        (Err(r), _) | (_, Err(r)) => return *r,
+    };
+    let now = app.conduit.now();
+    let proof = match notary.lock() {
+        Ok(n) => n.consistency(&app.conduit.key, from, to, now),
+        Err(_) => return storage_problem(&"the notary lock is poisoned"),
+    };
+    match proof {
+        Ok(p) => cbor(StatusCode::OK, CBOR, p.encode()),
+        Err(e) => problem(StatusCode::BAD_REQUEST, "bad_sizes", &e.to_string()),
+    }
+}
+
+async fn well_known(State(app): State<App>) -> Response {
+    let c = &app.conduit;
+    let key = c.public_key();
+    let sigil = key.sigil(SigilForm::Default).to_string();
+    let body = serde_json::json!({
+        "sigil": sigil,
+        "key": HEXLOWER.encode(key.as_bytes()),
+        "roles": c.config.roles.names(),
+        "log": c.notary.as_ref().map(|_| sigil.clone()),
+        "origin": c.config.origin,
+        "max_body": c.config.max_body,
+        "deadline_ms": u64::try_from(c.config.deadline.as_millis()).unwrap_or(u64::MAX),
+        "version": env!("CARGO_PKG_VERSION"),
+    });
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
+
+async fn healthz(State(app): State<App>) -> Response {
+    if app
+        .conduit
+        .accepting
+        .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        (StatusCode::OK, "ok").into_response()
+    } else {
+        (StatusCode::SERVICE_UNAVAILABLE, "shutting down").into_response()
+    }
+}
+
+async fn metrics(State(app): State<App>) -> Response {
+    let size = app
+        .conduit
+        .notary
+        .as_ref()
+        .and_then(|n| n.lock().ok().map(|n| n.log().len()));
+    (
+        StatusCode::OK,
+        [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],
+        app.conduit.metrics.render(size),
+    )
+        .into_response()
+}

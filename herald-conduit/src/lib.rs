@@ -1,0 +1,270 @@
+//! The HERALD reference conduit (spec §5, CONDUIT.md): a pass-through that
+//! stores each accepted envelope and delivers it to its recipient's inbox,
+//! optionally a signing relay (a `conduit_receipt`, P6) and a notary (the
+//! P9 audit log, tree heads and inclusion proofs), over HTTP.
+//!
+//! Live verification is herald-verify's [`Receiver`] (P8, P10, P11, P13);
+//! the conduit's own tables share its store, so an acknowledged envelope's
+//! claim, bytes, inbox entry and trace entry commit together, and (notary)
+//! its leaf is synced to the log before the 201 is sent.
+//!
+//! Not here: the C2SP `/checkpoint` and `/tile/...` routes and the witness
+//! (issue 17).
+#![forbid(unsafe_code)]
+
+pub mod client;
+pub mod config;
+mod head;
+mod http;
+pub mod mailbox;
+pub mod metrics;
+pub mod notary;
+pub mod refusal;
+mod writer;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Instant;
+
+use herald_core::SigningKey;
+use herald_verify::{Clock, FileError, Keyring, Receiver, Store, StoreError, SystemClock};
+use tokio::sync::watch;
+
+pub use config::{Config, Roles};
+pub use refusal::Refusal;
+
+use mailbox::Reader;
+use notary::Notary;
+
+/// The store's owner name (herald-verify [`Store`]).
+pub const STORE_OWNER: &str = "herald-conduit";
+/// The store file in the state directory.
+pub const STORE_FILE: &str = "conduit.redb";
+
+/// Why a conduit could not open its state.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum OpenError {
+    /// The state directory.
+    State(FileError),
+    /// The store (replay cache, envelopes, inboxes).
+    Store(StoreError),
+    /// The audit log (notary).
+    Log(String),
+}
+
+impl fmt::Display for OpenError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::State(e) => write!(f, "state directory: {e}"),
+            Self::Store(e) => write!(f, "store: {e}"),
+            Self::Log(e) => write!(f, "{e}"),
+        }
+    }
+}
+
+impl std::error::Error for OpenError {}
+
+/// A token bucket per sender (`--rate`, `--burst`).
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    tokens: f64,
+    at: Instant,
+}
+
+/// An open conduit: its key, its receiver and store, its log.
+pub struct Conduit {
+    config: Config,
+    key: SigningKey,
+    receiver: Receiver,
+    clock: Box<dyn Clock>,
+    notary: Option<Mutex<Notary>>,
+    deliveries: watch::Sender<u64>,
+    closing: watch::Sender<bool>,
+    metrics: metrics::Metrics,
+    buckets: Mutex<HashMap<[u8; mailbox::RECIPIENT_LEN], Bucket>>,
+    accepting: AtomicBool,
+}
+
+impl fmt::Debug for Conduit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Conduit")
+            .field("config", &self.config)
+            .field("receiver", &self.receiver)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Conduit {
+    /// Open (or create) the conduit's state in `config.state`, verifying
+    /// with `keyring` and the keys births teach (P7); with `notary`, open
+    /// the log and append the leaves a crash left out.
+    pub fn open(config: Config, key: SigningKey, keyring: Keyring) -> Result<Self, OpenError> {
+        herald_verify::files::create_private_dir(&config.state).map_err(OpenError::State)?;
+        let store = Store::open_or_create(config.state.join(STORE_FILE), STORE_OWNER)
+            .map_err(OpenError::Store)?;
+        mailbox::create_tables(&store).map_err(OpenError::Store)?;
+        let clock: Box<dyn Clock> = Box::new(SystemClock);
+        let notary = if config.roles.notary {
+            let reader = Reader::new(&store).map_err(OpenError::Store)?;
+            Some(Mutex::new(
+                Notary::open(&config.log_dir(), &key, &reader, clock.now())
+                    .map_err(OpenError::Log)?,
+            ))
+        } else {
+            None
+        };
+        Ok(Self {
+            receiver: Receiver::new(store, keyring),
+            config,
+            key,
+            clock,
+            notary,
+            deliveries: watch::Sender::new(0),
+            closing: watch::Sender::new(false),
+            metrics: metrics::Metrics::default(),
+            buckets: Mutex::new(HashMap::new()),
+            accepting: AtomicBool::new(true),
+        })
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &Config {
+        &self.config
+    }
+
+    /// The conduit's public key.
+    pub fn public_key(&self) -> herald_core::PublicKey {
+        self.key.public_key()
+    }
+
+    /// The store (replay cache and the conduit's tables).
+    pub fn store(&self) -> &Store {
+        self.receiver.store()
+    }
+
+    /// Now, Unix seconds.
+    fn now(&self) -> u64 {
+        self.clock.now()
+    }
+
+    /// Sign a fresh tree head when the last is a batch interval old.
+    fn refresh_tree_head(&self) {
+        if let Some(n) = &self.notary
+            && let Ok(mut n) = n.lock()
+        {
+            let _ = n.sign(&self.key, self.now());
+        }
+    }
+
+    /// The 201 body of the envelope that arrived `arrival`-th.
+    fn created_body(&self, arrival: u64, forwarded: Vec<u8>) -> Vec<u8> {
+        let leaf = herald_core::EnvelopeRef::decode(&forwarded)
+            .ok()
+            .map(|e| herald_verify::Leaf::from_envelope(&e));
+        let proof = self
+            .notary
+            .as_ref()
+            .and_then(|n| n.lock().ok())
+            .and_then(|n| n.inclusion(arrival, leaf).ok().flatten())
+            .map(|p| p.to_value());
+        let index = self.notary.as_ref().map(|_| arrival);
+        writer::body(forwarded, index, proof)
+    }
+
+    /// Take one token of `sender`'s bucket; `Err(seconds)` to wait.
+    fn take_token(&self, sender: [u8; mailbox::RECIPIENT_LEN]) -> Result<(), u64> {
+        let Some(rate) = self.config.rate.filter(|r| *r > 0) else {
+            return Ok(());
+        };
+        let rate = f64::from(rate);
+        let burst = f64::from(self.config.burst.unwrap_or(0).max(1)).max(rate.min(1.0));
+        let Ok(mut buckets) = self.buckets.lock() else {
+            return Ok(());
+        };
+        let now = Instant::now();
+        let b = buckets.entry(sender).or_insert(Bucket {
+            tokens: burst,
+            at: now,
+        });
+        b.tokens = (b.tokens + now.duration_since(b.at).as_secs_f64() * rate).min(burst);
+        b.at = now;
+        if b.tokens >= 1.0 {
+            b.tokens -= 1.0;
+            Ok(())
+        } else {
+            Err(((1.0 - b.tokens) / rate).ceil().max(1.0) as u64)
+        }
+    }
+}
+
+/// Serve `conduit` on `listener` until `shutdown` completes: then stop
+/// accepting, answer what is in flight (long polls end at once, empty),
+/// let the writer finish its batch, and return.
+pub async fn serve(
+    conduit: Conduit,
+    listener: tokio::net::TcpListener,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let conduit = Arc::new(conduit);
+    let (queue, jobs) = std::sync::mpsc::sync_channel(conduit.config.max_inflight);
+    let writer = {
+        let conduit = Arc::clone(&conduit);
+        std::thread::Builder::new()
+            .name("herald-conduit-writer".into())
+            .spawn(move || writer::run(&conduit, &jobs))?
+    };
+    let app = http::router(Arc::clone(&conduit), queue);
+    let closing = Arc::clone(&conduit);
+    // No Nagle: an answer is written whole, and waiting for the client's
+    // delayed ACK would add 40 ms to it.
+    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
+        let _ = tcp.set_nodelay(true);
+    });
+    let result = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            shutdown.await;
+            closing.accepting.store(false, Ordering::SeqCst);
+            closing.closing.send_replace(true);
+        })
+        .await;
+    // The router (and with it the queue) is gone: the writer drains and ends.
+    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    result
+}
+
+/// SIGTERM or SIGINT (CONDUIT.md: stop accepting, answer what is in
+/// flight, exit 0). The handlers are installed when this is called (inside
+/// a tokio runtime), before the future is first polled, so a signal that
+/// arrives right after a `listening on` line is not missed.
+pub fn termination() -> impl Future<Output = ()> + Send + 'static {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        let term = signal(SignalKind::terminate()).ok();
+        let int = signal(SignalKind::interrupt()).ok();
+        async move {
+            let one = |s: Option<tokio::signal::unix::Signal>| async move {
+                match s {
+                    Some(mut s) => {
+                        s.recv().await;
+                    }
+                    None => std::future::pending::<()>().await,
+                }
+            };
+            tokio::select! {
+                () = one(term) => {}
+                () = one(int) => {}
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        async {
+            let _ = tokio::signal::ctrl_c().await;
+        }
+    }
+}

@@ -1,0 +1,243 @@
+//! The conduit's own tables, in the replay cache's redb database so that an
+//! accepted envelope's claim, its stored bytes, its inbox entry and its
+//! place in its trace commit in one transaction (CONDUIT.md: a 201 means
+//! all of them are on disk).
+//!
+//! - `conduit_envelopes`: id → arrival number (8 bytes, big-endian) ‖ the
+//!   envelope as forwarded. Arrival numbers start at 0, are dense, and are
+//!   the envelope's leaf index in the audit log (notary).
+//! - `conduit_arrivals`: arrival number → id.
+//! - `conduit_inbox`: recipient ‖ position → id; `conduit_inbox_len`:
+//!   recipient → its last position. The recipient is the first 10 bytes of
+//!   the `to` sigil's key hash, common to its three forms (P2); positions
+//!   start at 1 and are dense per recipient.
+//! - `conduit_traces`: trace ‖ arrival number → id.
+//! - `conduit_answers`: id → the 201 body first sent, so a repeat gets the
+//!   same body (spec §11.3).
+
+use herald_core::Sigil;
+use herald_verify::{Store, StoreError};
+use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
+
+type Table = TableDefinition<'static, &'static [u8], &'static [u8]>;
+
+const ENVELOPES: Table = TableDefinition::new("conduit_envelopes");
+const ARRIVALS: Table = TableDefinition::new("conduit_arrivals");
+const INBOX: Table = TableDefinition::new("conduit_inbox");
+const INBOX_LEN: Table = TableDefinition::new("conduit_inbox_len");
+const TRACES: Table = TableDefinition::new("conduit_traces");
+const ANSWERS: Table = TableDefinition::new("conduit_answers");
+
+/// Bytes of the key hash that name a recipient (the short sigil form's).
+pub const RECIPIENT_LEN: usize = 10;
+
+/// A recipient's inbox key: the first [`RECIPIENT_LEN`] bytes of its key
+/// hash, the same for every form of the sigil.
+pub fn recipient(sigil: &Sigil) -> Option<[u8; RECIPIENT_LEN]> {
+    sigil.hash_prefix().get(..RECIPIENT_LEN)?.try_into().ok()
+}
+
+/// One stored envelope.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Stored {
+    /// Its arrival number (its leaf index, notary).
+    pub arrival: u64,
+    /// The envelope as forwarded.
+    pub bytes: Vec<u8>,
+}
+
+fn storage<'a>(store: &'a Store, op: &'static str) -> impl Fn(redb::Error) -> StoreError + 'a {
+    move |e| StoreError::storage(store.path(), op, e)
+}
+
+fn u64_at(bytes: &[u8]) -> u64 {
+    bytes
+        .get(..8)
+        .and_then(|b| b.try_into().ok())
+        .map_or(0, u64::from_be_bytes)
+}
+
+fn decode_stored(v: &[u8]) -> Stored {
+    Stored {
+        arrival: u64_at(v),
+        bytes: v.get(8..).unwrap_or_default().to_vec(),
+    }
+}
+
+/// Make the tables (at open), so reads never meet a missing one.
+pub fn create_tables(store: &Store) -> Result<(), StoreError> {
+    let err = storage(store, "create the conduit tables");
+    let txn = store.begin_write("create the conduit tables")?;
+    for t in [ENVELOPES, ARRIVALS, INBOX, INBOX_LEN, TRACES, ANSWERS] {
+        txn.open_table(t).map_err(|e| err(e.into()))?;
+    }
+    txn.commit().map_err(|e| err(e.into()))
+}
+
+/// The stored envelope with `id`, inside a write transaction.
+pub fn get_in(txn: &redb::WriteTransaction, id: &[u8; 32]) -> Result<Option<Stored>, redb::Error> {
+    let t = txn.open_table(ENVELOPES)?;
+    Ok(t.get(id.as_slice())?.map(|v| decode_stored(v.value())))
+}
+
+/// Store an accepted envelope (`id`, `trace`, `to`) as `forwarded` in
+/// `txn`; returns its arrival number.
+pub fn put_in(
+    txn: &redb::WriteTransaction,
+    id: &[u8; 32],
+    trace: &[u8; 32],
+    to: Option<[u8; RECIPIENT_LEN]>,
+    forwarded: &[u8],
+) -> Result<u64, redb::Error> {
+    let mut arrivals = txn.open_table(ARRIVALS)?;
+    let arrival = arrivals.len()?;
+    arrivals.insert(arrival.to_be_bytes().as_slice(), id.as_slice())?;
+    let mut value = Vec::with_capacity(8 + forwarded.len());
+    value.extend_from_slice(&arrival.to_be_bytes());
+    value.extend_from_slice(forwarded);
+    txn.open_table(ENVELOPES)?
+        .insert(id.as_slice(), value.as_slice())?;
+    let mut key = Vec::with_capacity(40);
+    key.extend_from_slice(trace);
+    key.extend_from_slice(&arrival.to_be_bytes());
+    txn.open_table(TRACES)?
+        .insert(key.as_slice(), id.as_slice())?;
+    if let Some(r) = to {
+        let mut lens = txn.open_table(INBOX_LEN)?;
+        let pos = lens.get(r.as_slice())?.map_or(0, |v| u64_at(v.value())) + 1;
+        lens.insert(r.as_slice(), pos.to_be_bytes().as_slice())?;
+        let mut key = Vec::with_capacity(RECIPIENT_LEN + 8);
+        key.extend_from_slice(&r);
+        key.extend_from_slice(&pos.to_be_bytes());
+        txn.open_table(INBOX)?
+            .insert(key.as_slice(), id.as_slice())?;
+    }
+    Ok(arrival)
+}
+
+/// Record the 201 body first sent for `id` (no fsync of its own: it
+/// becomes durable with the next batch; if a crash loses it the answer is
+/// rebuilt).
+pub fn put_answers(store: &Store, answers: &[([u8; 32], &[u8])]) -> Result<(), StoreError> {
+    let err = storage(store, "record answers");
+    let mut txn = store.begin_write("record answers")?;
+    txn.set_durability(redb::Durability::None)
+        .map_err(|e| err(e.into()))?;
+    {
+        let mut t = txn.open_table(ANSWERS).map_err(|e| err(e.into()))?;
+        for (id, body) in answers {
+            t.insert(id.as_slice(), *body).map_err(|e| err(e.into()))?;
+        }
+    }
+    txn.commit().map_err(|e| err(e.into()))
+}
+
+/// A read view of the tables.
+pub struct Reader<'s> {
+    store: &'s Store,
+    txn: redb::ReadTransaction,
+}
+
+impl<'s> Reader<'s> {
+    /// A consistent snapshot of the latest commit.
+    pub fn new(store: &'s Store) -> Result<Self, StoreError> {
+        let txn = store
+            .database()
+            .begin_read()
+            .map_err(|e| storage(store, "read")(e.into()))?;
+        Ok(Self { store, txn })
+    }
+
+    fn get(&self, table: Table, key: &[u8]) -> Result<Option<Vec<u8>>, StoreError> {
+        let err = storage(self.store, "read");
+        let t = self.txn.open_table(table).map_err(|e| err(e.into()))?;
+        Ok(t.get(key)
+            .map_err(|e| err(e.into()))?
+            .map(|v| v.value().to_vec()))
+    }
+
+    /// The envelope with `id`.
+    pub fn envelope(&self, id: &[u8; 32]) -> Result<Option<Stored>, StoreError> {
+        Ok(self
+            .get(ENVELOPES, id.as_slice())?
+            .map(|v| decode_stored(&v)))
+    }
+
+    /// The 201 body first sent for `id`, if recorded.
+    pub fn answer(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, StoreError> {
+        self.get(ANSWERS, id.as_slice())
+    }
+
+    /// How many envelopes arrived.
+    pub fn arrivals(&self) -> Result<u64, StoreError> {
+        let err = storage(self.store, "read");
+        let t = self.txn.open_table(ARRIVALS).map_err(|e| err(e.into()))?;
+        t.len().map_err(|e| err(e.into()))
+    }
+
+    /// The envelope that arrived `arrival`-th.
+    pub fn arrival(&self, arrival: u64) -> Result<Option<Stored>, StoreError> {
+        match self.get(ARRIVALS, arrival.to_be_bytes().as_slice())? {
+            Some(id) => match <[u8; 32]>::try_from(id.as_slice()) {
+                Ok(id) => self.envelope(&id),
+                Err(_) => Ok(None),
+            },
+            None => Ok(None),
+        }
+    }
+
+    /// The ids under `prefix` in `table`, in key order, from `start`, at
+    /// most `limit`, with the 8-byte number that ends each key.
+    fn range(
+        &self,
+        table: Table,
+        prefix: &[u8],
+        start: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, [u8; 32])>, StoreError> {
+        let err = storage(self.store, "read");
+        let t = self.txn.open_table(table).map_err(|e| err(e.into()))?;
+        let mut from = prefix.to_vec();
+        from.extend_from_slice(&start.to_be_bytes());
+        let mut out = Vec::new();
+        for item in t.range(from.as_slice()..).map_err(|e| err(e.into()))? {
+            let (k, v) = item.map_err(|e| err(e.into()))?;
+            let key = k.value();
+            if !key.starts_with(prefix) || out.len() >= limit {
+                break;
+            }
+            if let Ok(id) = <[u8; 32]>::try_from(v.value()) {
+                out.push((u64_at(key.get(prefix.len()..).unwrap_or_default()), id));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Inbox entries of `recipient` after position `after`: (position,
+    /// envelope as forwarded), oldest first, at most `limit`.
+    pub fn inbox(
+        &self,
+        recipient: &[u8; RECIPIENT_LEN],
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
+        let mut out = Vec::new();
+        for (pos, id) in self.range(INBOX, recipient, after.saturating_add(1), limit)? {
+            if let Some(s) = self.envelope(&id)? {
+                out.push((pos, s.bytes));
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every envelope of `trace`, in arrival order.
+    pub fn trace(&self, trace: &[u8; 32]) -> Result<Vec<Stored>, StoreError> {
+        let mut out = Vec::new();
+        for (_, id) in self.range(TRACES, trace, 0, usize::MAX)? {
+            if let Some(s) = self.envelope(&id)? {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+}

@@ -1,0 +1,131 @@
+//! The notary role (spec §5.3, P9): the audit log of every accepted
+//! envelope's leaf, the latest signed tree head, and inclusion and
+//! consistency proofs against it. The log is herald-verify's [`Log`];
+//! leaf indices are the conduit's arrival numbers.
+
+use herald_core::{EnvelopeRef, SigningKey};
+use herald_verify::{ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead};
+
+use crate::mailbox::Reader;
+
+/// The log and the latest tree head signed over it.
+#[derive(Debug)]
+pub struct Notary {
+    log: Log,
+    sth: Option<SignedTreeHead>,
+}
+
+impl Notary {
+    /// Open the log in `dir` (created for `key` if absent), then append the
+    /// leaves of envelopes stored before a crash cut their batch short (the
+    /// store commits before the log), and sign a tree head at `now`.
+    pub fn open(
+        dir: &std::path::Path,
+        key: &SigningKey,
+        stored: &Reader<'_>,
+        now: u64,
+    ) -> Result<Self, String> {
+        let mut log = if dir.join(herald_verify::auditlog::file::KEY_FILE).exists() {
+            Log::open(dir)
+        } else {
+            Log::create(dir, &key.public_key(), None)
+        }
+        .map_err(|e| format!("audit log {}: {e}", dir.display()))?;
+        if log.public_key() != &key.public_key() {
+            return Err(format!(
+                "audit log {}: signed by another key than the conduit's",
+                dir.display()
+            ));
+        }
+        let arrivals = stored.arrivals().map_err(|e| e.to_string())?;
+        if log.len() > arrivals {
+            return Err(format!(
+                "audit log {} holds {} leaves but the store only {arrivals} envelopes: \
+                 not this conduit's log",
+                dir.display(),
+                log.len()
+            ));
+        }
+        for arrival in log.len()..arrivals {
+            let s = stored
+                .arrival(arrival)
+                .map_err(|e| e.to_string())?
+                .ok_or_else(|| format!("store: arrival {arrival} missing"))?;
+            let env = EnvelopeRef::decode(&s.bytes)
+                .map_err(|e| format!("store: arrival {arrival}: {e}"))?;
+            log.append(&env).map_err(|e| format!("audit log: {e}"))?;
+        }
+        let mut notary = Self { log, sth: None };
+        notary
+            .sign(key, now)
+            .map_err(|e| format!("audit log: {e}"))?;
+        Ok(notary)
+    }
+
+    /// The log.
+    pub fn log(&self) -> &Log {
+        &self.log
+    }
+
+    /// The latest signed tree head.
+    pub fn sth(&self) -> Option<&SignedTreeHead> {
+        self.sth.as_ref()
+    }
+
+    /// Append the leaves of `envelopes` (one sync); their indices.
+    pub fn append(&mut self, envelopes: &[EnvelopeRef<'_>]) -> Result<Vec<u64>, LogError> {
+        Ok(self
+            .log
+            .append_envelopes(envelopes)?
+            .into_iter()
+            .map(|a| a.index)
+            .collect())
+    }
+
+    /// Sign the head of the whole log at `now` (empty logs have none).
+    pub fn sign(&mut self, key: &SigningKey, now: u64) -> Result<(), LogError> {
+        if !self.log.is_empty() {
+            self.sth = Some(self.log.signed_tree_head(key, None, now)?);
+        }
+        Ok(())
+    }
+
+    /// The inclusion proof of leaf `index` against the latest tree head;
+    /// `leaf`, when the caller has it (the leaf of the envelope it just
+    /// logged), saves reading it back from the log file.
+    pub fn inclusion(
+        &self,
+        index: u64,
+        leaf: Option<Leaf>,
+    ) -> Result<Option<InclusionProof>, LogError> {
+        let Some(sth) = &self.sth else {
+            return Ok(None);
+        };
+        if index >= sth.size() {
+            return Ok(None);
+        }
+        let path = self
+            .log
+            .tree()
+            .inclusion_proof(index, sth.size())
+            .map_err(LogError::Proof)?;
+        let leaf = match leaf {
+            Some(l) => l,
+            None => self.log.leaf(index)?,
+        };
+        Ok(Some(InclusionProof::new(index, leaf, path, sth.clone())))
+    }
+
+    /// The consistency proof from `size1` to `size2` (default: the latest
+    /// tree head's size), heads signed at `now`.
+    pub fn consistency(
+        &self,
+        key: &SigningKey,
+        size1: u64,
+        size2: Option<u64>,
+        now: u64,
+    ) -> Result<ConsistencyProof, LogError> {
+        let size2 = size2.or(self.sth.as_ref().map(|s| s.size()));
+        self.log.consistency_proof(key, size1, size2, now)
+    }
+}

@@ -1,0 +1,307 @@
+//! The one writer: posts that passed the front door queue here and are
+//! received in batches, each batch in one write transaction of the store
+//! ([`herald_verify::Receiver::receive_in`]: claims, lifecycle, stored
+//! envelopes, inboxes, traces) committed durably once, then (notary) its
+//! leaves appended to the log with one sync and a tree head signed over
+//! them. Only then is any post of the batch answered 201: 200 concurrent
+//! posts cost a few fsyncs, not 200 (issue 16).
+
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::time::Instant;
+
+use herald_core::cbor::{Map, Value};
+use herald_core::{Envelope, EnvelopeRef, Scope, Status};
+use herald_verify::{EnvelopeReport, Prechecked, StoreError};
+use tokio::sync::oneshot;
+
+use crate::Conduit;
+use crate::mailbox::{self, Reader, Stored};
+use crate::refusal::Refusal;
+
+/// Most posts received in one batch.
+const MAX_BATCH: usize = 512;
+
+/// A post waiting for the writer.
+pub(crate) struct Job {
+    pub(crate) bytes: Vec<u8>,
+    pub(crate) id: [u8; 32],
+    pub(crate) trace: [u8; 32],
+    pub(crate) deadline: Instant,
+    pub(crate) reply: oneshot::Sender<Outcome>,
+}
+
+/// How a post ended.
+#[derive(Debug)]
+pub(crate) enum Outcome {
+    /// Acknowledged: the 201 body.
+    Created(Arc<Vec<u8>>),
+    /// Refused for a reason a refusal envelope states.
+    Refused(Refusal),
+    /// Storage failed: nothing acknowledged (500).
+    Failed(String),
+}
+
+/// The queue in front of the writer.
+pub(crate) type Queue = SyncSender<Job>;
+
+/// Offer `job` without waiting: a full queue is load to shed.
+pub(crate) fn offer(queue: &Queue, job: Job) -> Result<(), Job> {
+    queue.try_send(job).map_err(|e| match e {
+        TrySendError::Full(j) | TrySendError::Disconnected(j) => j,
+    })
+}
+
+/// Whether `bytes` is the envelope that `id` names (the id is the hash of
+/// its body: P4), so a repeat of it is idempotent and a forgery claiming
+/// the id is judged, not answered with the stored copy.
+pub(crate) fn is_envelope_of(bytes: &[u8], id: &[u8; 32]) -> bool {
+    EnvelopeRef::decode(bytes).is_ok_and(|e| e.id() == id && e.computed_id() == *id)
+}
+
+/// The writer loop: until every sender is gone.
+pub(crate) fn run(conduit: &Conduit, jobs: &Receiver<Job>) {
+    loop {
+        let first = match jobs.recv_timeout(conduit.config.batch) {
+            Ok(job) => job,
+            Err(RecvTimeoutError::Timeout) => {
+                conduit.refresh_tree_head();
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => return,
+        };
+        let mut batch = vec![first];
+        while batch.len() < MAX_BATCH {
+            match jobs.try_recv() {
+                Ok(job) => batch.push(job),
+                Err(_) => break,
+            }
+        }
+        process(conduit, batch);
+    }
+}
+
+enum Step {
+    New { arrival: u64, forwarded: Vec<u8> },
+    Existing(Stored),
+    Done(Outcome),
+}
+
+fn process(conduit: &Conduit, batch: Vec<Job>) {
+    let now = conduit.now();
+    let receiver = &conduit.receiver;
+    let store = receiver.store();
+    let txn = match store.begin_write("receive a batch") {
+        Ok(t) => t,
+        Err(e) => {
+            let msg = e.to_string();
+            for job in batch {
+                let _ = job.reply.send(Outcome::Failed(msg.clone()));
+            }
+            return;
+        }
+    };
+    // The signature work (origin check, receipt) on every core, outside
+    // the write lock; then the batch is finished in order, in `txn`.
+    let prepared = prepare(conduit, &batch, now);
+    let mut steps = Vec::with_capacity(batch.len());
+    for (job, prep) in batch.iter().zip(prepared) {
+        let step = if Instant::now() >= job.deadline {
+            Step::Done(Outcome::Refused(Refusal::Deadline))
+        } else {
+            receive_one(conduit, &txn, job, prep)
+        };
+        steps.push(step);
+    }
+    let mut failed = None;
+    if steps.iter().any(|s| matches!(s, Step::New { .. })) {
+        if let Err(e) = txn.commit() {
+            failed = Some(format!("store commit: {e}"));
+        }
+    } else {
+        drop(txn);
+    }
+    if failed.is_none() {
+        failed = notarize(conduit, &steps, now).err();
+    }
+    let reader = Reader::new(store).ok();
+    let mut answers: Vec<([u8; 32], Arc<Vec<u8>>)> = Vec::new();
+    for (job, step) in batch.into_iter().zip(steps) {
+        let outcome = match step {
+            Step::Done(o) => o,
+            Step::New { .. } | Step::Existing(_) if failed.is_some() => {
+                Outcome::Failed(failed.clone().unwrap_or_default())
+            }
+            Step::New { arrival, forwarded } => {
+                let body = Arc::new(conduit.created_body(arrival, forwarded));
+                answers.push((job.id, Arc::clone(&body)));
+                Outcome::Created(body)
+            }
+            Step::Existing(stored) => {
+                let earlier = answers.iter().find(|(id, _)| *id == job.id);
+                let recorded = reader
+                    .as_ref()
+                    .and_then(|r| r.answer(&job.id).ok().flatten());
+                match (earlier, recorded) {
+                    (Some((_, body)), _) => Outcome::Created(Arc::clone(body)),
+                    (None, Some(body)) => Outcome::Created(Arc::new(body)),
+                    (None, None) => Outcome::Created(Arc::new(
+                        conduit.created_body(stored.arrival, stored.bytes),
+                    )),
+                }
+            }
+        };
+        if let Outcome::Created(_) = outcome {
+            conduit.deliveries.send_modify(|n| *n += 1);
+        }
+        let _ = job.reply.send(outcome);
+    }
+    let refs: Vec<([u8; 32], &[u8])> = answers.iter().map(|(id, b)| (*id, b.as_slice())).collect();
+    if !refs.is_empty() {
+        // Best effort: a lost answer is rebuilt from the store and the log.
+        let _ = mailbox::put_answers(store, &refs);
+    }
+}
+
+/// What can be done for a post without the write lock.
+struct Prepared<'b> {
+    pre: Result<Prechecked<'b>, StoreError>,
+    /// The envelope with the relay's receipt (relay), or as received.
+    forwarded: Option<Vec<u8>>,
+}
+
+/// Precheck every post of `batch` and sign its receipt (relay), spread
+/// over the available cores.
+fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b>> {
+    let one = |job: &'b Job| Prepared {
+        pre: conduit.receiver.precheck(&job.bytes, now),
+        forwarded: forwarded(conduit, &job.bytes, now),
+    };
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || batch.len() < 4 {
+        return batch.iter().map(one).collect();
+    }
+    let chunk = batch.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = batch
+            .chunks(chunk)
+            .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .collect();
+        let mut out = Vec::with_capacity(batch.len());
+        for (h, part) in handles.into_iter().zip(batch.chunks(chunk)) {
+            match h.join() {
+                Ok(v) => out.extend(v),
+                // A panicking precheck: do that part here, where a panic
+                // surfaces.
+                Err(_) => out.extend(part.iter().map(one)),
+            }
+        }
+        out
+    })
+}
+
+/// The bytes to store and forward: with the relay's `conduit_receipt` at
+/// `now` (relay), else as received; `None` when not an envelope.
+fn forwarded(conduit: &Conduit, bytes: &[u8], now: u64) -> Option<Vec<u8>> {
+    let env = Envelope::from_bytes(bytes.to_vec()).ok()?;
+    if conduit.config.roles.relay {
+        env.cosign(&conduit.key, Scope::ConduitReceipt, Some(now))
+            .ok()
+            .map(Envelope::into_bytes)
+    } else {
+        Some(env.into_bytes())
+    }
+}
+
+/// Receive one post inside the batch's transaction.
+fn receive_one(
+    conduit: &Conduit,
+    txn: &redb::WriteTransaction,
+    job: &Job,
+    prep: Prepared<'_>,
+) -> Step {
+    let fail = |e: &dyn std::fmt::Display| Step::Done(Outcome::Failed(e.to_string()));
+    match mailbox::get_in(txn, &job.id) {
+        Ok(Some(stored)) if is_envelope_of(&job.bytes, &job.id) => return Step::Existing(stored),
+        Ok(_) => {}
+        Err(e) => return fail(&e),
+    }
+    let report = match prep
+        .pre
+        .and_then(|pre| conduit.receiver.receive_prechecked_in(txn, pre))
+    {
+        Ok(r) => r,
+        Err(e) => return fail(&e),
+    };
+    if report.status() != Status::Valid {
+        return Step::Done(Outcome::Refused(refusal_of(&report)));
+    }
+    let Some(forwarded) = prep.forwarded else {
+        return Step::Done(Outcome::Refused(Refusal::Invalid(vec!["malformed"])));
+    };
+    let view = env_view(&forwarded);
+    let to = view
+        .as_ref()
+        .and_then(|v| v.to())
+        .and_then(|(_, s)| mailbox::recipient(&s));
+    match mailbox::put_in(txn, &job.id, &job.trace, to, &forwarded) {
+        Ok(arrival) => Step::New { arrival, forwarded },
+        Err(e) => fail(&e),
+    }
+}
+
+fn env_view(bytes: &[u8]) -> Option<EnvelopeRef<'_>> {
+    EnvelopeRef::decode(bytes).ok()
+}
+
+/// The refusal a report calls for (CONDUIT.md): `409` when the pair is
+/// held by another envelope, else `422` with every P11 code.
+pub(crate) fn refusal_of(report: &EnvelopeReport) -> Refusal {
+    if report.has(herald_core::ReasonCode::ReplayedNonce) {
+        return Refusal::Replayed;
+    }
+    let mut codes: Vec<&'static str> = report.reasons.iter().map(|r| r.code.name()).collect();
+    codes.dedup();
+    if codes.is_empty() {
+        codes.push("malformed");
+    }
+    Refusal::Invalid(codes)
+}
+
+/// Notary: log the batch's new envelopes (one sync) and sign a tree head.
+fn notarize(conduit: &Conduit, steps: &[Step], now: u64) -> Result<(), String> {
+    let Some(notary) = &conduit.notary else {
+        return Ok(());
+    };
+    let mut arrivals = Vec::new();
+    let mut views = Vec::new();
+    for step in steps {
+        if let Step::New { arrival, forwarded } = step {
+            let view = env_view(forwarded).ok_or("a stored envelope no longer decodes")?;
+            arrivals.push(*arrival);
+            views.push(view);
+        }
+    }
+    let mut n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
+    if !views.is_empty() {
+        let indices = n.append(&views).map_err(|e| format!("audit log: {e}"))?;
+        if indices != arrivals {
+            return Err("audit log: leaf indices differ from arrival numbers".into());
+        }
+    }
+    n.sign(&conduit.key, now)
+        .map_err(|e| format!("audit log: {e}"))
+}
+
+/// The P1 map of a 201 body (CONDUIT.md): `{envelope, index?, proof?}`.
+pub(crate) fn body(forwarded: Vec<u8>, index: Option<u64>, proof: Option<Value>) -> Vec<u8> {
+    let mut map = Map::new();
+    map.insert("envelope", Value::Bytes(forwarded));
+    if let Some(i) = index {
+        map.insert("index", Value::from(i));
+    }
+    if let Some(p) = proof {
+        map.insert("proof", p);
+    }
+    Value::Map(map).to_vec()
+}
