@@ -627,3 +627,131 @@ fn bad_invocations_exit_2_naming_the_problem() {
         b"{\"json\": true}"
     );
 }
+
+/// A conduit on loopback that knows `keyring`'s keys; stopped on drop.
+struct Conduit {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Conduit {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn conduit(dir: &Path, name: &str, keyring: &[&str]) -> Conduit {
+    herald(dir, &["keygen", "-o", name]).expect(0);
+    let (child, addr) = support::conduit::serve(|cmd| {
+        cmd.current_dir(dir)
+            .args([
+                "--key",
+                &format!("{name}.key"),
+                "--state",
+                &format!("{name}-state"),
+            ])
+            .args(["--roles", "relay,notary"]);
+        for k in keyring {
+            cmd.args(["--keyring", k]);
+        }
+    });
+    Conduit {
+        child,
+        url: format!("http://{addr}"),
+    }
+}
+
+fn echo_session(keys: &Keys, trace: &Path, extra: &[&str], message: &str) -> Value {
+    let mut c = Client::start(proxy_command(keys, trace, extra, server()));
+    c.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": message}}),
+    );
+    c.finish();
+    r
+}
+
+#[test]
+fn with_a_conduit_results_are_released_once_it_acknowledged_and_refusals_become_is_error() {
+    let keys = keys();
+    let d = keys.dir.path();
+
+    // A relay that knows both keys: every envelope comes back with its
+    // receipt, and the trace file holds those bytes.
+    let relay = conduit(d, "relay", &["agent.pub", "tool.pub"]);
+    let trace = d.join("relayed.herald");
+    let r = echo_session(&keys, &trace, &["--conduit", &relay.url], "via conduit");
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("Echo: via conduit")),
+        "{r}"
+    );
+    let envelope = r
+        .pointer("/result/_meta/herald~1envelope")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    let envelope = BASE64.decode(envelope.as_bytes()).unwrap();
+    let inspected = herald(d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    let receipts = inspected.matches(r#""scope":"conduit_receipt""#).count();
+    assert_eq!(receipts, 4, "birth, genesis, request, result: {inspected}");
+    assert!(contains(&std::fs::read(&trace).unwrap(), &envelope));
+    let run = herald(
+        d,
+        &[
+            "verify",
+            "--json",
+            "--keyring",
+            "agent.pub",
+            "--keyring",
+            "tool.pub",
+            "--keyring",
+            "relay.pub",
+            trace.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.out());
+
+    // A conduit that does not know the sandbox key refuses what it
+    // co-signed (partial: unknown_signer): the call is answered isError
+    // with the reason, never dropped, and never made.
+    let strict = conduit(d, "strict", &["agent.pub"]);
+    let trace = d.join("refused.herald");
+    let r = echo_session(&keys, &trace, &["--conduit", &strict.url], "refused");
+    assert_eq!(r.pointer("/result/isError"), Some(&json!(true)), "{r}");
+    let text = r
+        .pointer("/result/content/0/text")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("refused") && text.contains("unknown_signer"),
+        "{text}"
+    );
+    // What was signed is still on file (what the conduit took, with its
+    // receipt), and verifies with the keys.
+    let run = herald(
+        d,
+        &[
+            "verify",
+            "--json",
+            "--keyring",
+            "agent.pub",
+            "--keyring",
+            "tool.pub",
+            "--keyring",
+            "strict.pub",
+            trace.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.out());
+}

@@ -11,12 +11,18 @@
 //! - [`trace_file`]: the append-only, crash-safe `--trace FILE`;
 //! - [`jsonrpc`]: the JSON-RPC shapes the wrapper looks at and the
 //!   `herald/…` keys it adds to `_meta`;
+//! - [`recorder`]: where envelopes go: the trace file, and a conduit
+//!   (`--conduit`) that must acknowledge them first;
+//! - [`ledger`]: the session and the recorder behind one lock, and what
+//!   the client is told about each recorded envelope;
 //! - [`proxy`]: `herald mcp proxy` over stdio, the server as a child.
 #![forbid(unsafe_code)]
 
 pub mod jsonrpc;
+pub mod ledger;
 pub mod pin;
 pub mod proxy;
+pub mod recorder;
 pub mod session;
 pub mod trace_file;
 

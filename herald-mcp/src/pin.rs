@@ -97,6 +97,14 @@ impl ToolSet {
         Ok(Self { sha256, names })
     }
 
+    /// The empty tool set (a server without tools).
+    pub fn empty() -> Self {
+        Self {
+            sha256: Sha256::digest(Value::Map(Map::new()).to_vec()).into(),
+            names: Vec::new(),
+        }
+    }
+
     /// The digest in lowercase hex.
     pub fn hex(&self) -> String {
         HEXLOWER.encode(&self.sha256)

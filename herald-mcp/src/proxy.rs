@@ -27,26 +27,26 @@
 use std::collections::{HashMap, HashSet};
 use std::ffi::OsString;
 use std::fmt;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use data_encoding::HEXLOWER;
-use herald_core::Envelope;
-use herald_core::cbor::{Map as CborMap, Value as CborValue, to_value};
 use rmcp::model::{
     CallToolRequestMethod, CancelledNotificationMethod, ConstString, InitializeResultMethod,
     InitializedNotificationMethod, ListToolsRequestMethod, ToolListChangedNotificationMethod,
 };
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::Command;
 use tokio::sync::{Notify, mpsc, watch};
 
-use crate::jsonrpc::{self, Kind, meta};
-use crate::pin::{PinCheck, ToolSet, check_pin_file};
-use crate::session::{Handshake, Keys, Session};
+use crate::jsonrpc::{self, Kind};
+use crate::ledger::{Ledger, invalid_call};
+use crate::pin::ToolSet;
+use crate::recorder::Recorder;
+use crate::session::{Handshake, Keys};
 use crate::trace_file::{TraceFile, TraceFileError};
 
 const TOOLS_CALL: &str = CallToolRequestMethod::VALUE;
@@ -66,9 +66,11 @@ const GENESIS_WAIT: Duration = Duration::from_secs(30);
 /// How long the server has to exit once the client has closed its end.
 const EXIT_GRACE: Duration = Duration::from_secs(5);
 
-/// JSON-RPC "invalid request" and "invalid params".
+/// JSON-RPC "invalid request".
 const INVALID_REQUEST: i64 = -32600;
-const INVALID_PARAMS: i64 = -32602;
+
+/// Most pages of the wrapper's own `tools/list` followed.
+const MAX_PAGES: u64 = 1000;
 
 /// What `herald mcp proxy` is given.
 #[derive(Debug)]
@@ -79,6 +81,8 @@ pub struct ProxyConfig {
     pub trace: PathBuf,
     /// `--pin FILE`.
     pub pin: Option<PathBuf>,
+    /// `--conduit URL`: the conduit's address.
+    pub conduit: Option<SocketAddr>,
     /// The server's command and arguments (after `--`).
     pub command: Vec<OsString>,
 }
@@ -131,6 +135,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         keys,
         trace,
         pin,
+        conduit,
         command,
     } = config;
     let trace = TraceFile::open(&trace).map_err(ProxyError::Trace)?;
@@ -157,7 +162,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
             "the server's standard input or output is not a pipe",
         )));
     };
-    let wrapper = Wrapper::new(keys, trace, pin);
+    let wrapper = Wrapper::new(Ledger::new(keys, Recorder::new(trace, conduit), pin));
     let client_gone = Arc::new(Notify::new());
     let served = {
         let gone = client_gone.clone();
@@ -238,14 +243,9 @@ struct PinFetch {
     genesis: bool,
 }
 
-/// What both directions share.
-struct State {
-    keys: Option<Keys>,
-    session: Option<Session>,
-    trace: TraceFile,
-    pin: Option<PathBuf>,
-    /// Why `tools/call` is refused (the tool set is not the pinned one).
-    refuse: Option<String>,
+/// Which messages are whose: what both directions share besides the ledger.
+#[derive(Default)]
+struct Routes {
     handshake: Handshake,
     initialize: Option<String>,
     /// Pending `tools/call` requests: JSON id → request envelope id.
@@ -258,39 +258,30 @@ struct State {
     fetches: u64,
 }
 
-/// The proxy's state and the signal that the session is open.
+/// The proxy's shared state.
 #[derive(Clone)]
 struct Wrapper {
-    state: Arc<Mutex<State>>,
+    routes: Arc<Mutex<Routes>>,
+    /// Held while an envelope is signed and recorded (across the conduit's
+    /// answer), so the file and the conduit see the chain in order.
+    ledger: Arc<tokio::sync::Mutex<Ledger>>,
+    /// Set once the session is open (or could not be).
     ready: Arc<watch::Sender<bool>>,
 }
 
 impl Wrapper {
-    fn new(keys: Keys, trace: TraceFile, pin: Option<PathBuf>) -> Self {
-        let state = State {
-            keys: Some(keys),
-            session: None,
-            trace,
-            pin,
-            refuse: None,
-            handshake: Handshake::default(),
-            initialize: None,
-            calls: HashMap::new(),
-            lists: HashSet::new(),
-            fetch: None,
-            recheck: false,
-            fetches: 0,
-        };
+    fn new(ledger: Ledger) -> Self {
         Self {
-            state: Arc::new(Mutex::new(state)),
+            routes: Arc::new(Mutex::new(Routes::default())),
+            ledger: Arc::new(tokio::sync::Mutex::new(ledger)),
             ready: Arc::new(watch::channel(false).0),
         }
     }
 
-    fn lock(&self) -> MutexGuard<'_, State> {
-        // A panic elsewhere cannot leave the state half-written in a way
-        // that matters more than stopping would: keep going.
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+    fn routes(&self) -> MutexGuard<'_, Routes> {
+        // The routes hold no invariant a panic elsewhere could break
+        // halfway: keep going.
+        self.routes.lock().unwrap_or_else(|p| p.into_inner())
     }
 
     /// Move messages both ways until the server closes its output.
@@ -355,9 +346,9 @@ impl Wrapper {
                     id,
                     method: INITIALIZE,
                 } => {
-                    let mut state = self.lock();
-                    state.initialize = Some(id);
-                    state.handshake.request = message.get("params").cloned().unwrap_or_default();
+                    let mut routes = self.routes();
+                    routes.initialize = Some(id);
+                    routes.handshake.request = message.get("params").cloned().unwrap_or_default();
                     send(up, line.clone());
                 }
                 Kind::Request {
@@ -366,7 +357,7 @@ impl Wrapper {
                 } => {
                     let first_page = message.pointer("/params/cursor").is_none_or(Value::is_null);
                     if first_page {
-                        self.lock().lists.insert(id);
+                        self.routes().lists.insert(id);
                     }
                     send(up, line.clone());
                 }
@@ -374,10 +365,10 @@ impl Wrapper {
                     method: INITIALIZED,
                 } => {
                     send(up, line.clone());
-                    self.start_fetch(true, up);
+                    self.start_fetch(true, up).await;
                 }
                 Kind::Notification { method: CANCELLED } => {
-                    self.cancelled(&message);
+                    self.cancelled(&message).await;
                     send(up, line.clone());
                 }
                 Kind::Batch if batch_has_wrapped(&message) => send_json(
@@ -407,13 +398,13 @@ impl Wrapper {
                 continue;
             };
             match jsonrpc::classify(&message) {
-                Kind::Response { id } => self.response(id, message, &line, up, down),
+                Kind::Response { id } => self.response(id, message, &line, up, down).await,
                 Kind::Notification {
                     method: TOOLS_CHANGED,
                 } => {
                     send(down, line.clone());
-                    if self.lock().session.is_some() {
-                        self.start_fetch(false, up);
+                    if self.ledger.lock().await.opened() {
+                        self.start_fetch(false, up).await;
                     }
                 }
                 _ => send(down, line.clone()),
@@ -423,55 +414,66 @@ impl Wrapper {
     }
 
     /// A response from the server.
-    fn response(&self, id: String, mut message: Value, line: &[u8], up: &Sender, down: &Sender) {
-        let mut state = self.lock();
-        if state.fetch.as_ref().is_some_and(|f| f.id == id) {
-            drop(state);
-            return self.fetched(&message, up, down);
+    async fn response(
+        &self,
+        id: String,
+        mut message: Value,
+        line: &[u8],
+        up: &Sender,
+        down: &Sender,
+    ) {
+        enum Route {
+            Fetch,
+            Call([u8; 32]),
+            List,
+            Other,
         }
-        if state.initialize.as_ref() == Some(&id) {
-            state.initialize = None;
-            state.handshake.result = message.get("result").cloned().unwrap_or_default();
-        } else if let Some(request) = state.calls.remove(&id) {
-            let released = state.release(request, &mut message);
-            drop(state);
-            return send_json(down, &released);
-        } else if state.lists.remove(&id)
-            && let Some(result) = message.get_mut("result").and_then(Value::as_object_mut)
-            && result.get("nextCursor").is_none_or(Value::is_null)
-        {
-            let tools = result
-                .get("tools")
-                .and_then(Value::as_array)
-                .cloned()
-                .unwrap_or_default();
-            if let Some(warning) = state.compare(&tools) {
-                jsonrpc::with_meta(result, |m| {
-                    m.insert(meta::WARNING.into(), warning.clone().into());
-                });
-                drop(state);
-                send_json(down, &jsonrpc::warning(&warning));
-                return send_json(down, &message);
+        let route = {
+            let mut routes = self.routes();
+            if routes.fetch.as_ref().is_some_and(|f| f.id == id) {
+                Route::Fetch
+            } else if routes.initialize.as_ref() == Some(&id) {
+                routes.initialize = None;
+                routes.handshake.result = message.get("result").cloned().unwrap_or_default();
+                Route::Other
+            } else if let Some(request) = routes.calls.remove(&id) {
+                Route::Call(request)
+            } else if routes.lists.remove(&id) {
+                Route::List
+            } else {
+                Route::Other
             }
+        };
+        match route {
+            Route::Fetch => self.fetched(&message, up, down).await,
+            Route::Call(request) => {
+                let released = self.ledger.lock().await.answer(request, message).await;
+                send_json(down, &released);
+            }
+            Route::List => {
+                let warning = self.ledger.lock().await.listed(&mut message).await;
+                match warning {
+                    Some(warning) => {
+                        send_json(down, &jsonrpc::warning(&warning));
+                        send_json(down, &message);
+                    }
+                    None => send(down, line.to_vec()),
+                }
+            }
+            Route::Other => send(down, line.to_vec()),
         }
-        drop(state);
-        send(down, line.to_vec());
     }
 
     /// A `tools/call` from the client: signed and forwarded, or answered here.
     async fn call(&self, mut message: Value, up: &Sender, down: &Sender) {
         let id = message.get("id").cloned().unwrap_or_default();
-        let name = message
+        if message
             .pointer("/params/name")
             .and_then(Value::as_str)
-            .map(str::to_owned);
-        let Some(name) = name else {
-            return send_json(
-                down,
-                &json!({"jsonrpc": "2.0", "id": id, "error": {"code": INVALID_PARAMS,
-                    "message": "herald-mcp: tools/call without a text params.name"}}),
-            );
-        };
+            .is_none()
+        {
+            return send_json(down, &invalid_call(&id));
+        }
         let mut ready = self.ready.subscribe();
         if tokio::time::timeout(GENESIS_WAIT, ready.wait_for(|r| *r))
             .await
@@ -481,305 +483,129 @@ impl Wrapper {
                         initialized, or the server did not answer the pinning tools/list)";
             return send_json(down, &jsonrpc::response(&id, jsonrpc::tool_error(text)));
         }
-        let mut state = self.lock();
-        let arguments = message.pointer("/params/arguments").cloned();
-        let request = match state.sign(|s| s.request(&name, arguments.as_ref())) {
-            Ok(request) => request,
-            Err(text) => {
-                drop(state);
-                return send_json(down, &jsonrpc::response(&id, jsonrpc::tool_error(&text)));
+        // The ledger is held until the call is routed, so its answer can
+        // never be looked for before it is known to be pending.
+        let mut ledger = self.ledger.lock().await;
+        match ledger.call(&mut message).await {
+            Ok(request) => {
+                self.routes().calls.insert(jsonrpc::id_key(&id), request);
+                send_json(up, &message);
             }
-        };
-        if let Some(reason) = state.refuse.clone() {
-            let mut answer =
-                json!({"jsonrpc": "2.0", "id": id, "result": jsonrpc::tool_error(&reason)});
-            let released = state.release_refusal(request.id(), &mut answer);
-            drop(state);
-            return send_json(down, &released);
+            Err(answer) => send_json(down, &answer),
         }
-        let trace = state.trace_id();
-        state.calls.insert(jsonrpc::id_key(&id), request.id());
-        drop(state);
-        if let Some(params) = message.get_mut("params").and_then(Value::as_object_mut) {
-            jsonrpc::with_meta(params, |m| jsonrpc::stamp(m, &request, &trace));
-        }
-        send_json(up, &message);
     }
 
     /// `notifications/cancelled` for a pending call: an event in the trace.
-    fn cancelled(&self, message: &Value) {
-        let Some(request_id) = message.pointer("/params/requestId") else {
+    async fn cancelled(&self, message: &Value) {
+        let Some(params) = message.get("params") else {
             return;
         };
-        let mut state = self.lock();
-        let Some(&request) = state.calls.get(&jsonrpc::id_key(request_id)) else {
-            return;
-        };
-        let mut payload = CborMap::new();
-        if let Ok(v) = to_value(request_id) {
-            payload.insert("requestId", v);
-        }
-        if let Some(reason) = message.pointer("/params/reason").and_then(Value::as_str) {
-            payload.insert("reason", CborValue::text(reason));
-        }
-        if let Err(e) = state.sign(|s| s.event("cancelled", payload, Some(request))) {
-            eprintln!("herald-mcp: cancellation not recorded: {e}");
+        let request = params
+            .get("requestId")
+            .and_then(|id| self.routes().calls.get(&jsonrpc::id_key(id)).copied());
+        if let Some(request) = request {
+            self.ledger.lock().await.cancelled(request, params).await;
         }
     }
 
     /// Ask the server for its complete tool list (its answer is consumed).
-    fn start_fetch(&self, genesis: bool, up: &Sender) {
-        let mut state = self.lock();
-        if genesis && state.session.is_some() {
-            return;
+    async fn start_fetch(&self, genesis: bool, up: &Sender) {
+        let opened = self.ledger.lock().await.opened();
+        let request = {
+            let mut routes = self.routes();
+            if genesis && opened {
+                return;
+            }
+            if routes.fetch.is_some() {
+                routes.recheck |= !genesis;
+                return;
+            }
+            let has_tools = routes
+                .handshake
+                .result
+                .pointer("/capabilities/tools")
+                .is_some();
+            if genesis && !has_tools {
+                None
+            } else {
+                routes.fetches += 1;
+                let id = format!("{OWN_ID}{}", routes.fetches);
+                routes.fetch = Some(PinFetch {
+                    id: jsonrpc::id_key(&Value::from(id.as_str())),
+                    page: 0,
+                    tools: Vec::new(),
+                    genesis,
+                });
+                Some(json!({"jsonrpc": "2.0", "id": id, "method": TOOLS_LIST, "params": {}}))
+            }
+        };
+        match request {
+            Some(request) => send_json(up, &request),
+            None => {
+                // A server without tools: the genesis pins the empty set.
+                self.open(Ok(ToolSet::empty())).await;
+            }
         }
-        if state.fetch.is_some() {
-            state.recheck |= !genesis;
-            return;
-        }
-        let has_tools = state
-            .handshake
-            .result
-            .pointer("/capabilities/tools")
-            .is_some();
-        if genesis && !has_tools {
-            // A server without tools: the genesis pins the empty set.
-            let opened = ToolSet::of(&[]).map_err(|e| e.to_string());
-            state.open(opened);
-            drop(state);
-            self.ready.send_replace(true);
-            return;
-        }
-        state.fetches += 1;
-        let id = format!("{OWN_ID}{}", state.fetches);
-        state.fetch = Some(PinFetch {
-            id: jsonrpc::id_key(&Value::from(id.as_str())),
-            page: 0,
-            tools: Vec::new(),
-            genesis,
-        });
-        drop(state);
-        send_json(
-            up,
-            &json!({"jsonrpc": "2.0", "id": id, "method": TOOLS_LIST, "params": {}}),
-        );
+    }
+
+    async fn open(&self, tools: Result<ToolSet, String>) {
+        let handshake = self.routes().handshake.clone();
+        self.ledger.lock().await.open(&handshake, tools).await;
+        self.ready.send_replace(true);
     }
 
     /// A page of the wrapper's own `tools/list`.
-    fn fetched(&self, message: &Value, up: &Sender, down: &Sender) {
-        let mut state = self.lock();
-        let Some(mut fetch) = state.fetch.take() else {
-            return;
+    async fn fetched(&self, message: &Value, up: &Sender, down: &Sender) {
+        let done = {
+            let mut routes = self.routes();
+            let Some(mut fetch) = routes.fetch.take() else {
+                return;
+            };
+            let result = message.get("result");
+            if let Some(tools) = result
+                .and_then(|r| r.get("tools"))
+                .and_then(Value::as_array)
+            {
+                fetch.tools.extend(tools.iter().cloned());
+            }
+            let cursor = result
+                .and_then(|r| r.get("nextCursor"))
+                .filter(|c| !c.is_null())
+                .cloned();
+            match cursor {
+                Some(cursor) if fetch.page < MAX_PAGES => {
+                    fetch.page += 1;
+                    let id = format!("{OWN_ID}{}.{}", routes.fetches, fetch.page);
+                    fetch.id = jsonrpc::id_key(&Value::from(id.as_str()));
+                    routes.fetch = Some(fetch);
+                    drop(routes);
+                    return send_json(
+                        up,
+                        &json!({"jsonrpc": "2.0", "id": id, "method": TOOLS_LIST,
+                                "params": {"cursor": cursor}}),
+                    );
+                }
+                _ => {}
+            }
+            let set = match message.get("error") {
+                Some(error) => Err(format!("the server refused tools/list: {error}")),
+                None => ToolSet::of(&fetch.tools).map_err(|e| e.to_string()),
+            };
+            let again = std::mem::take(&mut routes.recheck);
+            (fetch.genesis, set, again)
         };
-        let result = message.get("result");
-        if let Some(tools) = result
-            .and_then(|r| r.get("tools"))
-            .and_then(Value::as_array)
-        {
-            fetch.tools.extend(tools.iter().cloned());
+        let (genesis, set, again) = done;
+        if genesis {
+            return self.open(set).await;
         }
-        let cursor = result
-            .and_then(|r| r.get("nextCursor"))
-            .filter(|c| !c.is_null())
-            .cloned();
-        if let Some(cursor) = cursor
-            && fetch.page < 1000
-        {
-            fetch.page += 1;
-            let id = format!("{OWN_ID}{}.{}", state.fetches, fetch.page);
-            fetch.id = jsonrpc::id_key(&Value::from(id.as_str()));
-            state.fetch = Some(fetch);
-            drop(state);
-            return send_json(
-                up,
-                &json!({"jsonrpc": "2.0", "id": id, "method": TOOLS_LIST,
-                        "params": {"cursor": cursor}}),
-            );
-        }
-        let set = if message.get("error").is_some() {
-            Err(format!(
-                "the server refused tools/list: {}",
-                message
-                    .get("error")
-                    .map(Value::to_string)
-                    .unwrap_or_default()
-            ))
-        } else {
-            ToolSet::of(&fetch.tools).map_err(|e| e.to_string())
-        };
-        if fetch.genesis {
-            state.open(set);
-            drop(state);
-            self.ready.send_replace(true);
-            return;
-        }
-        let warning = match set {
-            Ok(set) => state.changed(&set),
-            Err(e) => Some(format!("herald-mcp: cannot check the tool set: {e}")),
-        };
-        let again = std::mem::take(&mut state.recheck);
-        drop(state);
+        let warning = self.ledger.lock().await.changed(set).await;
         if let Some(warning) = warning {
             send_json(down, &jsonrpc::warning(&warning));
         }
         if again {
-            self.start_fetch(false, up);
+            Box::pin(self.start_fetch(false, up)).await;
         }
     }
-}
-
-impl State {
-    fn trace_id(&self) -> [u8; 32] {
-        self.session.as_ref().map_or([0; 32], Session::trace)
-    }
-
-    /// Sign with the session and append to the trace file: the envelope,
-    /// or a message for the client saying why not.
-    fn sign(
-        &mut self,
-        make: impl FnOnce(&mut Session) -> Result<Envelope, crate::session::SignError>,
-    ) -> Result<Envelope, String> {
-        let Some(session) = self.session.as_mut() else {
-            return Err("herald-mcp: the MCP session could not be opened".into());
-        };
-        let envelope = make(session).map_err(|e| format!("herald-mcp: {e}"))?;
-        self.trace
-            .append(envelope.as_bytes())
-            .map_err(|e| format!("herald-mcp: cannot record the envelope: {e}"))?;
-        Ok(envelope)
-    }
-
-    /// Open the session: birth and genesis into the trace file, then the
-    /// pin file checked. A failure leaves no session (calls are refused).
-    fn open(&mut self, tools: Result<ToolSet, String>) {
-        let Some(keys) = self.keys.take() else {
-            return;
-        };
-        let tools = match tools {
-            Ok(tools) => tools,
-            Err(e) => {
-                eprintln!("herald-mcp: cannot pin the tool set: {e}");
-                self.refuse = Some(format!("herald-mcp: cannot pin the tool set: {e}"));
-                ToolSet::of(&[]).unwrap_or_else(|_| ToolSet {
-                    sha256: [0; 32],
-                    names: Vec::new(),
-                })
-            }
-        };
-        let (session, envelopes) = match Session::open(keys, &self.handshake, tools) {
-            Ok(opened) => opened,
-            Err(e) => return eprintln!("herald-mcp: cannot open the session: {e}"),
-        };
-        for envelope in &envelopes {
-            if let Err(e) = self.trace.append(envelope.as_bytes()) {
-                return eprintln!("herald-mcp: {e}");
-            }
-        }
-        if let Some(path) = &self.pin {
-            match check_pin_file(path, session.tools()) {
-                Ok(PinCheck::Matches | PinCheck::Pinned) => {}
-                Ok(PinCheck::Changed { pinned }) => {
-                    self.refuse = Some(format!(
-                        "herald-mcp: refused: the server's tool set (sha256 {}) is not the one \
-                         pinned in {} (sha256 {pinned})",
-                        session.tools().hex(),
-                        path.display()
-                    ));
-                }
-                Err(e) => self.refuse = Some(format!("herald-mcp: --pin: {e}")),
-            }
-        }
-        self.session = Some(session);
-    }
-
-    /// Compare a complete tool list with the pinned set: a warning (and a
-    /// signed event) when it changed.
-    fn compare(&mut self, tools: &[Value]) -> Option<String> {
-        match ToolSet::of(tools) {
-            Ok(set) => self.changed(&set),
-            Err(e) => Some(format!("herald-mcp: cannot check the tool set: {e}")),
-        }
-    }
-
-    fn changed(&mut self, set: &ToolSet) -> Option<String> {
-        let session = self.session.as_ref()?;
-        if session.tools().sha256 == set.sha256 {
-            return None;
-        }
-        let pinned = session.tools().hex();
-        let mut warning = format!(
-            "herald-mcp: the server's tool set changed since the session began \
-             (pinned sha256 {pinned}, now {})",
-            set.hex()
-        );
-        match self.sign(|s| s.tools_changed(set)) {
-            Ok(event) => {
-                warning.push_str(&format!(
-                    "; recorded as envelope {}",
-                    HEXLOWER.encode(&event.id())
-                ));
-            }
-            Err(e) => warning.push_str(&format!("; {e}")),
-        }
-        if self.pin.is_some() && self.refuse.is_none() {
-            self.refuse = Some(format!("{warning}; tools/call is refused (--pin)"));
-        }
-        Some(warning)
-    }
-
-    /// The server's answer to a signed call, signed and stamped; if it
-    /// cannot be recorded it is withheld and an `isError` result says why.
-    fn release(&mut self, request: [u8; 32], message: &mut Value) -> Value {
-        let id = message.get("id").cloned().unwrap_or_default();
-        let signed = if let Some(result) = message.get("result") {
-            let result = result.clone();
-            self.sign(|s| s.result(request, &result, true))
-        } else {
-            let error = message.get("error").cloned().unwrap_or_default();
-            self.sign(|s| s.error(request, &error))
-        };
-        match signed {
-            Ok(envelope) => {
-                let trace = self.trace_id();
-                if let Some(result) = message.get_mut("result").and_then(Value::as_object_mut) {
-                    stamp_result(result, &envelope, &request, &trace);
-                }
-                message.take()
-            }
-            Err(text) => jsonrpc::response(
-                &id,
-                jsonrpc::tool_error(&format!("{text}; the tool's result is withheld")),
-            ),
-        }
-    }
-
-    /// A result made by the wrapper (a refused call), signed without the
-    /// sandbox's co-signature: the sandbox ran nothing.
-    fn release_refusal(&mut self, request: [u8; 32], answer: &mut Value) -> Value {
-        let result = answer.get("result").cloned().unwrap_or_default();
-        match self.sign(|s| s.result(request, &result, false)) {
-            Ok(envelope) => {
-                let trace = self.trace_id();
-                if let Some(result) = answer.get_mut("result").and_then(Value::as_object_mut) {
-                    stamp_result(result, &envelope, &request, &trace);
-                }
-            }
-            Err(text) => eprintln!("{text}"),
-        }
-        answer.take()
-    }
-}
-
-fn stamp_result(
-    result: &mut Map<String, Value>,
-    envelope: &Envelope,
-    request: &[u8; 32],
-    trace: &[u8; 32],
-) {
-    jsonrpc::with_meta(result, |m| {
-        jsonrpc::stamp(m, envelope, trace);
-        m.insert(meta::REQUEST.into(), HEXLOWER.encode(request).into());
-    });
 }
 
 /// Whether a batch holds a request the wrapper signs or pins.

@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! herald mcp proxy --key AGENT.key --sandbox-key TOOL.key --trace FILE
-//!                  [--pin FILE] -- COMMAND [ARGS...]
+//!                  [--conduit URL] [--pin FILE] -- COMMAND [ARGS...]
 //! ```
 //!
 //! Standard input and output speak MCP (stdio transport) to the client;
@@ -51,6 +51,10 @@ pub(crate) struct ProxyArgs {
     /// Append the session's envelopes to FILE (a CBOR sequence; created if absent)
     #[arg(long, value_name = "FILE")]
     pub(crate) trace: PathBuf,
+    /// Also post every envelope to this conduit (CONDUIT.md), http://IP:PORT; a tool's result
+    /// is released only once the conduit acknowledged it, a refusal becomes an isError result
+    #[arg(long, value_name = "URL")]
+    pub(crate) conduit: Option<String>,
     /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
     #[arg(long, value_name = "FILE")]
     pub(crate) pin: Option<PathBuf>,
@@ -75,10 +79,16 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
              from another key (a repeated signer is duplicate_signer, spec §3.4)",
         ));
     }
+    let conduit = args
+        .conduit
+        .as_deref()
+        .map(super::agent::conduit_addr)
+        .transpose()?;
     let config = ProxyConfig {
         keys: Keys { agent, sandbox },
         trace: args.trace,
         pin: args.pin,
+        conduit,
         command: args.command,
     };
     let code = herald_mcp::run_stdio(config).map_err(|e| CliError::new(e.to_string()))?;
