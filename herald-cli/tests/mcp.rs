@@ -755,3 +755,72 @@ fn with_a_conduit_results_are_released_once_it_acknowledged_and_refusals_become_
     );
     assert_eq!(run.code, 0, "{}", run.out());
 }
+
+#[test]
+fn a_tool_set_that_changes_mid_session_is_signed_warned_and_with_pin_refused() {
+    let keys = keys();
+    let d = keys.dir.path();
+    let growing = || {
+        let mut c = Command::new("python3");
+        c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-growing-server.py"));
+        c
+    };
+    let trace = d.join("t.herald");
+    let mut c = Client::start(proxy_command(
+        &keys,
+        &trace,
+        &["--pin", "tools.pin"],
+        growing(),
+    ));
+    c.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let r = c.request(2, "tools/call", json!({"name": "grow", "arguments": {}}));
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("now 2 tools"))
+    );
+    // The server's list_changed passes, and the wrapper's recheck warns.
+    let warning = c.until(|m| m.get("method") == Some(&json!("notifications/message")));
+    assert_eq!(warning.pointer("/params/level"), Some(&json!("warning")));
+    let text = warning.pointer("/params/data").unwrap().as_str().unwrap();
+    assert!(text.contains("tool set changed"), "{text}");
+    assert!(
+        c.seen
+            .iter()
+            .any(|m| m.get("method") == Some(&json!("notifications/tools/list_changed")))
+    );
+    // The client's own complete tools/list carries the warning in _meta.
+    let list = c.request(3, "tools/list", json!({}));
+    assert_eq!(
+        list.pointer("/result/tools")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        list.pointer("/result/_meta/herald~1warning").is_some(),
+        "{list}"
+    );
+    // With --pin, calls are refused from now on, with a signed answer.
+    let r = c.request(4, "tools/call", json!({"name": "grow", "arguments": {}}));
+    assert_eq!(r.pointer("/result/isError"), Some(&json!(true)), "{r}");
+    assert!(r.pointer("/result/_meta/herald~1id").is_some());
+    c.finish();
+
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+    let inspected = herald(d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    assert!(
+        inspected.contains(r#""mcp":"tools/changed""#),
+        "{inspected}"
+    );
+    // The refused call never reached the server: one grow made a second tool only.
+    assert!(!inspected.contains("now 3 tools"));
+}
