@@ -824,3 +824,120 @@ fn a_tool_set_that_changes_mid_session_is_signed_warned_and_with_pin_refused() {
     // The refused call never reached the server: one grow made a second tool only.
     assert!(!inspected.contains("now 3 tools"));
 }
+
+/// rmcp's own client (the official Rust SDK) through the wrapper: tools
+/// listed and called, progress received, a call cancelled mid-way.
+#[test]
+fn rmcp_client_through_the_wrapper() {
+    use rmcp::model::{
+        CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request, ServerResult,
+    };
+    use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient};
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    use rmcp::{ClientHandler, ServiceExt};
+
+    #[derive(Clone, Default)]
+    struct Progress(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+    impl ClientHandler for Progress {
+        async fn on_progress(
+            &self,
+            params: ProgressNotificationParam,
+            _: NotificationContext<RoleClient>,
+        ) {
+            self.0.lock().unwrap().push(params);
+        }
+    }
+    let args = |v: Value| v.as_object().unwrap().clone();
+
+    let keys = keys();
+    let d = keys.dir.path().to_path_buf();
+    let trace = d.join("rmcp.herald");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let progress = Progress::default();
+    let seen = progress.clone();
+    runtime.block_on(async {
+        let command = proxy_command(&keys, &trace, &[], server());
+        let transport = TokioChildProcess::new(
+            tokio::process::Command::new(command.get_program()).configure(|c| {
+                c.current_dir(&d).args(command.get_args());
+            }),
+        )
+        .unwrap();
+        let client = tokio::time::timeout(WAIT, progress.serve(transport))
+            .await
+            .unwrap()
+            .unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"));
+
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("echo").with_arguments(args(json!({"message": "rmcp"}))),
+            )
+            .await
+            .unwrap();
+        let meta = serde_json::to_value(r.meta.as_ref().unwrap()).unwrap();
+        assert!(meta.get("herald/id").is_some() && meta.get("herald/request").is_some());
+        assert_eq!(
+            serde_json::to_value(&r.content).unwrap()[0]["text"],
+            json!("Echo: rmcp")
+        );
+
+        // Progress: four steps, then the result.
+        let long = |duration: f64, steps: u64| {
+            ClientRequest::CallToolRequest(Request::new(
+                CallToolRequestParams::new("trigger-long-running-operation")
+                    .with_arguments(args(json!({"duration": duration, "steps": steps}))),
+            ))
+        };
+        let handle = client
+            .send_cancellable_request(long(0.4, 4), PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        let token = handle.progress_token.clone();
+        let ServerResult::CallToolResult(done) = handle.await_response().await.unwrap() else {
+            panic!("not a CallToolResult")
+        };
+        assert!(
+            serde_json::to_value(&done.content).unwrap()[0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("completed")
+        );
+        let steps: Vec<f64> = seen
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| p.progress_token == token)
+            .map(|p| p.progress)
+            .collect();
+        assert_eq!(steps, [1.0, 2.0, 3.0, 4.0]);
+
+        // Cancelled mid-way: the server is told, the trace records it.
+        let handle = client
+            .send_cancellable_request(long(2.0, 4), PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        handle.cancel(Some("rmcp cancels".into())).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        client.cancel().await.unwrap();
+    });
+    // The wrapper has exited once its client closed; the trace verifies.
+    let deadline = Instant::now() + WAIT;
+    let (code, report) = loop {
+        let (code, report) = verify(&d, &trace);
+        if code == 0 || Instant::now() > deadline {
+            break (code, report);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(code, 0, "{report:#}");
+    let inspected = herald(&d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    assert!(inspected.contains("rmcp cancels"), "{inspected}");
+}
