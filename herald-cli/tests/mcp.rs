@@ -957,3 +957,150 @@ fn rmcp_client_through_the_wrapper() {
     let inspected = herald(&d, &["inspect", "--json", trace.to_str().unwrap()]).out();
     assert!(inspected.contains("rmcp cancels"), "{inspected}");
 }
+
+/// `herald mcp guard` facing server-everything: `keyring` and `state` in `dir`.
+fn guard_command(dir: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_herald"));
+    c.current_dir(dir)
+        .args([
+            "mcp",
+            "guard",
+            "--keyring",
+            "agent.pub",
+            "--state",
+            "guard-state",
+        ])
+        .args(extra)
+        .arg("--")
+        .arg("node")
+        .arg(everything());
+    c
+}
+
+/// A request envelope for `echo(message)`, signed by `key`, in base64.
+fn signed_echo(dir: &Path, key: &str, message: &str, ts: Option<u64>) -> String {
+    let payload = json!({"mcp": "tools/call", "name": "echo", "arguments": {"message": message}});
+    let mut args = vec![
+        "new".to_owned(),
+        "--key".into(),
+        key.into(),
+        "--payload-json".into(),
+        payload.to_string(),
+        "-o".into(),
+        "-".into(),
+    ];
+    if let Some(ts) = ts {
+        args.extend(["--ts".into(), ts.to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = herald(dir, &args);
+    run.expect(0);
+    BASE64.encode(&run.stdout)
+}
+
+fn guarded_call(c: &mut Client, id: u64, message: &str, envelope: Option<&str>) -> Value {
+    let mut params = json!({"name": "echo", "arguments": {"message": message}});
+    if let Some(e) = envelope {
+        params["_meta"] = json!({"herald/envelope": e});
+    }
+    c.request(id, "tools/call", params)
+}
+
+fn refused_for(r: &Value) -> Vec<String> {
+    assert_eq!(r.pointer("/result/isError"), Some(&json!(true)), "{r}");
+    r.pointer("/result/_meta/herald~1reasons")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no herald/reasons: {r}"))
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_guard_admits_only_fresh_signed_unreplayed_calls_of_its_keyring() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let init = |c: &mut Client| {
+        c.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    };
+    let mut c = Client::start(guard_command(d, &[]));
+    init(&mut c);
+    // No envelope: refused, never forwarded.
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 2, "bare", None)),
+        ["origin_missing"]
+    );
+    // A valid one for another message: refused, and its nonce not used up.
+    let good = signed_echo(d, "agent.key", "signed", None);
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 3, "forged", Some(&good))),
+        ["call_mismatch"]
+    );
+    // The call it signs: admitted, the server's answer as it is.
+    let r = guarded_call(&mut c, 4, "signed", Some(&good));
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("Echo: signed")),
+        "{r}"
+    );
+    // The same again: a replay.
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 5, "signed", Some(&good))),
+        ["replayed_nonce"]
+    );
+    // A signer outside the keyring; a stale request.
+    let stranger = signed_echo(d, "tool.key", "x", None);
+    assert!(
+        refused_for(&guarded_call(&mut c, 6, "x", Some(&stranger)))
+            .contains(&"unknown_signer".to_owned())
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let old = signed_echo(d, "agent.key", "old", Some(now - 1000));
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 7, "old", Some(&old))),
+        ["stale"]
+    );
+    // Everything else passes untouched.
+    let tools = c.request(8, "tools/list", json!({}));
+    assert!(tools.pointer("/result/tools").is_some());
+    let (seen, _, _) = c.finish();
+    assert!(!seen.iter().any(|m| m.to_string().contains("Echo: bare") || m.to_string().contains("Echo: forged")));
+
+    // The replay cache survives a restart.
+    let mut c = Client::start(guard_command(d, &[]));
+    init(&mut c);
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 2, "signed", Some(&good))),
+        ["replayed_nonce"]
+    );
+    c.finish();
+
+    // Behind the proxy, every call carries its fresh envelope and passes.
+    let trace = d.join("guarded.herald");
+    let mut c = Client::start(proxy_command(&keys, &trace, &[], guard_command(d, &[])));
+    init(&mut c);
+    for (id, m) in [(2, "one"), (3, "two")] {
+        let r = c.request(
+            id,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": m}}),
+        );
+        assert_eq!(
+            r.pointer("/result/content/0/text"),
+            Some(&json!(format!("Echo: {m}"))),
+            "{r}"
+        );
+    }
+    c.finish();
+    assert_eq!(verify(d, &trace).0, 0);
+}

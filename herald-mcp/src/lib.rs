@@ -15,15 +15,19 @@
 //!   (`--conduit`) that must acknowledge them first;
 //! - [`ledger`]: the session and the recorder behind one lock, and what
 //!   the client is told about each recorded envelope;
-//! - [`proxy`]: `herald mcp proxy` over stdio, the server as a child.
+//! - [`proxy`]: `herald mcp proxy` over stdio, the server as a child;
+//! - [`guard`]: `herald mcp guard`, replay defence facing a server;
+//! - `stdio`: the stdio transport both are built on.
 #![forbid(unsafe_code)]
 
+pub mod guard;
 pub mod jsonrpc;
 pub mod ledger;
 pub mod pin;
 pub mod proxy;
 pub mod recorder;
 pub mod session;
+mod stdio;
 pub mod trace_file;
 
 pub use pin::{PinCheck, PinError, ToolSet};

@@ -29,7 +29,6 @@ use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::process::Stdio;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -38,18 +37,19 @@ use rmcp::model::{
     InitializedNotificationMethod, ListToolsRequestMethod, ToolListChangedNotificationMethod,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::process::Command;
-use tokio::sync::{Notify, mpsc, watch};
+use tokio::io::{AsyncRead, BufReader};
+use tokio::sync::watch;
 
 use crate::jsonrpc::{self, Kind};
 use crate::ledger::{Ledger, invalid_call};
 use crate::pin::ToolSet;
 use crate::recorder::Recorder;
 use crate::session::{Handshake, Keys};
+use crate::stdio::{self, Sender, read_line, send, send_json};
 use crate::trace_file::{TraceFile, TraceFileError};
 
-const TOOLS_CALL: &str = CallToolRequestMethod::VALUE;
+/// `tools/call`.
+pub(crate) const TOOLS_CALL: &str = CallToolRequestMethod::VALUE;
 const TOOLS_LIST: &str = ListToolsRequestMethod::VALUE;
 const INITIALIZE: &str = InitializeResultMethod::VALUE;
 const INITIALIZED: &str = InitializedNotificationMethod::VALUE;
@@ -62,9 +62,6 @@ const OWN_ID: &str = "herald-mcp/tools/list/";
 /// How long a `tools/call` waits for the session's genesis (the server's
 /// answer to the pinning `tools/list`).
 const GENESIS_WAIT: Duration = Duration::from_secs(30);
-
-/// How long the server has to exit once the client has closed its end.
-const EXIT_GRACE: Duration = Duration::from_secs(5);
 
 /// JSON-RPC "invalid request".
 const INVALID_REQUEST: i64 = -32600;
@@ -145,93 +142,14 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
             trace.recovered()
         );
     }
-    let (program, args) = command.split_first().ok_or(ProxyError::NoCommand)?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|error| ProxyError::Spawn {
-            command: program.to_string_lossy().into_owned(),
-            error,
-        })?;
-    let (Some(up_write), Some(up_read)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(ProxyError::Io(std::io::Error::other(
-            "the server's standard input or output is not a pipe",
-        )));
-    };
     let wrapper = Wrapper::new(Ledger::new(keys, Recorder::new(trace, conduit), pin));
-    let client_gone = Arc::new(Notify::new());
-    let served = {
-        let gone = client_gone.clone();
-        let pump = wrapper.pump(
-            tokio::io::stdin(),
-            tokio::io::stdout(),
-            up_read,
-            up_write,
-            gone,
-        );
-        tokio::select! {
-            r = pump => r,
-            () = async { client_gone.notified().await; tokio::time::sleep(EXIT_GRACE).await } => Ok(()),
-        }
-    };
-    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-        Ok(status) => status.map_err(ProxyError::Io)?,
-        Err(_) => {
-            let _ = child.kill().await;
-            child.wait().await.map_err(ProxyError::Io)?
-        }
-    };
-    served?;
-    Ok(status.code().unwrap_or(1))
-}
-
-/// A line to write, or the end of that direction.
-enum Out {
-    Line(Vec<u8>),
-    Close,
-}
-
-type Sender = mpsc::UnboundedSender<Out>;
-
-fn send(to: &Sender, line: Vec<u8>) {
-    // A closed direction drops what is left, as a closed pipe would.
-    let _ = to.send(Out::Line(line));
-}
-
-fn send_json(to: &Sender, message: &Value) {
-    send(to, message.to_string().into_bytes());
-}
-
-/// Write lines as they come; close on [`Out::Close`].
-async fn writer<W: AsyncWrite + Unpin>(
-    mut out: W,
-    mut lines: mpsc::UnboundedReceiver<Out>,
-) -> std::io::Result<()> {
-    while let Some(Out::Line(mut line)) = lines.recv().await {
-        line.push(b'\n');
-        out.write_all(&line).await?;
-        out.flush().await?;
-    }
-    out.shutdown().await
-}
-
-/// One line of input, without its newline; `None` at the end.
-async fn read_line<R: AsyncRead + Unpin>(
-    from: &mut BufReader<R>,
-    buf: &mut Vec<u8>,
-) -> std::io::Result<bool> {
-    buf.clear();
-    if from.read_until(b'\n', buf).await? == 0 {
-        return Ok(false);
-    }
-    if buf.last() == Some(&b'\n') {
-        buf.pop();
-    }
-    Ok(true)
+    let client = wrapper.clone();
+    stdio::serve_child(
+        &command,
+        move |stdin, up, down| async move { client.client_to_server(stdin, &up, &down).await },
+        |stdout, up, down| async move { wrapper.server_to_client(stdout, &up, &down).await },
+    )
+    .await
 }
 
 /// The wrapper's own `tools/list` in flight.
@@ -282,46 +200,6 @@ impl Wrapper {
         // The routes hold no invariant a panic elsewhere could break
         // halfway: keep going.
         self.routes.lock().unwrap_or_else(|p| p.into_inner())
-    }
-
-    /// Move messages both ways until the server closes its output.
-    async fn pump<DR, DW, UR, UW>(
-        &self,
-        down_read: DR,
-        down_write: DW,
-        up_read: UR,
-        up_write: UW,
-        client_gone: Arc<Notify>,
-    ) -> Result<(), ProxyError>
-    where
-        DR: AsyncRead + Unpin + Send + 'static,
-        DW: AsyncWrite + Unpin + Send + 'static,
-        UR: AsyncRead + Unpin,
-        UW: AsyncWrite + Unpin + Send + 'static,
-    {
-        let (up, up_rx) = mpsc::unbounded_channel();
-        let (down, down_rx) = mpsc::unbounded_channel();
-        let up_task = tokio::spawn(writer(up_write, up_rx));
-        let down_task = tokio::spawn(writer(down_write, down_rx));
-        let client = {
-            let (this, up, down) = (self.clone(), up.clone(), down.clone());
-            tokio::spawn(async move {
-                let r = this.client_to_server(down_read, &up, &down).await;
-                let _ = up.send(Out::Close);
-                client_gone.notify_one();
-                r
-            })
-        };
-        let served = self.server_to_client(up_read, &up, &down).await;
-        let _ = down.send(Out::Close);
-        let flushed = down_task.await;
-        client.abort();
-        up_task.abort();
-        served.map_err(ProxyError::Io)?;
-        match flushed {
-            Ok(r) => r.map_err(ProxyError::Io),
-            Err(e) => Err(ProxyError::Io(std::io::Error::other(e))),
-        }
     }
 
     /// Client → server.
@@ -609,7 +487,7 @@ impl Wrapper {
 }
 
 /// Whether a batch holds a request the wrapper signs or pins.
-fn batch_has_wrapped(batch: &Value) -> bool {
+pub(crate) fn batch_has_wrapped(batch: &Value) -> bool {
     batch.as_array().is_some_and(|items| {
         items.iter().any(|m| {
             matches!(

@@ -1,4 +1,4 @@
-//! `herald mcp proxy` (issue 19): the MCP wrapper. The stable form (CLI.md
+//! `herald mcp proxy` and `herald mcp guard` (issue 19): the MCP wrapper. The stable form (CLI.md
 //! extension, scripts depend on it):
 //!
 //! ```text
@@ -15,7 +15,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use herald_mcp::guard::GuardConfig;
 use herald_mcp::{Keys, ProxyConfig};
+use herald_verify::{Receiver, Store};
 
 use crate::error::CliError;
 use crate::keyfile;
@@ -33,6 +35,31 @@ pub(crate) enum McpCommand {
     /// Wrap an MCP server spoken to over stdio: every tools/call and its result signed into
     /// a trace (docs/mcp.md); everything else passes through untouched
     Proxy(ProxyArgs),
+    /// Face a server: admit a tools/call only with a fresh, valid, never-seen request envelope
+    /// in _meta from a keyring sigil; answer others isError with the P11 codes (docs/mcp.md)
+    Guard(GuardArgs),
+}
+
+/// `herald mcp guard`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example (behind the proxy, or in front of a server any client reaches):\n  \
+    herald mcp guard --keyring agent.pub --state guard-state -- node server.js\n\
+    Exit status: the server's; 2 if the guard could not start."
+)]
+pub(crate) struct GuardArgs {
+    /// Admitted signers: a public key file, a keyring file or a directory of *.pub (repeatable)
+    #[arg(long, value_name = "PATH", required = true)]
+    pub(crate) keyring: Vec<PathBuf>,
+    /// Directory of the persistent replay cache (created if absent)
+    #[arg(long, value_name = "DIR")]
+    pub(crate) state: PathBuf,
+    /// Oldest a request envelope may be, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = herald_mcp::guard::DEFAULT_MAX_AGE)]
+    pub(crate) max_age: u64,
+    /// The MCP server to start, and its arguments
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
 }
 
 /// `herald mcp proxy`.
@@ -67,6 +94,7 @@ pub(crate) struct ProxyArgs {
 pub(crate) fn run(command: McpCommand) -> Result<ExitCode, CliError> {
     match command {
         McpCommand::Proxy(a) => proxy(a),
+        McpCommand::Guard(a) => guard(a),
     }
 }
 
@@ -92,5 +120,20 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
         command: args.command,
     };
     let code = herald_mcp::run_stdio(config).map_err(|e| CliError::new(e.to_string()))?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+fn guard(args: GuardArgs) -> Result<ExitCode, CliError> {
+    let keyring = super::verify::load_keyrings(&args.keyring)?;
+    std::fs::create_dir_all(&args.state)
+        .map_err(|e| CliError::new(format!("--state {}: {e}", args.state.display())))?;
+    let store = Store::open_or_create(args.state.join("guard.redb"), "herald-mcp-guard")
+        .map_err(|e| CliError::new(format!("--state {}: {e}", args.state.display())))?;
+    let config = GuardConfig {
+        receiver: Receiver::new(store, keyring),
+        max_age: args.max_age,
+        command: args.command,
+    };
+    let code = herald_mcp::guard::run_guard(config).map_err(|e| CliError::new(e.to_string()))?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }

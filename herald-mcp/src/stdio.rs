@@ -1,0 +1,152 @@
+//! MCP's stdio transport as the wrapper speaks it on both sides: messages
+//! are lines (newline-delimited JSON-RPC), the client on this process's
+//! standard input and output, the server a child on its own. Each
+//! direction has a writer task that writes every line as soon as it is
+//! queued and flushes it (no buffering of streams); either direction's
+//! handler may queue lines for both.
+
+use std::ffi::OsString;
+use std::future::Future;
+use std::process::Stdio;
+use std::sync::Arc;
+use std::time::Duration;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::process::{ChildStdout, Command};
+use tokio::sync::{Notify, mpsc};
+
+use crate::proxy::ProxyError;
+
+/// How long the server has to exit once the client has closed its end.
+const EXIT_GRACE: Duration = Duration::from_secs(5);
+
+/// A line to write, or the end of that direction.
+pub(crate) enum Out {
+    Line(Vec<u8>),
+    Close,
+}
+
+/// The queue of one direction.
+pub(crate) type Sender = mpsc::UnboundedSender<Out>;
+
+/// Queue a line (without its newline).
+pub(crate) fn send(to: &Sender, line: Vec<u8>) {
+    // A closed direction drops what is left, as a closed pipe would.
+    let _ = to.send(Out::Line(line));
+}
+
+/// Queue a JSON message.
+pub(crate) fn send_json(to: &Sender, message: &serde_json::Value) {
+    send(to, message.to_string().into_bytes());
+}
+
+/// Write lines as they come; close on [`Out::Close`].
+async fn writer<W: AsyncWrite + Unpin>(
+    mut out: W,
+    mut lines: mpsc::UnboundedReceiver<Out>,
+) -> std::io::Result<()> {
+    while let Some(Out::Line(mut line)) = lines.recv().await {
+        line.push(b'\n');
+        out.write_all(&line).await?;
+        out.flush().await?;
+    }
+    out.shutdown().await
+}
+
+/// Read one line into `buf`, without its newline; `false` at the end.
+pub(crate) async fn read_line<R: AsyncRead + Unpin>(
+    from: &mut BufReader<R>,
+    buf: &mut Vec<u8>,
+) -> std::io::Result<bool> {
+    buf.clear();
+    if from.read_until(b'\n', buf).await? == 0 {
+        return Ok(false);
+    }
+    if buf.last() == Some(&b'\n') {
+        buf.pop();
+    }
+    Ok(true)
+}
+
+/// Forward every line of `input` to `to`, untouched.
+pub(crate) async fn forward<R: AsyncRead + Unpin>(input: R, to: &Sender) -> std::io::Result<()> {
+    let mut input = BufReader::new(input);
+    let mut line = Vec::new();
+    while read_line(&mut input, &mut line).await? {
+        send(to, line.clone());
+    }
+    Ok(())
+}
+
+/// Start `command` as the server and run until it closes its output:
+/// `client` handles this process's standard input (spawned: it ends when
+/// the client closes, which closes the server's input), `server` the
+/// server's output. Both get the queues `(up, down)`. Returns the
+/// server's exit code (1 when it was killed by a signal).
+pub(crate) async fn serve_child<C, CF, S, SF>(
+    command: &[OsString],
+    client: C,
+    server: S,
+) -> Result<i32, ProxyError>
+where
+    C: FnOnce(tokio::io::Stdin, Sender, Sender) -> CF,
+    CF: Future<Output = std::io::Result<()>> + Send + 'static,
+    S: FnOnce(ChildStdout, Sender, Sender) -> SF,
+    SF: Future<Output = std::io::Result<()>>,
+{
+    let (program, args) = command.split_first().ok_or(ProxyError::NoCommand)?;
+    let mut child = Command::new(program)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .map_err(|error| ProxyError::Spawn {
+            command: program.to_string_lossy().into_owned(),
+            error,
+        })?;
+    let (Some(up_write), Some(up_read)) = (child.stdin.take(), child.stdout.take()) else {
+        return Err(ProxyError::Io(std::io::Error::other(
+            "the server's standard input or output is not a pipe",
+        )));
+    };
+    let (up, up_rx) = mpsc::unbounded_channel();
+    let (down, down_rx) = mpsc::unbounded_channel();
+    let up_task = tokio::spawn(writer(up_write, up_rx));
+    let down_task = tokio::spawn(writer(tokio::io::stdout(), down_rx));
+    let client_gone = Arc::new(Notify::new());
+    let client_task = {
+        let (gone, up2) = (client_gone.clone(), up.clone());
+        let run = client(tokio::io::stdin(), up.clone(), down.clone());
+        tokio::spawn(async move {
+            let r = run.await;
+            let _ = up2.send(Out::Close);
+            gone.notify_one();
+            r
+        })
+    };
+    // The server's output until it closes; once the client has gone, the
+    // server has EXIT_GRACE to finish.
+    let served = tokio::select! {
+        r = server(up_read, up.clone(), down.clone()) => r,
+        () = async { client_gone.notified().await; tokio::time::sleep(EXIT_GRACE).await } => Ok(()),
+    };
+    let _ = down.send(Out::Close);
+    let flushed = down_task.await;
+    client_task.abort();
+    up_task.abort();
+    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
+        Ok(status) => status.map_err(ProxyError::Io)?,
+        Err(_) => {
+            let _ = child.kill().await;
+            child.wait().await.map_err(ProxyError::Io)?
+        }
+    };
+    served.map_err(ProxyError::Io)?;
+    match flushed {
+        Ok(r) => r.map_err(ProxyError::Io)?,
+        Err(e) => return Err(ProxyError::Io(std::io::Error::other(e))),
+    }
+    Ok(status.code().unwrap_or(1))
+}
