@@ -290,18 +290,24 @@ fn server() -> Command {
 
 /// `herald verify --json` of a trace, with both keys pinned.
 fn verify(dir: &Path, trace: &Path) -> (i32, Value) {
-    let run = herald(
-        dir,
-        &[
-            "verify",
-            "--json",
-            "--keyring",
-            "agent.pub",
-            "--keyring",
-            "tool.pub",
-            trace.to_str().unwrap(),
-        ],
-    );
+    verify_with(dir, trace, &[])
+}
+
+/// As [`verify`], with more public key files (a conduit's).
+fn verify_with(dir: &Path, trace: &Path, more: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "verify",
+        "--json",
+        "--keyring",
+        "agent.pub",
+        "--keyring",
+        "tool.pub",
+    ];
+    for k in more {
+        args.extend(["--keyring", k]);
+    }
+    args.push(trace.to_str().unwrap());
+    let run = herald(dir, &args);
     (run.code, run.json())
 }
 
@@ -719,21 +725,8 @@ fn with_a_conduit_results_are_released_once_it_acknowledged_and_refusals_become_
     let receipts = inspected.matches(r#""scope":"conduit_receipt""#).count();
     assert_eq!(receipts, 4, "birth, genesis, request, result: {inspected}");
     assert!(contains(&std::fs::read(&trace).unwrap(), &envelope));
-    let run = herald(
-        d,
-        &[
-            "verify",
-            "--json",
-            "--keyring",
-            "agent.pub",
-            "--keyring",
-            "tool.pub",
-            "--keyring",
-            "relay.pub",
-            trace.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(run.code, 0, "{}", run.out());
+    let (code, report) = verify_with(d, &trace, &["relay.pub"]);
+    assert_eq!(code, 0, "{report:#}");
 
     // A conduit that does not know the sandbox key refuses what it
     // co-signed (partial: unknown_signer): the call is answered isError
@@ -753,21 +746,8 @@ fn with_a_conduit_results_are_released_once_it_acknowledged_and_refusals_become_
     );
     // What was signed is still on file (what the conduit took, with its
     // receipt), and verifies with the keys.
-    let run = herald(
-        d,
-        &[
-            "verify",
-            "--json",
-            "--keyring",
-            "agent.pub",
-            "--keyring",
-            "tool.pub",
-            "--keyring",
-            "strict.pub",
-            trace.to_str().unwrap(),
-        ],
-    );
-    assert_eq!(run.code, 0, "{}", run.out());
+    let (code, report) = verify_with(d, &trace, &["strict.pub"]);
+    assert_eq!(code, 0, "{report:#}");
 }
 
 #[test]

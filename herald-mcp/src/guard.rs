@@ -25,11 +25,11 @@ use herald_core::cbor::{Value as CborValue, to_value};
 use herald_core::{EnvelopeRef, Status};
 use herald_verify::live::Receiver;
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, BufReader};
+use tokio::io::AsyncRead;
 
 use crate::jsonrpc::{self, Kind, meta};
 use crate::proxy::ProxyError;
-use crate::stdio::{self, Sender, read_line, send, send_json};
+use crate::stdio::{self, Messages, Sender, send, send_json};
 
 /// The `_meta` key of the reasons a refused call was refused for.
 pub const REASONS: &str = "herald/reasons";
@@ -83,13 +83,9 @@ impl Guard {
         up: &Sender,
         down: &Sender,
     ) -> std::io::Result<()> {
-        let mut input = BufReader::new(input);
-        let mut line = Vec::new();
-        while read_line(&mut input, &mut line).await? {
-            let Ok(message) = serde_json::from_slice::<Value>(&line) else {
-                send(up, line.clone());
-                continue;
-            };
+        let mut messages = Messages::new(input);
+        while let Some(message) = messages.next(up).await? {
+            let line = messages.line();
             let checked = match jsonrpc::classify(&message) {
                 Kind::Request {
                     method: crate::proxy::TOOLS_CALL,
@@ -102,7 +98,7 @@ impl Guard {
                 _ => None,
             };
             match checked {
-                None | Some(Ok(())) => send(up, line.clone()),
+                None | Some(Ok(())) => send(up, line),
                 Some(Err(reasons)) => {
                     let id = message.get("id").cloned().unwrap_or_default();
                     send_json(down, &refusal(&id, &reasons));

@@ -37,7 +37,7 @@ use rmcp::model::{
     InitializedNotificationMethod, ListToolsRequestMethod, ToolListChangedNotificationMethod,
 };
 use serde_json::{Value, json};
-use tokio::io::{AsyncRead, BufReader};
+use tokio::io::AsyncRead;
 use tokio::sync::watch;
 
 use crate::jsonrpc::{self, Kind};
@@ -45,7 +45,7 @@ use crate::ledger::{Ledger, invalid_call};
 use crate::pin::ToolSet;
 use crate::recorder::Recorder;
 use crate::session::{Handshake, Keys};
-use crate::stdio::{self, Sender, read_line, send, send_json};
+use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::trace_file::{TraceFile, TraceFileError};
 
 /// `tools/call`.
@@ -209,13 +209,9 @@ impl Wrapper {
         up: &Sender,
         down: &Sender,
     ) -> std::io::Result<()> {
-        let mut input = BufReader::new(input);
-        let mut line = Vec::new();
-        while read_line(&mut input, &mut line).await? {
-            let Ok(message) = serde_json::from_slice::<Value>(&line) else {
-                send(up, line.clone());
-                continue;
-            };
+        let mut messages = Messages::new(input);
+        while let Some(message) = messages.next(up).await? {
+            let line = messages.line();
             match jsonrpc::classify(&message) {
                 Kind::Request {
                     method: TOOLS_CALL, ..
@@ -227,7 +223,7 @@ impl Wrapper {
                     let mut routes = self.routes();
                     routes.initialize = Some(id);
                     routes.handshake.request = message.get("params").cloned().unwrap_or_default();
-                    send(up, line.clone());
+                    send(up, line);
                 }
                 Kind::Request {
                     id,
@@ -237,17 +233,17 @@ impl Wrapper {
                     if first_page {
                         self.routes().lists.insert(id);
                     }
-                    send(up, line.clone());
+                    send(up, line);
                 }
                 Kind::Notification {
                     method: INITIALIZED,
                 } => {
-                    send(up, line.clone());
+                    send(up, line);
                     self.start_fetch(true, up).await;
                 }
                 Kind::Notification { method: CANCELLED } => {
                     self.cancelled(&message).await;
-                    send(up, line.clone());
+                    send(up, line);
                 }
                 Kind::Batch if batch_has_wrapped(&message) => send_json(
                     down,
@@ -255,7 +251,7 @@ impl Wrapper {
                         "message": "herald-mcp: tools/call and tools/list are signed one at a \
                                     time; send them outside a JSON-RPC batch"}}),
                 ),
-                _ => send(up, line.clone()),
+                _ => send(up, line),
             }
         }
         Ok(())
@@ -268,24 +264,20 @@ impl Wrapper {
         up: &Sender,
         down: &Sender,
     ) -> std::io::Result<()> {
-        let mut input = BufReader::new(input);
-        let mut line = Vec::new();
-        while read_line(&mut input, &mut line).await? {
-            let Ok(message) = serde_json::from_slice::<Value>(&line) else {
-                send(down, line.clone());
-                continue;
-            };
+        let mut messages = Messages::new(input);
+        while let Some(message) = messages.next(down).await? {
+            let line = messages.line();
             match jsonrpc::classify(&message) {
                 Kind::Response { id } => self.response(id, message, &line, up, down).await,
                 Kind::Notification {
                     method: TOOLS_CHANGED,
                 } => {
-                    send(down, line.clone());
+                    send(down, line);
                     if self.ledger.lock().await.opened() {
                         self.start_fetch(false, up).await;
                     }
                 }
-                _ => send(down, line.clone()),
+                _ => send(down, line),
             }
         }
         Ok(())

@@ -54,7 +54,7 @@ async fn writer<W: AsyncWrite + Unpin>(
 }
 
 /// Read one line into `buf`, without its newline; `false` at the end.
-pub(crate) async fn read_line<R: AsyncRead + Unpin>(
+async fn read_line<R: AsyncRead + Unpin>(
     from: &mut BufReader<R>,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<bool> {
@@ -66,6 +66,41 @@ pub(crate) async fn read_line<R: AsyncRead + Unpin>(
         buf.pop();
     }
     Ok(true)
+}
+
+/// The messages of one input, one line each.
+pub(crate) struct Messages<R> {
+    input: BufReader<R>,
+    line: Vec<u8>,
+}
+
+impl<R: AsyncRead + Unpin> Messages<R> {
+    pub(crate) fn new(input: R) -> Self {
+        Self {
+            input: BufReader::new(input),
+            line: Vec::new(),
+        }
+    }
+
+    /// The next line that is JSON (`None` at the end); a line that is not
+    /// goes to `unparsed` as it is.
+    pub(crate) async fn next(
+        &mut self,
+        unparsed: &Sender,
+    ) -> std::io::Result<Option<serde_json::Value>> {
+        while read_line(&mut self.input, &mut self.line).await? {
+            match serde_json::from_slice(&self.line) {
+                Ok(message) => return Ok(Some(message)),
+                Err(_) => send(unparsed, self.line.clone()),
+            }
+        }
+        Ok(None)
+    }
+
+    /// The bytes of the message [`Self::next`] returned last.
+    pub(crate) fn line(&self) -> Vec<u8> {
+        self.line.clone()
+    }
 }
 
 /// Forward every line of `input` to `to`, untouched.
