@@ -140,6 +140,17 @@ impl Client {
         }
     }
 
+    /// `initialize` (id 1) and `notifications/initialized`.
+    fn initialize(&mut self) {
+        self.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
     fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
         self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
         self.until(|m| m.get("id") == Some(&json!(id)) && m.get("method").is_none())
@@ -473,13 +484,7 @@ fn tampering_with_the_trace_is_detected() {
     let d = keys.dir.path();
     let trace = d.join("t.herald");
     let mut c = Client::start(proxy_command(&keys, &trace, &[], server()));
-    c.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.initialize();
     let r = c.request(
         2,
         "tools/call",
@@ -511,13 +516,7 @@ fn tampering_with_the_trace_is_detected() {
     torn.extend_from_slice(&bytes[..40]);
     std::fs::write(&trace, &torn).unwrap();
     let mut c = Client::start(proxy_command(&keys, &trace, &[], server()));
-    c.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.initialize();
     c.request(
         2,
         "tools/call",
@@ -544,13 +543,7 @@ fn a_pinned_tool_set_that_changed_is_refused_with_an_is_error_result() {
             &["--pin", "tools.pin"],
             server(),
         ));
-        c.request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}),
-        );
-        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c.initialize();
         let r = c.request(
             2,
             "tools/call",
@@ -683,13 +676,7 @@ fn conduit(dir: &Path, name: &str, keyring: &[&str]) -> Conduit {
 
 fn echo_session(keys: &Keys, trace: &Path, extra: &[&str], message: &str) -> Value {
     let mut c = Client::start(proxy_command(keys, trace, extra, server()));
-    c.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.initialize();
     let r = c.request(
         2,
         "tools/call",
@@ -767,13 +754,7 @@ fn a_tool_set_that_changes_mid_session_is_signed_warned_and_with_pin_refused() {
         &["--pin", "tools.pin"],
         growing(),
     ));
-    c.request(
-        1,
-        "initialize",
-        json!({"protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "t", "version": "1"}}),
-    );
-    c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    c.initialize();
     let r = c.request(2, "tools/call", json!({"name": "grow", "arguments": {}}));
     assert_eq!(
         r.pointer("/result/content/0/text"),
@@ -1002,13 +983,7 @@ fn the_guard_admits_only_fresh_signed_unreplayed_calls_of_its_keyring() {
     let keys = keys();
     let d = keys.dir.path();
     let init = |c: &mut Client| {
-        c.request(
-            1,
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "t", "version": "1"}}),
-        );
-        c.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        c.initialize();
     };
     let mut c = Client::start(guard_command(d, &[]));
     init(&mut c);
