@@ -11,7 +11,7 @@ use std::process::Stdio;
 use std::sync::Arc;
 use std::time::Duration;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWrite, AsyncWriteExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
 use tokio::process::{ChildStdout, Command};
 use tokio::sync::{Notify, mpsc};
 
@@ -53,14 +53,30 @@ async fn writer<W: AsyncWrite + Unpin>(
     out.shutdown().await
 }
 
+/// Longest message (one line) read from either side: far above any real
+/// MCP message (a base64 image of tens of MiB), and a bound on what a peer
+/// that never sends a newline can make the wrapper hold.
+pub(crate) const MAX_MESSAGE: u64 = 64 << 20;
+
 /// Read one line into `buf`, without its newline; `false` at the end.
 async fn read_line<R: AsyncRead + Unpin>(
     from: &mut BufReader<R>,
     buf: &mut Vec<u8>,
 ) -> std::io::Result<bool> {
     buf.clear();
-    if from.read_until(b'\n', buf).await? == 0 {
+    if (&mut *from)
+        .take(MAX_MESSAGE)
+        .read_until(b'\n', buf)
+        .await?
+        == 0
+    {
         return Ok(false);
+    }
+    if buf.len() as u64 == MAX_MESSAGE && buf.last() != Some(&b'\n') {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("an MCP message longer than {MAX_MESSAGE} bytes (no newline)"),
+        ));
     }
     if buf.last() == Some(&b'\n') {
         buf.pop();
@@ -184,4 +200,37 @@ where
         Err(e) => return Err(ProxyError::Io(std::io::Error::other(e))),
     }
     Ok(status.code().unwrap_or(1))
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+
+    #[tokio::test]
+    async fn lines_are_messages_and_junk_passes_as_it_is() {
+        let input: &[u8] = b"{\"a\":1}\nnot json\r\n{\"b\":2}";
+        let (tx, mut rx) = mpsc::unbounded_channel();
+        let mut messages = Messages::new(input);
+        assert_eq!(
+            messages.next(&tx).await.unwrap(),
+            Some(serde_json::json!({"a": 1}))
+        );
+        assert_eq!(messages.line(), b"{\"a\":1}");
+        // The junk line went to `unparsed` untouched (its \r included).
+        assert_eq!(
+            messages.next(&tx).await.unwrap(),
+            Some(serde_json::json!({"b": 2}))
+        );
+        assert!(matches!(rx.try_recv(), Ok(Out::Line(l)) if l == b"not json\r"));
+        assert_eq!(messages.next(&tx).await.unwrap(), None);
+    }
+
+    #[tokio::test]
+    async fn a_line_without_end_is_refused_at_the_cap() {
+        let long = vec![b'x'; MAX_MESSAGE as usize + 1];
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let err = Messages::new(&long[..]).next(&tx).await.unwrap_err();
+        assert!(err.to_string().contains("longer than"), "{err}");
+    }
 }
