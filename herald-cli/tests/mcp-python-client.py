@@ -18,6 +18,7 @@ import tempfile
 import anyio
 from mcp import ClientSession
 from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
 
 HERALD, SERVER = sys.argv[1], sys.argv[2]
 RESULTS = []
@@ -71,21 +72,59 @@ async def session(tmp):
             check("session usable after a cancellation", r.content[0].text == "Echo: after cancel", r)
 
 
+async def http_session(url):
+    async with streamable_http_client(url) as streams:
+        read, write = streams[0], streams[1]
+        async with ClientSession(read, write) as s:
+            await s.initialize()
+            tools = await s.list_tools()
+            check("http: tools/list", "echo" in [t.name for t in tools.tools], tools)
+            r = await s.call_tool("echo", {"message": "over http"})
+            meta = r.meta or {}
+            check("http: echo result with herald ids",
+                  r.content[0].text == "Echo: over http" and "herald/id" in meta, r)
+            steps = []
+
+            async def on_progress(progress, total, message):
+                steps.append(progress)
+
+            r = await s.call_tool("trigger-long-running-operation", {"duration": 0.4, "steps": 4},
+                                  progress_callback=on_progress)
+            check("http: progress on the request's stream", steps == [1, 2, 3, 4], steps)
+
+
+def verify(tmp, trace, what):
+    out = subprocess.run(
+        [HERALD, "verify", "--json", "--keyring", "agent.pub", "--keyring", "tool.pub", trace],
+        cwd=tmp, capture_output=True, text=True)
+    summary = json.loads(out.stdout)["summary"]
+    check(f"herald verify: the {what} trace is valid", out.returncode == 0 and summary["invalid"] == 0
+          and summary["partial"] == 0 and summary["valid"] > 0, summary)
+
+
 def main():
     tmp = tempfile.mkdtemp()
     for name in ("agent", "tool"):
         subprocess.run([HERALD, "keygen", "-o", name], cwd=tmp, check=True, capture_output=True)
     anyio.run(session, tmp)
-    out = subprocess.run(
-        [HERALD, "verify", "--json", "--keyring", "agent.pub", "--keyring", "tool.pub", "py.herald"],
-        cwd=tmp, capture_output=True, text=True)
-    report = json.loads(out.stdout)
-    summary = report["summary"]
-    check("herald verify: the trace is valid", out.returncode == 0 and summary["invalid"] == 0
-          and summary["partial"] == 0, summary)
+    verify(tmp, "py.herald", "stdio session's")
     inspected = subprocess.run([HERALD, "inspect", "--json", "py.herald"], cwd=tmp,
                                capture_output=True, text=True).stdout
     check("the cancellation is in the trace", '"mcp":"cancelled"' in inspected)
+
+    # Streamable HTTP downstream: the same proxy with --listen.
+    proc = subprocess.Popen(
+        [HERALD, "mcp", "proxy", "--key", "agent.key", "--sandbox-key", "tool.key",
+         "--trace", "http.herald", "--listen", "127.0.0.1:0", "--", "node", SERVER],
+        cwd=tmp, stdout=subprocess.PIPE, text=True)
+    try:
+        line = proc.stdout.readline().strip()
+        check("http: listening line", line.startswith("listening on http://127.0.0.1:"), line)
+        anyio.run(http_session, line.removeprefix("listening on "))
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    verify(tmp, "http.herald", "HTTP session's")
     passed, failed = RESULTS.count(True), RESULTS.count(False)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

@@ -1059,3 +1059,76 @@ fn the_guard_admits_only_fresh_signed_unreplayed_calls_of_its_keyring() {
     c.finish();
     assert_eq!(verify(d, &trace).0, 0);
 }
+
+/// One raw HTTP/1.1 exchange; the status code.
+fn http_status(addr: &str, head: &str, body: &str) -> u16 {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "{head}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not HTTP: {answer:?}"))
+}
+
+#[test]
+fn streamable_http_keeps_host_and_origin_guards_and_sessions() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let mut c = proxy_command(
+        &keys,
+        &d.join("h.herald"),
+        &["--listen", "127.0.0.1:0"],
+        server(),
+    );
+    let mut child = c.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap()
+        .to_owned();
+    let addr = url.strip_suffix("/mcp").unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let host = format!("Host: {addr}\r\n");
+    let statuses = [
+        // DNS rebinding: a foreign Origin, a foreign Host.
+        http_status(
+            addr,
+            &format!("POST /mcp HTTP/1.1\r\n{host}Origin: http://evil.example\r\n"),
+            init,
+        ),
+        http_status(addr, "POST /mcp HTTP/1.1\r\nHost: evil.example\r\n", init),
+        // No session, an unknown one.
+        http_status(addr, &format!("POST /mcp HTTP/1.1\r\n{host}"), ping),
+        http_status(
+            addr,
+            &format!("POST /mcp HTTP/1.1\r\n{host}Mcp-Session-Id: 00\r\n"),
+            ping,
+        ),
+        // A loopback origin is fine.
+        http_status(
+            addr,
+            &format!("POST /mcp HTTP/1.1\r\n{host}Origin: http://localhost:3000\r\n"),
+            init,
+        ),
+    ];
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(statuses, [403, 403, 400, 404, 200]);
+}

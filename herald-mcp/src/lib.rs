@@ -17,10 +17,12 @@
 //!   the client is told about each recorded envelope;
 //! - [`proxy`]: `herald mcp proxy` over stdio, the server as a child;
 //! - [`guard`]: `herald mcp guard`, replay defence facing a server;
+//! - [`http`]: `herald mcp proxy --listen`, streamable HTTP downstream;
 //! - `stdio`: the stdio transport both are built on.
 #![forbid(unsafe_code)]
 
 pub mod guard;
+pub mod http;
 pub mod jsonrpc;
 pub mod ledger;
 pub mod pin;

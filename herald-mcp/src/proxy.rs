@@ -37,7 +37,7 @@ use rmcp::model::{
     InitializedNotificationMethod, ListToolsRequestMethod, ToolListChangedNotificationMethod,
 };
 use serde_json::{Value, json};
-use tokio::io::AsyncRead;
+use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::sync::watch;
 
 use crate::jsonrpc::{self, Kind};
@@ -142,12 +142,36 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
             trace.recovered()
         );
     }
-    let wrapper = Wrapper::new(Ledger::new(keys, Recorder::new(trace, conduit), pin));
+    let recorder = Recorder::new(trace, conduit);
+    serve_session(
+        Ledger::new(keys, recorder, pin),
+        &command,
+        tokio::io::stdin(),
+        tokio::io::stdout(),
+    )
+    .await
+}
+
+/// One MCP session: its client on `down_read`/`down_write`, `command` as
+/// its server, `ledger` its trace.
+pub(crate) async fn serve_session<DR, DW>(
+    ledger: Ledger,
+    command: &[OsString],
+    down_read: DR,
+    down_write: DW,
+) -> Result<i32, ProxyError>
+where
+    DR: AsyncRead + Unpin + Send + 'static,
+    DW: AsyncWrite + Unpin + Send + 'static,
+{
+    let wrapper = Wrapper::new(ledger);
     let client = wrapper.clone();
     stdio::serve_child(
-        &command,
-        move |stdin, up, down| async move { client.client_to_server(stdin, &up, &down).await },
-        |stdout, up, down| async move { wrapper.server_to_client(stdout, &up, &down).await },
+        command,
+        down_read,
+        down_write,
+        move |input, up, down| async move { client.client_to_server(input, &up, &down).await },
+        |output, up, down| async move { wrapper.server_to_client(output, &up, &down).await },
     )
     .await
 }

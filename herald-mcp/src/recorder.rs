@@ -13,6 +13,7 @@
 
 use std::fmt;
 use std::net::SocketAddr;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use herald_conduit::client;
@@ -56,17 +57,21 @@ impl fmt::Display for RecordError {
 
 impl std::error::Error for RecordError {}
 
-/// The trace file and, optionally, a conduit.
-#[derive(Debug)]
+/// The trace file and, optionally, a conduit. Sessions served at once
+/// (streamable HTTP) share one file; each append holds it alone.
+#[derive(Debug, Clone)]
 pub struct Recorder {
-    file: TraceFile,
+    file: Arc<Mutex<TraceFile>>,
     conduit: Option<SocketAddr>,
 }
 
 impl Recorder {
     /// Record into `file`, and through `conduit` when given.
     pub fn new(file: TraceFile, conduit: Option<SocketAddr>) -> Self {
-        Self { file, conduit }
+        Self {
+            file: Arc::new(Mutex::new(file)),
+            conduit,
+        }
     }
 
     /// Record `envelope`; returns the bytes recorded (the conduit's, when
@@ -100,7 +105,10 @@ impl Recorder {
     }
 
     fn append(&mut self, bytes: &[u8]) -> Result<(), RecordError> {
-        self.file.append(bytes).map_err(RecordError::File)
+        // A panic while appending leaves at most a torn tail, which the
+        // file's next open cuts: go on with the file as it is.
+        let mut file = self.file.lock().unwrap_or_else(|p| p.into_inner());
+        file.append(bytes).map_err(RecordError::File)
     }
 }
 

@@ -103,6 +103,17 @@ pub struct Keys {
     pub sandbox: SigningKey,
 }
 
+impl Keys {
+    /// The same keys again, for another session (streamable HTTP serves
+    /// several); the seeds pass through wiped buffers only.
+    pub fn duplicate(&self) -> Self {
+        Self {
+            agent: SigningKey::from_seed(&self.agent.to_seed()),
+            sandbox: SigningKey::from_seed(&self.sandbox.to_seed()),
+        }
+    }
+}
+
 impl fmt::Debug for Keys {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Keys")

@@ -130,17 +130,21 @@ pub(crate) async fn forward<R: AsyncRead + Unpin>(input: R, to: &Sender) -> std:
 }
 
 /// Start `command` as the server and run until it closes its output:
-/// `client` handles this process's standard input (spawned: it ends when
+/// `client` handles the client's side `down_read` (spawned: it ends when
 /// the client closes, which closes the server's input), `server` the
-/// server's output. Both get the queues `(up, down)`. Returns the
-/// server's exit code (1 when it was killed by a signal).
-pub(crate) async fn serve_child<C, CF, S, SF>(
+/// server's output; lines for the client are written to `down_write`.
+/// Both handlers get the queues `(up, down)`. Returns the server's exit
+/// code (1 when it was killed by a signal).
+pub(crate) async fn serve_child<DR, DW, C, CF, S, SF>(
     command: &[OsString],
+    down_read: DR,
+    down_write: DW,
     client: C,
     server: S,
 ) -> Result<i32, ProxyError>
 where
-    C: FnOnce(tokio::io::Stdin, Sender, Sender) -> CF,
+    DW: AsyncWrite + Unpin + Send + 'static,
+    C: FnOnce(DR, Sender, Sender) -> CF,
     CF: Future<Output = std::io::Result<()>> + Send + 'static,
     S: FnOnce(ChildStdout, Sender, Sender) -> SF,
     SF: Future<Output = std::io::Result<()>>,
@@ -165,11 +169,11 @@ where
     let (up, up_rx) = mpsc::unbounded_channel();
     let (down, down_rx) = mpsc::unbounded_channel();
     let up_task = tokio::spawn(writer(up_write, up_rx));
-    let down_task = tokio::spawn(writer(tokio::io::stdout(), down_rx));
+    let down_task = tokio::spawn(writer(down_write, down_rx));
     let client_gone = Arc::new(Notify::new());
     let client_task = {
         let (gone, up2) = (client_gone.clone(), up.clone());
-        let run = client(tokio::io::stdin(), up.clone(), down.clone());
+        let run = client(down_read, up.clone(), down.clone());
         tokio::spawn(async move {
             let r = run.await;
             let _ = up2.send(Out::Close);

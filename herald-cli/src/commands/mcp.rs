@@ -82,6 +82,10 @@ pub(crate) struct ProxyArgs {
     /// is released only once the conduit acknowledged it, a refusal becomes an isError result
     #[arg(long, value_name = "URL")]
     pub(crate) conduit: Option<String>,
+    /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio (each session its own
+    /// server and trace); prints "listening on http://ADDR/mcp"
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
     /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
     #[arg(long, value_name = "FILE")]
     pub(crate) pin: Option<PathBuf>,
@@ -119,6 +123,10 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
         conduit,
         command: args.command,
     };
+    if let Some(listen) = args.listen {
+        herald_mcp::http::run_http(listen, config).map_err(|e| CliError::new(e.to_string()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
     let code = herald_mcp::run_stdio(config).map_err(|e| CliError::new(e.to_string()))?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
