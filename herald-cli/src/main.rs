@@ -39,6 +39,7 @@ use crate::commands::inspect::InspectArgs;
 use crate::commands::keygen::KeygenArgs;
 use crate::commands::log::LogArgs;
 use crate::commands::man::ManArgs;
+use crate::commands::mcp::McpArgs;
 use crate::commands::new::NewArgs;
 use crate::commands::reply::ReplyArgs;
 use crate::commands::verify::VerifyArgs;
@@ -97,6 +98,8 @@ enum Command {
     Conduit(ConduitArgs),
     /// A conduit client: post, follow the inbox, verify each arrival, reply
     Agent(AgentArgs),
+    /// The MCP wrapper: sign every tools/call and its result into a trace (docs/mcp.md)
+    Mcp(McpArgs),
 }
 
 fn main() -> ExitCode {
@@ -144,6 +147,7 @@ fn main() -> ExitCode {
         Command::Witness(a) => commands::witness::run(a),
         Command::Conduit(a) => commands::conduit::run(a),
         Command::Agent(a) => commands::agent::run(&a),
+        Command::Mcp(a) => commands::mcp::run(a.command),
     };
     match result {
         Ok(code) => code,

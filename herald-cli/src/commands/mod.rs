@@ -16,6 +16,7 @@ pub(crate) mod inspect;
 pub(crate) mod keygen;
 pub(crate) mod log;
 pub(crate) mod man;
+pub(crate) mod mcp;
 pub(crate) mod new;
 pub(crate) mod reply;
 pub(crate) mod tlog;

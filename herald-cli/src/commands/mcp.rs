@@ -1,0 +1,147 @@
+//! `herald mcp proxy` and `herald mcp guard` (issue 19): the MCP wrapper. The stable form (CLI.md
+//! extension, scripts depend on it):
+//!
+//! ```text
+//! herald mcp proxy --key AGENT.key --sandbox-key TOOL.key --trace FILE
+//!                  [--conduit URL] [--pin FILE] -- COMMAND [ARGS...]
+//! ```
+//!
+//! Standard input and output speak MCP (stdio transport) to the client;
+//! COMMAND is the server, started as a child. Diagnostics go to standard
+//! error and never name a key's secret.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use herald_mcp::guard::GuardConfig;
+use herald_mcp::{Keys, ProxyConfig};
+use herald_verify::{Receiver, Store};
+
+use crate::error::CliError;
+use crate::keyfile;
+
+/// `herald mcp`.
+#[derive(Args, Debug)]
+pub(crate) struct McpArgs {
+    #[command(subcommand)]
+    pub(crate) command: McpCommand,
+}
+
+/// The `herald mcp` subcommands.
+#[derive(Subcommand, Debug)]
+pub(crate) enum McpCommand {
+    /// Wrap an MCP server spoken to over stdio: every tools/call and its result signed into
+    /// a trace (docs/mcp.md); everything else passes through untouched
+    Proxy(ProxyArgs),
+    /// Face a server: admit a tools/call only with a fresh, valid, never-seen request envelope
+    /// in _meta from a keyring sigil; answer others isError with the P11 codes (docs/mcp.md)
+    Guard(GuardArgs),
+}
+
+/// `herald mcp guard`.
+#[derive(Args, Debug)]
+#[command(
+    after_help = "Example (behind the proxy, or in front of a server any client reaches):\n  \
+    herald mcp guard --keyring agent.pub --state guard-state -- node server.js\n\
+    Exit status: the server's; 2 if the guard could not start."
+)]
+pub(crate) struct GuardArgs {
+    /// Admitted signers: a public key file, a keyring file or a directory of *.pub (repeatable)
+    #[arg(long, value_name = "PATH", required = true)]
+    pub(crate) keyring: Vec<PathBuf>,
+    /// Directory of the persistent replay cache (created if absent)
+    #[arg(long, value_name = "DIR")]
+    pub(crate) state: PathBuf,
+    /// Oldest a request envelope may be, in seconds
+    #[arg(long, value_name = "SECS", default_value_t = herald_mcp::guard::DEFAULT_MAX_AGE)]
+    pub(crate) max_age: u64,
+    /// The MCP server to start, and its arguments
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
+}
+
+/// `herald mcp proxy`.
+#[derive(Args, Debug)]
+#[command(after_help = "Example (a client's server command line):\n  \
+    herald mcp proxy --key agent.key --sandbox-key tool.key --trace session.herald \\\n    \
+    -- npx -y @modelcontextprotocol/server-everything\n\
+    Exit status: the server's; 2 if the proxy could not start.")]
+pub(crate) struct ProxyArgs {
+    /// Secret key file of the agent: signs each tools/call and the session genesis
+    #[arg(long, value_name = "AGENT.key")]
+    pub(crate) key: PathBuf,
+    /// Secret key file of the tool sandbox: co-signs each result (scope tool_sandbox)
+    #[arg(long, value_name = "TOOL.key")]
+    pub(crate) sandbox_key: PathBuf,
+    /// Append the session's envelopes to FILE (a CBOR sequence; created if absent)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) trace: PathBuf,
+    /// Also post every envelope to this conduit (CONDUIT.md), http://IP:PORT; a tool's result
+    /// is released only once the conduit acknowledged it, a refusal becomes an isError result
+    #[arg(long, value_name = "URL")]
+    pub(crate) conduit: Option<String>,
+    /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio (each session its own
+    /// server and trace); prints "listening on http://ADDR/mcp"
+    #[arg(long, value_name = "ADDR")]
+    pub(crate) listen: Option<std::net::SocketAddr>,
+    /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
+    #[arg(long, value_name = "FILE")]
+    pub(crate) pin: Option<PathBuf>,
+    /// The MCP server to start, and its arguments
+    #[arg(last = true, required = true, value_name = "COMMAND")]
+    pub(crate) command: Vec<OsString>,
+}
+
+/// Run `herald mcp`.
+pub(crate) fn run(command: McpCommand) -> Result<ExitCode, CliError> {
+    match command {
+        McpCommand::Proxy(a) => proxy(a),
+        McpCommand::Guard(a) => guard(a),
+    }
+}
+
+fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
+    let agent = keyfile::load(&args.key)?;
+    let sandbox = keyfile::load(&args.sandbox_key)?;
+    if agent.public_key() == sandbox.public_key() {
+        return Err(CliError::new(
+            "--key and --sandbox-key are the same key; the sandbox's co-signature must come \
+             from another key (a repeated signer is duplicate_signer, spec §3.4)",
+        ));
+    }
+    let conduit = args
+        .conduit
+        .as_deref()
+        .map(super::agent::conduit_addr)
+        .transpose()?;
+    let config = ProxyConfig {
+        keys: Keys { agent, sandbox },
+        trace: args.trace,
+        pin: args.pin,
+        conduit,
+        command: args.command,
+    };
+    if let Some(listen) = args.listen {
+        herald_mcp::http::run_http(listen, config).map_err(|e| CliError::new(e.to_string()))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let code = herald_mcp::run_stdio(config).map_err(|e| CliError::new(e.to_string()))?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}
+
+fn guard(args: GuardArgs) -> Result<ExitCode, CliError> {
+    let keyring = super::verify::load_keyrings(&args.keyring)?;
+    std::fs::create_dir_all(&args.state)
+        .map_err(|e| CliError::new(format!("--state {}: {e}", args.state.display())))?;
+    let store = Store::open_or_create(args.state.join("guard.redb"), "herald-mcp-guard")
+        .map_err(|e| CliError::new(format!("--state {}: {e}", args.state.display())))?;
+    let config = GuardConfig {
+        receiver: Receiver::new(store, keyring),
+        max_age: args.max_age,
+        command: args.command,
+    };
+    let code = herald_mcp::guard::run_guard(config).map_err(|e| CliError::new(e.to_string()))?;
+    Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
+}

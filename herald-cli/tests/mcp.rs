@@ -1,0 +1,1134 @@
+//! `herald mcp proxy` against a real MCP server nobody here wrote
+//! (`@modelcontextprotocol/server-everything` from the npm registry; issue
+//! 19): the client sees what it sees without the wrapper (apart from the
+//! `herald/…` keys in `_meta`), progress and cancellation pass through, the
+//! trace verifies, tampering is caught, and no form of a secret key appears
+//! in any byte of the session.
+//!
+//! The server comes from `$HERALD_MCP_EVERYTHING` (set by `.ci/run`, which
+//! installs it) or is installed with npm into this target's scratch dir.
+// Tests unwrap: a failure is the assertion.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use data_encoding::{BASE64, BASE64_NOPAD, BASE64URL, BASE64URL_NOPAD, HEXLOWER, HEXUPPER};
+use serde_json::{Value, json};
+use support::{herald, keygen};
+
+/// The pinned release of the server (as in `.ci/run`).
+const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
+
+/// Longest wait for any one answer.
+const WAIT: Duration = Duration::from_secs(60);
+
+/// The server's entry point: `$HERALD_MCP_EVERYTHING`, or installed once.
+fn everything() -> PathBuf {
+    static PATH: OnceLock<PathBuf> = OnceLock::new();
+    PATH.get_or_init(|| {
+        if let Some(p) = std::env::var_os("HERALD_MCP_EVERYTHING") {
+            return PathBuf::from(p);
+        }
+        let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm");
+        let bin = prefix.join("node_modules/.bin/mcp-server-everything");
+        if !bin.exists() {
+            let status = Command::new("timeout")
+                .args([
+                    "300",
+                    "npm",
+                    "install",
+                    "--no-audit",
+                    "--no-fund",
+                    "--prefix",
+                ])
+                .arg(&prefix)
+                .arg(EVERYTHING)
+                .status()
+                .expect("npm (install Node.js, or set HERALD_MCP_EVERYTHING)");
+            assert!(
+                status.success(),
+                "npm install {EVERYTHING} failed: {status}"
+            );
+        }
+        bin
+    })
+    .clone()
+}
+
+/// One session with a real server at a time: on a 2-core CI machine,
+/// parallel node servers would make the timing of cancellation (and so
+/// what a test can compare) depend on the load.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// A raw MCP client over stdio: every byte both ways is kept.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    incoming: mpsc::Receiver<Value>,
+    transcript: Arc<Mutex<Vec<u8>>>,
+    /// Every message received so far, in order.
+    seen: Vec<Value>,
+}
+
+impl Client {
+    fn start(mut command: Command) -> Self {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let stdout = child.stdout.take().unwrap();
+        let transcript = Arc::new(Mutex::new(Vec::new()));
+        let (tx, incoming) = mpsc::channel();
+        let t = transcript.clone();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                t.lock().unwrap().extend_from_slice(line.as_bytes());
+                let value: Value = serde_json::from_str(&line)
+                    .unwrap_or_else(|e| panic!("not JSON from the server side ({e}): {line}"));
+                if tx.send(value).is_err() {
+                    break;
+                }
+            }
+        });
+        let stdin = child.stdin.take();
+        Self {
+            child,
+            stdin,
+            incoming,
+            transcript,
+            seen: Vec::new(),
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let line = format!("{message}\n");
+        self.transcript
+            .lock()
+            .unwrap()
+            .extend_from_slice(line.as_bytes());
+        let stdin = self.stdin.as_mut().unwrap();
+        stdin.write_all(line.as_bytes()).unwrap();
+        stdin.flush().unwrap();
+    }
+
+    /// Receive until `stop` holds for a message (returned); all are kept in `seen`.
+    fn until(&mut self, stop: impl Fn(&Value) -> bool) -> Value {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let m = self
+                .incoming
+                .recv_timeout(left)
+                .unwrap_or_else(|e| panic!("no answer ({e}); seen so far: {:#?}", self.seen));
+            self.seen.push(m.clone());
+            if stop(&m) {
+                return m;
+            }
+        }
+    }
+
+    /// `initialize` (id 1) and `notifications/initialized`.
+    fn initialize(&mut self) {
+        self.request(
+            1,
+            "initialize",
+            json!({"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "t", "version": "1"}}),
+        );
+        self.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    }
+
+    fn request(&mut self, id: u64, method: &str, params: Value) -> Value {
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        self.until(|m| m.get("id") == Some(&json!(id)) && m.get("method").is_none())
+    }
+
+    /// Close standard input and wait for the exit; the stderr text.
+    fn finish(mut self) -> (Vec<Value>, Vec<u8>, String) {
+        drop(self.stdin.take());
+        let deadline = Instant::now() + WAIT;
+        while self.child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the proxy did not exit");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let mut stderr = String::new();
+        std::io::Read::read_to_string(self.child.stderr.as_mut().unwrap(), &mut stderr).unwrap();
+        let status = self.child.wait().unwrap();
+        assert!(status.success(), "exit {status}; stderr: {stderr}");
+        // Messages still in flight (none expected after the last answer).
+        while let Ok(m) = self.incoming.recv_timeout(Duration::from_millis(100)) {
+            self.seen.push(m);
+        }
+        let transcript = self.transcript.lock().unwrap().clone();
+        (self.seen, transcript, stderr)
+    }
+}
+
+/// The scenario every comparison runs: several tools, one streaming
+/// progress, one cancelled mid-way, then a ping to settle.
+fn scenario(client: &mut Client) {
+    client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "herald-test", "version": "1"}}),
+    );
+    client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    client.request(2, "tools/list", json!({}));
+    client.request(
+        3,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "hi there"}}),
+    );
+    client.request(
+        4,
+        "tools/call",
+        json!({"name": "get-sum", "arguments": {"a": 2, "b": 2.5}}),
+    );
+    client.request(
+        5,
+        "tools/call",
+        json!({"name": "get-tiny-image", "arguments": {}}),
+    );
+    client.request(
+        6,
+        "tools/call",
+        json!({"name": "no-such-tool", "arguments": {}}),
+    );
+    client.request(
+        7,
+        "tools/call",
+        json!({"name": "trigger-long-running-operation", "arguments": {"duration": 0.4, "steps": 4},
+               "_meta": {"progressToken": "p7"}}),
+    );
+    client.request(8, "resources/list", json!({}));
+    client.request(9, "prompts/list", json!({}));
+    // Cancelled after its first progress notification.
+    client.send(&json!({"jsonrpc": "2.0", "id": 10, "method": "tools/call",
+        "params": {"name": "trigger-long-running-operation", "arguments": {"duration": 1, "steps": 2},
+                   "_meta": {"progressToken": "p10"}}}));
+    client.until(|m| m.pointer("/params/progressToken") == Some(&json!("p10")));
+    client.send(
+        &json!({"jsonrpc": "2.0", "method": "notifications/cancelled",
+        "params": {"requestId": 10, "reason": "test cancels"}}),
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    client.request(11, "ping", json!({}));
+}
+
+/// A message with the wrapper's `herald/…` keys taken out of `_meta`
+/// (and `_meta` itself when nothing else was in it).
+fn without_herald(mut m: Value) -> Value {
+    for pointer in ["/params", "/result"] {
+        if let Some(obj) = m.pointer_mut(pointer).and_then(Value::as_object_mut)
+            && let Some(Value::Object(meta)) = obj.get_mut("_meta")
+        {
+            meta.retain(|k, _| !k.starts_with("herald/"));
+            if meta.is_empty() {
+                obj.remove("_meta");
+            }
+        }
+    }
+    m
+}
+
+struct Keys {
+    dir: tempfile::TempDir,
+    /// Every encoding of every secret a test greps for.
+    secrets: Vec<Vec<u8>>,
+}
+
+fn keys() -> Keys {
+    let dir = tempfile::tempdir().unwrap();
+    keygen(dir.path(), "agent");
+    keygen(dir.path(), "tool");
+    let mut secrets = Vec::new();
+    for name in ["agent.key", "tool.key"] {
+        let text = std::fs::read_to_string(dir.path().join(name)).unwrap();
+        let hex = text.lines().nth(1).unwrap();
+        let seed = HEXLOWER.decode(hex.as_bytes()).unwrap();
+        let mut forms = vec![seed.clone(), hex.as_bytes().to_vec()];
+        forms.push(HEXUPPER.encode(&seed).into_bytes());
+        for enc in [&BASE64, &BASE64_NOPAD, &BASE64URL, &BASE64URL_NOPAD] {
+            forms.push(enc.encode(&seed).into_bytes());
+        }
+        // A half of the seed is already a give-away.
+        forms.push(seed[..16].to_vec());
+        forms.push(hex.as_bytes()[..32].to_vec());
+        secrets.extend(forms);
+    }
+    Keys { dir, secrets }
+}
+
+fn proxy_command(keys: &Keys, trace: &Path, extra: &[&str], server: Command) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_herald"));
+    c.current_dir(keys.dir.path())
+        .args([
+            "mcp",
+            "proxy",
+            "--key",
+            "agent.key",
+            "--sandbox-key",
+            "tool.key",
+            "--trace",
+        ])
+        .arg(trace)
+        .args(extra)
+        .arg("--")
+        .arg(server.get_program())
+        .args(server.get_args());
+    c
+}
+
+fn server() -> Command {
+    let mut c = Command::new("node");
+    c.arg(everything());
+    c
+}
+
+/// `herald verify --json` of a trace, with both keys pinned.
+fn verify(dir: &Path, trace: &Path) -> (i32, Value) {
+    verify_with(dir, trace, &[])
+}
+
+/// As [`verify`], with more public key files (a conduit's).
+fn verify_with(dir: &Path, trace: &Path, more: &[&str]) -> (i32, Value) {
+    let mut args = vec![
+        "verify",
+        "--json",
+        "--keyring",
+        "agent.pub",
+        "--keyring",
+        "tool.pub",
+    ];
+    for k in more {
+        args.extend(["--keyring", k]);
+    }
+    args.push(trace.to_str().unwrap());
+    let run = herald(dir, &args);
+    (run.code, run.json())
+}
+
+fn contains(hay: &[u8], needle: &[u8]) -> bool {
+    hay.windows(needle.len()).any(|w| w == needle)
+}
+
+#[test]
+fn the_client_sees_what_it_sees_without_the_wrapper_and_the_trace_verifies() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+
+    let mut direct = Client::start(server());
+    scenario(&mut direct);
+    let (direct_seen, _, _) = direct.finish();
+
+    // The server side of the wrapped session is recorded with tee.
+    let up = d.join("server-in.log");
+    let down = d.join("server-out.log");
+    let mut teed = Command::new("sh");
+    teed.arg("-c").arg(format!(
+        "tee {} | node {} | tee {}",
+        up.display(),
+        everything().display(),
+        down.display()
+    ));
+    let trace = d.join("session.herald");
+    let mut wrapped = Client::start(proxy_command(&keys, &trace, &[], teed));
+    scenario(&mut wrapped);
+    let (wrapped_seen, transcript, stderr) = wrapped.finish();
+
+    // The same messages, apart from the herald/… keys (and the progress of
+    // the cancelled call, whose count after the cancellation is timing).
+    let norm = |seen: &[Value]| {
+        let mut v: Vec<String> = seen
+            .iter()
+            .filter(|m| m.pointer("/params/progressToken") != Some(&json!("p10")))
+            .cloned()
+            .map(without_herald)
+            .map(|m| m.to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    assert_eq!(norm(&direct_seen), norm(&wrapped_seen));
+
+    // Progress came through, each step, before its result; the cancelled
+    // call got no answer on either path.
+    for seen in [&direct_seen, &wrapped_seen] {
+        let progress: Vec<_> = seen
+            .iter()
+            .filter(|m| m.pointer("/params/progressToken") == Some(&json!("p7")))
+            .map(|m| m.pointer("/params/progress").cloned().unwrap())
+            .collect();
+        assert_eq!(progress, [json!(1), json!(2), json!(3), json!(4)]);
+        let result = seen
+            .iter()
+            .position(|m| m.get("id") == Some(&json!(7)))
+            .unwrap();
+        let last = seen
+            .iter()
+            .rposition(|m| m.pointer("/params/progressToken") == Some(&json!("p7")))
+            .unwrap();
+        assert!(last < result);
+        assert!(
+            !seen
+                .iter()
+                .any(|m| m.get("id") == Some(&json!(10)) && m.get("method").is_none())
+        );
+    }
+
+    // Every tool result carries its envelope ids, and the envelope in
+    // `_meta` is the one in the trace file.
+    let trace_bytes = std::fs::read(&trace).unwrap();
+    for id in [3, 4, 5, 7] {
+        let m = wrapped_seen
+            .iter()
+            .find(|m| m.get("id") == Some(&json!(id)))
+            .unwrap();
+        let meta = m.pointer("/result/_meta").unwrap();
+        for key in [
+            "herald/id",
+            "herald/trace",
+            "herald/request",
+            "herald/envelope",
+        ] {
+            assert!(meta.get(key).is_some(), "{id}: no {key} in {meta}");
+        }
+        let envelope = BASE64
+            .decode(meta["herald/envelope"].as_str().unwrap().as_bytes())
+            .unwrap();
+        assert!(
+            contains(&trace_bytes, &envelope),
+            "{id}: envelope not in the trace"
+        );
+    }
+    // The server got each call with the request envelope in params._meta.
+    let server_in = std::fs::read_to_string(&up).unwrap();
+    let calls: Vec<Value> = server_in
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|m| m.get("method") == Some(&json!("tools/call")))
+        .collect();
+    assert_eq!(calls.len(), 6);
+    assert!(
+        calls
+            .iter()
+            .all(|c| c.pointer("/params/_meta/herald~1envelope").is_some())
+    );
+    // And the cancellation, as the client sent it.
+    assert!(server_in.contains(r#""reason":"test cancels""#));
+
+    // The trace verifies end to end: the tool identity's birth, the
+    // genesis, six requests, five answers, one cancellation.
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        report["summary"],
+        json!({"valid": 14, "partial": 0, "invalid": 0}),
+        "{report:#}"
+    );
+    let traces = report["traces"].as_array().unwrap();
+    assert_eq!(traces.len(), 2, "the birth's trace and the session's");
+    let payloads = herald(d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    for needle in [
+        r#""mcp":"cancelled""#,
+        r#""message":"hi there""#,
+        r#""isError":true"#,
+    ] {
+        assert!(payloads.contains(needle), "{needle} not in the trace");
+    }
+
+    // No form of either secret key anywhere: what the client sent and got,
+    // what the server got and sent, the proxy's standard error, the trace,
+    // and every envelope carried in `_meta`.
+    let mut everything_seen = transcript.clone();
+    everything_seen.extend(std::fs::read(&up).unwrap());
+    everything_seen.extend(std::fs::read(&down).unwrap());
+    everything_seen.extend(stderr.as_bytes());
+    everything_seen.extend(&trace_bytes);
+    for m in &wrapped_seen {
+        if let Some(e) = m
+            .pointer("/result/_meta/herald~1envelope")
+            .and_then(Value::as_str)
+        {
+            everything_seen.extend(BASE64.decode(e.as_bytes()).unwrap());
+        }
+    }
+    assert!(everything_seen.len() > 10_000);
+    for secret in &keys.secrets {
+        assert!(
+            !contains(&everything_seen, secret),
+            "a form of a secret key leaked"
+        );
+    }
+}
+
+#[test]
+fn tampering_with_the_trace_is_detected() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let trace = d.join("t.herald");
+    let mut c = Client::start(proxy_command(&keys, &trace, &[], server()));
+    c.initialize();
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "pay 10"}}),
+    );
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("Echo: pay 10"))
+    );
+    c.finish();
+    assert_eq!(verify(d, &trace).0, 0);
+
+    let bytes = std::fs::read(&trace).unwrap();
+    let at = bytes.windows(6).position(|w| w == b"pay 10").unwrap();
+    let mut forged = bytes.clone();
+    forged[at + 4] = b'9';
+    let forged_path = d.join("forged.herald");
+    std::fs::write(&forged_path, &forged).unwrap();
+    let (code, report) = verify(d, &forged_path);
+    assert_eq!(code, 1);
+    assert!(
+        report["summary"]["invalid"].as_u64().unwrap() >= 1,
+        "{report:#}"
+    );
+
+    // A crash mid-append leaves a torn tail: the next session cuts it and
+    // appends after the last whole envelope.
+    let mut torn = bytes.clone();
+    torn.extend_from_slice(&bytes[..40]);
+    std::fs::write(&trace, &torn).unwrap();
+    let mut c = Client::start(proxy_command(&keys, &trace, &[], server()));
+    c.initialize();
+    c.request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": "again"}}),
+    );
+    let (_, _, stderr) = c.finish();
+    assert!(stderr.contains("torn last item"), "{stderr}");
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(report["traces"].as_array().unwrap().len(), 4);
+}
+
+#[test]
+fn a_pinned_tool_set_that_changed_is_refused_with_an_is_error_result() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let pin = d.join("tools.pin");
+    let trace = d.join("t.herald");
+    let session = |trace: &Path| {
+        let mut c = Client::start(proxy_command(
+            &keys,
+            trace,
+            &["--pin", "tools.pin"],
+            server(),
+        ));
+        c.initialize();
+        let r = c.request(
+            2,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": "x"}}),
+        );
+        c.finish();
+        r
+    };
+    // First use pins; the call goes through.
+    let r = session(&trace);
+    assert_eq!(r.pointer("/result/content/0/text"), Some(&json!("Echo: x")));
+    let pinned: Value = serde_json::from_str(&std::fs::read_to_string(&pin).unwrap()).unwrap();
+    assert!(pinned["tools"].as_array().unwrap().contains(&json!("echo")));
+    // Same server again: still fine.
+    let r = session(&trace);
+    assert_eq!(r.pointer("/result/isError"), None);
+    // A pin of another tool set: the call is refused, answered, signed.
+    std::fs::write(&pin, format!("{{\"sha256\": \"{}\"}}", "ab".repeat(32))).unwrap();
+    let r = session(&trace);
+    assert_eq!(r.pointer("/result/isError"), Some(&json!(true)), "{r}");
+    let text = r
+        .pointer("/result/content/0/text")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("refused") && text.contains("tools.pin"),
+        "{text}"
+    );
+    assert!(r.pointer("/result/_meta/herald~1id").is_some());
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+}
+
+#[test]
+fn bad_invocations_exit_2_naming_the_problem() {
+    let keys = keys();
+    let d = keys.dir.path();
+    let run = herald(
+        d,
+        &[
+            "mcp",
+            "proxy",
+            "--key",
+            "agent.key",
+            "--sandbox-key",
+            "agent.key",
+            "--trace",
+            "t",
+            "--",
+            "true",
+        ],
+    );
+    run.expect(2);
+    assert!(run.stderr.contains("same key"), "{}", run.stderr);
+    let run = herald(
+        d,
+        &[
+            "mcp",
+            "proxy",
+            "--key",
+            "agent.key",
+            "--sandbox-key",
+            "tool.key",
+            "--trace",
+            "t",
+            "--",
+            "/nonexistent/server",
+        ],
+    );
+    run.expect(2);
+    assert!(run.stderr.contains("cannot start"), "{}", run.stderr);
+    std::fs::write(d.join("not-a-trace"), b"{\"json\": true}").unwrap();
+    let run = herald(
+        d,
+        &[
+            "mcp",
+            "proxy",
+            "--key",
+            "agent.key",
+            "--sandbox-key",
+            "tool.key",
+            "--trace",
+            "not-a-trace",
+            "--",
+            "true",
+        ],
+    );
+    run.expect(2);
+    assert!(run.stderr.contains("not a trace file"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read(d.join("not-a-trace")).unwrap(),
+        b"{\"json\": true}"
+    );
+}
+
+/// A conduit on loopback that knows `keyring`'s keys; stopped on drop.
+struct Conduit {
+    child: Child,
+    url: String,
+}
+
+impl Drop for Conduit {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn conduit(dir: &Path, name: &str, keyring: &[&str]) -> Conduit {
+    herald(dir, &["keygen", "-o", name]).expect(0);
+    let (child, addr) = support::conduit::serve(|cmd| {
+        cmd.current_dir(dir)
+            .args([
+                "--key",
+                &format!("{name}.key"),
+                "--state",
+                &format!("{name}-state"),
+            ])
+            .args(["--roles", "relay,notary"]);
+        for k in keyring {
+            cmd.args(["--keyring", k]);
+        }
+    });
+    Conduit {
+        child,
+        url: format!("http://{addr}"),
+    }
+}
+
+fn echo_session(keys: &Keys, trace: &Path, extra: &[&str], message: &str) -> Value {
+    let mut c = Client::start(proxy_command(keys, trace, extra, server()));
+    c.initialize();
+    let r = c.request(
+        2,
+        "tools/call",
+        json!({"name": "echo", "arguments": {"message": message}}),
+    );
+    c.finish();
+    r
+}
+
+#[test]
+fn with_a_conduit_results_are_released_once_it_acknowledged_and_refusals_become_is_error() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+
+    // A relay that knows both keys: every envelope comes back with its
+    // receipt, and the trace file holds those bytes.
+    let relay = conduit(d, "relay", &["agent.pub", "tool.pub"]);
+    let trace = d.join("relayed.herald");
+    let r = echo_session(&keys, &trace, &["--conduit", &relay.url], "via conduit");
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("Echo: via conduit")),
+        "{r}"
+    );
+    let envelope = r
+        .pointer("/result/_meta/herald~1envelope")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    let envelope = BASE64.decode(envelope.as_bytes()).unwrap();
+    let inspected = herald(d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    let receipts = inspected.matches(r#""scope":"conduit_receipt""#).count();
+    assert_eq!(receipts, 4, "birth, genesis, request, result: {inspected}");
+    assert!(contains(&std::fs::read(&trace).unwrap(), &envelope));
+    let (code, report) = verify_with(d, &trace, &["relay.pub"]);
+    assert_eq!(code, 0, "{report:#}");
+
+    // A conduit that does not know the sandbox key refuses what it
+    // co-signed (partial: unknown_signer): the call is answered isError
+    // with the reason, never dropped, and never made.
+    let strict = conduit(d, "strict", &["agent.pub"]);
+    let trace = d.join("refused.herald");
+    let r = echo_session(&keys, &trace, &["--conduit", &strict.url], "refused");
+    assert_eq!(r.pointer("/result/isError"), Some(&json!(true)), "{r}");
+    let text = r
+        .pointer("/result/content/0/text")
+        .unwrap()
+        .as_str()
+        .unwrap();
+    assert!(
+        text.contains("refused") && text.contains("unknown_signer"),
+        "{text}"
+    );
+    // What was signed is still on file (what the conduit took, with its
+    // receipt), and verifies with the keys.
+    let (code, report) = verify_with(d, &trace, &["strict.pub"]);
+    assert_eq!(code, 0, "{report:#}");
+}
+
+#[test]
+fn a_tool_set_that_changes_mid_session_is_signed_warned_and_with_pin_refused() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let growing = || {
+        let mut c = Command::new("python3");
+        c.arg(Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mcp-growing-server.py"));
+        c
+    };
+    let trace = d.join("t.herald");
+    let mut c = Client::start(proxy_command(
+        &keys,
+        &trace,
+        &["--pin", "tools.pin"],
+        growing(),
+    ));
+    c.initialize();
+    let r = c.request(2, "tools/call", json!({"name": "grow", "arguments": {}}));
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("now 2 tools"))
+    );
+    // The server's list_changed passes, and the wrapper's recheck warns.
+    let warning = c.until(|m| m.get("method") == Some(&json!("notifications/message")));
+    assert_eq!(warning.pointer("/params/level"), Some(&json!("warning")));
+    let text = warning.pointer("/params/data").unwrap().as_str().unwrap();
+    assert!(text.contains("tool set changed"), "{text}");
+    assert!(
+        c.seen
+            .iter()
+            .any(|m| m.get("method") == Some(&json!("notifications/tools/list_changed")))
+    );
+    // The client's own complete tools/list carries the warning in _meta.
+    let list = c.request(3, "tools/list", json!({}));
+    assert_eq!(
+        list.pointer("/result/tools")
+            .unwrap()
+            .as_array()
+            .unwrap()
+            .len(),
+        2
+    );
+    assert!(
+        list.pointer("/result/_meta/herald~1warning").is_some(),
+        "{list}"
+    );
+    // With --pin, calls are refused from now on, with a signed answer.
+    let r = c.request(4, "tools/call", json!({"name": "grow", "arguments": {}}));
+    assert_eq!(r.pointer("/result/isError"), Some(&json!(true)), "{r}");
+    assert!(r.pointer("/result/_meta/herald~1id").is_some());
+    c.finish();
+
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+    let inspected = herald(d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    assert!(
+        inspected.contains(r#""mcp":"tools/changed""#),
+        "{inspected}"
+    );
+    // The refused call never reached the server: one grow made a second tool only.
+    assert!(!inspected.contains("now 3 tools"));
+}
+
+/// rmcp's own client (the official Rust SDK) through the wrapper: tools
+/// listed and called, progress received, a call cancelled mid-way.
+#[test]
+fn rmcp_client_through_the_wrapper() {
+    let _serial = serial();
+    use rmcp::model::{
+        CallToolRequestParams, ClientRequest, ProgressNotificationParam, Request, ServerResult,
+    };
+    use rmcp::service::{NotificationContext, PeerRequestOptions, RoleClient};
+    use rmcp::transport::{ConfigureCommandExt, TokioChildProcess};
+    use rmcp::{ClientHandler, ServiceExt};
+
+    #[derive(Clone, Default)]
+    struct Progress(Arc<Mutex<Vec<ProgressNotificationParam>>>);
+    impl ClientHandler for Progress {
+        async fn on_progress(
+            &self,
+            params: ProgressNotificationParam,
+            _: NotificationContext<RoleClient>,
+        ) {
+            self.0.lock().unwrap().push(params);
+        }
+    }
+    let args = |v: Value| v.as_object().unwrap().clone();
+
+    let keys = keys();
+    let d = keys.dir.path().to_path_buf();
+    let trace = d.join("rmcp.herald");
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let progress = Progress::default();
+    let seen = progress.clone();
+    runtime.block_on(async {
+        let command = proxy_command(&keys, &trace, &[], server());
+        let transport = TokioChildProcess::new(
+            tokio::process::Command::new(command.get_program()).configure(|c| {
+                c.current_dir(&d).args(command.get_args());
+            }),
+        )
+        .unwrap();
+        let client = tokio::time::timeout(WAIT, progress.serve(transport))
+            .await
+            .unwrap()
+            .unwrap();
+        let tools = client.list_all_tools().await.unwrap();
+        assert!(tools.iter().any(|t| t.name == "echo"));
+
+        let r = client
+            .call_tool(
+                CallToolRequestParams::new("echo").with_arguments(args(json!({"message": "rmcp"}))),
+            )
+            .await
+            .unwrap();
+        let meta = serde_json::to_value(r.meta.as_ref().unwrap()).unwrap();
+        assert!(meta.get("herald/id").is_some() && meta.get("herald/request").is_some());
+        assert_eq!(
+            serde_json::to_value(&r.content).unwrap()[0]["text"],
+            json!("Echo: rmcp")
+        );
+
+        // Progress: four steps, then the result.
+        let long = |duration: f64, steps: u64| {
+            ClientRequest::CallToolRequest(Request::new(
+                CallToolRequestParams::new("trigger-long-running-operation")
+                    .with_arguments(args(json!({"duration": duration, "steps": steps}))),
+            ))
+        };
+        let handle = client
+            .send_cancellable_request(long(0.4, 4), PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        let token = handle.progress_token.clone();
+        let ServerResult::CallToolResult(done) = handle.await_response().await.unwrap() else {
+            panic!("not a CallToolResult")
+        };
+        assert!(
+            serde_json::to_value(&done.content).unwrap()[0]["text"]
+                .as_str()
+                .unwrap()
+                .contains("completed")
+        );
+        let steps: Vec<f64> = seen
+            .0
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|p| p.progress_token == token)
+            .map(|p| p.progress)
+            .collect();
+        assert_eq!(steps, [1.0, 2.0, 3.0, 4.0]);
+
+        // Cancelled mid-way: the server is told, the trace records it.
+        let handle = client
+            .send_cancellable_request(long(2.0, 4), PeerRequestOptions::no_options())
+            .await
+            .unwrap();
+        tokio::time::sleep(Duration::from_millis(700)).await;
+        handle.cancel(Some("rmcp cancels".into())).await.unwrap();
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        client.cancel().await.unwrap();
+    });
+    // The wrapper has exited once its client closed; the trace verifies.
+    let deadline = Instant::now() + WAIT;
+    let (code, report) = loop {
+        let (code, report) = verify(&d, &trace);
+        if code == 0 || Instant::now() > deadline {
+            break (code, report);
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(code, 0, "{report:#}");
+    let inspected = herald(&d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    assert!(inspected.contains("rmcp cancels"), "{inspected}");
+}
+
+/// `herald mcp guard` facing server-everything: `keyring` and `state` in `dir`.
+fn guard_command(dir: &Path, extra: &[&str]) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_herald"));
+    c.current_dir(dir)
+        .args([
+            "mcp",
+            "guard",
+            "--keyring",
+            "agent.pub",
+            "--state",
+            "guard-state",
+        ])
+        .args(extra)
+        .arg("--")
+        .arg("node")
+        .arg(everything());
+    c
+}
+
+/// A request envelope for `echo(message)`, signed by `key`, in base64.
+fn signed_echo(dir: &Path, key: &str, message: &str, ts: Option<u64>) -> String {
+    let payload = json!({"mcp": "tools/call", "name": "echo", "arguments": {"message": message}});
+    let mut args = vec![
+        "new".to_owned(),
+        "--key".into(),
+        key.into(),
+        "--payload-json".into(),
+        payload.to_string(),
+        "-o".into(),
+        "-".into(),
+    ];
+    if let Some(ts) = ts {
+        args.extend(["--ts".into(), ts.to_string()]);
+    }
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let run = herald(dir, &args);
+    run.expect(0);
+    BASE64.encode(&run.stdout)
+}
+
+fn guarded_call(c: &mut Client, id: u64, message: &str, envelope: Option<&str>) -> Value {
+    let mut params = json!({"name": "echo", "arguments": {"message": message}});
+    if let Some(e) = envelope {
+        params["_meta"] = json!({"herald/envelope": e});
+    }
+    c.request(id, "tools/call", params)
+}
+
+fn refused_for(r: &Value) -> Vec<String> {
+    assert_eq!(r.pointer("/result/isError"), Some(&json!(true)), "{r}");
+    r.pointer("/result/_meta/herald~1reasons")
+        .and_then(Value::as_array)
+        .unwrap_or_else(|| panic!("no herald/reasons: {r}"))
+        .iter()
+        .map(|c| c.as_str().unwrap().to_owned())
+        .collect()
+}
+
+#[test]
+fn the_guard_admits_only_fresh_signed_unreplayed_calls_of_its_keyring() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let init = |c: &mut Client| {
+        c.initialize();
+    };
+    let mut c = Client::start(guard_command(d, &[]));
+    init(&mut c);
+    // No envelope: refused, never forwarded.
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 2, "bare", None)),
+        ["origin_missing"]
+    );
+    // A valid one for another message: refused, and its nonce not used up.
+    let good = signed_echo(d, "agent.key", "signed", None);
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 3, "forged", Some(&good))),
+        ["call_mismatch"]
+    );
+    // The call it signs: admitted, the server's answer as it is.
+    let r = guarded_call(&mut c, 4, "signed", Some(&good));
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("Echo: signed")),
+        "{r}"
+    );
+    // The same again: a replay.
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 5, "signed", Some(&good))),
+        ["replayed_nonce"]
+    );
+    // A signer outside the keyring; a stale request.
+    let stranger = signed_echo(d, "tool.key", "x", None);
+    assert!(
+        refused_for(&guarded_call(&mut c, 6, "x", Some(&stranger)))
+            .contains(&"unknown_signer".to_owned())
+    );
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let old = signed_echo(d, "agent.key", "old", Some(now - 1000));
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 7, "old", Some(&old))),
+        ["stale"]
+    );
+    // Everything else passes untouched.
+    let tools = c.request(8, "tools/list", json!({}));
+    assert!(tools.pointer("/result/tools").is_some());
+    let (seen, _, _) = c.finish();
+    assert!(!seen.iter().any(|m| m.to_string().contains("Echo: bare") || m.to_string().contains("Echo: forged")));
+
+    // The replay cache survives a restart.
+    let mut c = Client::start(guard_command(d, &[]));
+    init(&mut c);
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 2, "signed", Some(&good))),
+        ["replayed_nonce"]
+    );
+    c.finish();
+
+    // Behind the proxy, every call carries its fresh envelope and passes.
+    let trace = d.join("guarded.herald");
+    let mut c = Client::start(proxy_command(&keys, &trace, &[], guard_command(d, &[])));
+    init(&mut c);
+    for (id, m) in [(2, "one"), (3, "two")] {
+        let r = c.request(
+            id,
+            "tools/call",
+            json!({"name": "echo", "arguments": {"message": m}}),
+        );
+        assert_eq!(
+            r.pointer("/result/content/0/text"),
+            Some(&json!(format!("Echo: {m}"))),
+            "{r}"
+        );
+    }
+    c.finish();
+    assert_eq!(verify(d, &trace).0, 0);
+}
+
+/// One raw HTTP/1.1 exchange; the status code.
+fn http_status(addr: &str, head: &str, body: &str) -> u16 {
+    use std::io::Read;
+    let mut s = std::net::TcpStream::connect(addr).unwrap();
+    s.set_read_timeout(Some(WAIT)).unwrap();
+    write!(
+        s,
+        "{head}Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n\
+         Content-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        body.len()
+    )
+    .unwrap();
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("not HTTP: {answer:?}"))
+}
+
+#[test]
+fn streamable_http_keeps_host_and_origin_guards_and_sessions() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let mut c = proxy_command(
+        &keys,
+        &d.join("h.herald"),
+        &["--listen", "127.0.0.1:0"],
+        server(),
+    );
+    let mut child = c.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let url = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .unwrap()
+        .to_owned();
+    let addr = url.strip_suffix("/mcp").unwrap();
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
+    let host = format!("Host: {addr}\r\n");
+    let statuses = [
+        // DNS rebinding: a foreign Origin, a foreign Host.
+        http_status(
+            addr,
+            &format!("POST /mcp HTTP/1.1\r\n{host}Origin: http://evil.example\r\n"),
+            init,
+        ),
+        http_status(addr, "POST /mcp HTTP/1.1\r\nHost: evil.example\r\n", init),
+        // No session, an unknown one.
+        http_status(addr, &format!("POST /mcp HTTP/1.1\r\n{host}"), ping),
+        http_status(
+            addr,
+            &format!("POST /mcp HTTP/1.1\r\n{host}Mcp-Session-Id: 00\r\n"),
+            ping,
+        ),
+        // A loopback origin is fine.
+        http_status(
+            addr,
+            &format!("POST /mcp HTTP/1.1\r\n{host}Origin: http://localhost:3000\r\n"),
+            init,
+        ),
+    ];
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(statuses, [403, 403, 400, 404, 200]);
+}

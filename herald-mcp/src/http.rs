@@ -1,0 +1,385 @@
+//! Streamable HTTP downstream (MCP transport "Streamable HTTP", issue 19
+//! item 1): `herald mcp proxy --listen ADDR` serves MCP at `/mcp`, each
+//! MCP session with its own server child and its own trace, exactly as
+//! over stdio ([`crate::proxy::serve_session`]: the session's messages are
+//! fed to the same wrapper through an in-memory pipe).
+//!
+//! - `POST /mcp`: one JSON-RPC message. A request is answered with an SSE
+//!   stream (`text/event-stream`) carrying the progress notifications of
+//!   its `progressToken`, anything the server sends while it is the only
+//!   one pending, and its response, after which the stream ends; a
+//!   notification or response is answered `202`. `initialize` (without a
+//!   session) starts a session and its answer carries `Mcp-Session-Id`.
+//! - `GET /mcp`: the session's stream for everything not tied to a request.
+//! - `DELETE /mcp`: ends the session (the server's input is closed).
+//! - Host and Origin guards (against DNS rebinding): a request whose `Host`
+//!   is not a loopback name, or whose `Origin` is present and not a
+//!   loopback origin, is refused `403`.
+
+use std::collections::HashMap;
+use std::convert::Infallible;
+use std::ffi::OsString;
+use std::path::PathBuf;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::post;
+use data_encoding::HEXLOWER;
+use http_body::Frame;
+use serde_json::Value;
+use tokio::io::{AsyncWriteExt, DuplexStream};
+use tokio::sync::mpsc;
+
+use crate::jsonrpc::{self, Kind};
+use crate::ledger::Ledger;
+use crate::recorder::Recorder;
+use crate::session::Keys;
+use crate::stdio::Messages;
+
+/// A refusal: its status and one line.
+type Refusal = (StatusCode, &'static str);
+
+/// The session header.
+const SESSION: &str = "mcp-session-id";
+
+/// Buffer of the in-memory pipes between HTTP and a session's wrapper.
+const PIPE: usize = 1 << 16;
+
+/// What every session is made from.
+pub struct HttpConfig {
+    /// The keys (each session signs with the same ones).
+    pub keys: Keys,
+    /// The trace file and conduit, shared by the sessions.
+    pub recorder: Recorder,
+    /// `--pin FILE`.
+    pub pin: Option<PathBuf>,
+    /// The server's command.
+    pub command: Vec<OsString>,
+}
+
+struct Shared {
+    config: HttpConfig,
+    sessions: Mutex<HashMap<String, Arc<Session>>>,
+}
+
+type Events = mpsc::UnboundedSender<Bytes>;
+
+/// Where the session's outgoing messages go.
+#[derive(Default)]
+struct Streams {
+    /// Pending requests: JSON id → their POST stream.
+    pending: HashMap<String, Events>,
+    /// Progress tokens (JSON text) → request id.
+    tokens: HashMap<String, String>,
+    get: Option<Events>,
+    /// Messages for the GET stream before it was opened.
+    backlog: Vec<Bytes>,
+}
+
+struct Session {
+    input: tokio::sync::Mutex<Option<DuplexStream>>,
+    streams: Mutex<Streams>,
+}
+
+impl Session {
+    fn streams(&self) -> std::sync::MutexGuard<'_, Streams> {
+        self.streams.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn write(&self, message: &[u8]) -> bool {
+        let mut input = self.input.lock().await;
+        let Some(pipe) = input.as_mut() else {
+            return false;
+        };
+        let mut line = message.to_vec();
+        line.push(b'\n');
+        pipe.write_all(&line).await.is_ok()
+    }
+
+    /// Route one message of the wrapper to its stream.
+    fn route(&self, message: &Value, line: &[u8]) {
+        let event = Bytes::from([b"event: message\ndata: ".as_slice(), line, b"\n\n"].concat());
+        let mut streams = self.streams();
+        let target = match jsonrpc::classify(message) {
+            Kind::Response { id } => {
+                streams.tokens.retain(|_, r| *r != id);
+                streams.pending.remove(&id)
+            }
+            _ => {
+                let token = message
+                    .pointer("/params/progressToken")
+                    .map(jsonrpc::id_key)
+                    .and_then(|t| streams.tokens.get(&t).cloned());
+                match token {
+                    Some(id) => streams.pending.get(&id).cloned(),
+                    None if streams.get.is_some() => streams.get.clone(),
+                    None if streams.pending.len() == 1 => streams.pending.values().next().cloned(),
+                    None => None,
+                }
+            }
+        };
+        match target {
+            Some(to) if to.send(event.clone()).is_ok() => {}
+            _ => streams.backlog.push(event),
+        }
+    }
+}
+
+/// An SSE body fed by a channel.
+struct Sse(mpsc::UnboundedReceiver<Bytes>);
+
+impl http_body::Body for Sse {
+    type Data = Bytes;
+    type Error = Infallible;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, Infallible>>> {
+        self.0.poll_recv(cx).map(|b| b.map(|b| Ok(Frame::data(b))))
+    }
+}
+
+fn sse(rx: mpsc::UnboundedReceiver<Bytes>) -> Response {
+    let mut r = Response::new(Body::new(Sse(rx)));
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("text/event-stream"),
+    );
+    r.headers_mut()
+        .insert(header::CACHE_CONTROL, HeaderValue::from_static("no-cache"));
+    r
+}
+
+/// Serve MCP over streamable HTTP on `listener` until the process ends.
+pub async fn serve_http(
+    listener: tokio::net::TcpListener,
+    config: HttpConfig,
+) -> std::io::Result<()> {
+    let shared = Arc::new(Shared {
+        config,
+        sessions: Mutex::new(HashMap::new()),
+    });
+    let app = Router::new()
+        .route("/mcp", post(on_post).get(on_get).delete(on_delete))
+        .with_state(shared);
+    axum::serve(listener, app).await
+}
+
+fn loopback_host(host: &str) -> bool {
+    let name = match host.strip_prefix('[') {
+        Some(rest) => rest.split(']').next().unwrap_or_default(),
+        None => host.split(':').next().unwrap_or_default(),
+    };
+    matches!(name, "localhost" | "127.0.0.1" | "::1")
+}
+
+/// The Host and Origin guards.
+fn guarded(headers: &HeaderMap) -> Result<(), Refusal> {
+    let text = |h| headers.get(h).and_then(|v: &HeaderValue| v.to_str().ok());
+    let host_ok = text(header::HOST).is_some_and(loopback_host);
+    let origin_ok = text(header::ORIGIN).is_none_or(|o| {
+        o.strip_prefix("http://")
+            .or_else(|| o.strip_prefix("https://"))
+            .is_some_and(loopback_host)
+    });
+    if host_ok && origin_ok {
+        Ok(())
+    } else {
+        Err((
+            StatusCode::FORBIDDEN,
+            "herald-mcp: Host or Origin is not loopback",
+        ))
+    }
+}
+
+fn session_of(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
+    let id = headers
+        .get(SESSION)
+        .and_then(|v| v.to_str().ok())
+        .ok_or((StatusCode::BAD_REQUEST, "herald-mcp: no Mcp-Session-Id"))?;
+    let sessions = shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
+    sessions
+        .get(id)
+        .cloned()
+        .ok_or((StatusCode::NOT_FOUND, "herald-mcp: no such session"))
+}
+
+/// A new session: its wrapper and server started, its router running.
+fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
+    let nonce = herald_core::Nonce::generate().map_err(|_| {
+        (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            "herald-mcp: no randomness",
+        )
+    })?;
+    let id = HEXLOWER.encode(&nonce.0);
+    let (http_in, wrapper_in) = tokio::io::duplex(PIPE);
+    let (wrapper_out, http_out) = tokio::io::duplex(PIPE);
+    let session = Arc::new(Session {
+        input: tokio::sync::Mutex::new(Some(http_in)),
+        streams: Mutex::new(Streams::default()),
+    });
+    let c = &shared.config;
+    let ledger = Ledger::new(c.keys.duplicate(), c.recorder.clone(), c.pin.clone());
+    let command = c.command.clone();
+    tokio::spawn(async move {
+        if let Err(e) = crate::proxy::serve_session(ledger, &command, wrapper_in, wrapper_out).await
+        {
+            eprintln!("herald-mcp: session: {e}");
+        }
+    });
+    let (router, gone) = (session.clone(), shared.clone());
+    let key = id.clone();
+    tokio::spawn(async move {
+        let (tx, _rx) = mpsc::unbounded_channel();
+        let mut messages = Messages::new(http_out);
+        while let Ok(Some(message)) = messages.next(&tx).await {
+            router.route(&message, &messages.line());
+        }
+        // The server has ended: close every stream, forget the session.
+        let mut streams = router.streams();
+        streams.pending.clear();
+        streams.get = None;
+        drop(streams);
+        gone.sessions
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .remove(&key);
+    });
+    shared
+        .sessions
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .insert(id.clone(), session.clone());
+    Ok((id, session))
+}
+
+async fn on_post(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
+    if let Err(r) = guarded(&headers) {
+        return r.into_response();
+    }
+    let Ok(message) = serde_json::from_slice::<Value>(&body) else {
+        return (StatusCode::BAD_REQUEST, "herald-mcp: the body is not JSON").into_response();
+    };
+    let kind = jsonrpc::classify(&message);
+    let (new, session) = match (&kind, headers.get(SESSION)) {
+        (
+            Kind::Request {
+                method: "initialize",
+                ..
+            },
+            None,
+        ) => match start(&shared) {
+            Ok((id, s)) => (Some(id), s),
+            Err(r) => return r.into_response(),
+        },
+        _ => match session_of(&shared, &headers) {
+            Ok(s) => (None, s),
+            Err(r) => return r.into_response(),
+        },
+    };
+    let line = serde_json::to_vec(&message).unwrap_or_default();
+    let Kind::Request { id, .. } = kind else {
+        return if session.write(&line).await {
+            StatusCode::ACCEPTED.into_response()
+        } else {
+            (StatusCode::NOT_FOUND, "herald-mcp: the session has ended").into_response()
+        };
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    {
+        let mut streams = session.streams();
+        if let Some(token) = message.pointer("/params/_meta/progressToken") {
+            streams.tokens.insert(jsonrpc::id_key(token), id.clone());
+        }
+        streams.pending.insert(id, tx);
+    }
+    if !session.write(&line).await {
+        return (StatusCode::NOT_FOUND, "herald-mcp: the session has ended").into_response();
+    }
+    let mut response = sse(rx);
+    if let Some(id) = new.and_then(|id| HeaderValue::from_str(&id).ok()) {
+        response.headers_mut().insert(SESSION, id);
+    }
+    response
+}
+
+async fn on_get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Err(r) = guarded(&headers) {
+        return r.into_response();
+    }
+    let session = match session_of(&shared, &headers) {
+        Ok(s) => s,
+        Err(r) => return r.into_response(),
+    };
+    let (tx, rx) = mpsc::unbounded_channel();
+    let mut streams = session.streams();
+    for event in streams.backlog.drain(..) {
+        let _ = tx.send(event);
+    }
+    streams.get = Some(tx);
+    drop(streams);
+    sse(rx)
+}
+
+async fn on_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
+    if let Err(r) = guarded(&headers) {
+        return r.into_response();
+    }
+    let session = match session_of(&shared, &headers) {
+        Ok(s) => s,
+        Err(r) => return r.into_response(),
+    };
+    // Closing the server's input ends the session (stdio shutdown).
+    session.input.lock().await.take();
+    StatusCode::OK.into_response()
+}
+
+/// `herald mcp proxy --listen ADDR`: bind, say `listening on
+/// http://ADDR/mcp` on standard output, and serve until the process ends.
+pub fn run_http(
+    listen: std::net::SocketAddr,
+    config: crate::ProxyConfig,
+) -> Result<(), crate::ProxyError> {
+    use crate::ProxyError;
+    let crate::ProxyConfig {
+        keys,
+        trace,
+        pin,
+        conduit,
+        command,
+    } = config;
+    if command.is_empty() {
+        return Err(ProxyError::NoCommand);
+    }
+    let trace = crate::TraceFile::open(&trace).map_err(ProxyError::Trace)?;
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(ProxyError::Io)?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(listen)
+            .await
+            .map_err(ProxyError::Io)?;
+        let addr = listener.local_addr().map_err(ProxyError::Io)?;
+        let mut out = tokio::io::stdout();
+        out.write_all(format!("listening on http://{addr}/mcp\n").as_bytes())
+            .await
+            .and(out.flush().await)
+            .map_err(ProxyError::Io)?;
+        let config = HttpConfig {
+            keys,
+            recorder: Recorder::new(trace, conduit),
+            pin,
+            command,
+        };
+        serve_http(listener, config).await.map_err(ProxyError::Io)
+    })
+}

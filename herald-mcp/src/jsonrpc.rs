@@ -1,0 +1,165 @@
+//! JSON-RPC 2.0 messages as the wrapper sees them: only the shape needed to
+//! tell which ones it signs. Everything else is forwarded as received.
+
+use data_encoding::{BASE64, HEXLOWER};
+use herald_core::Envelope;
+use serde_json::{Map, Value};
+
+/// The `_meta` keys the wrapper adds (issue 19, item 2): namespaced, so a
+/// client that does not know HERALD ignores them.
+pub mod meta {
+    /// This message's envelope id, hex.
+    pub const ID: &str = "herald/id";
+    /// The session's trace id, hex.
+    pub const TRACE: &str = "herald/trace";
+    /// On a result: the id of the request envelope it answers, hex.
+    pub const REQUEST: &str = "herald/request";
+    /// The envelope itself: its P1 bytes in base64 (RFC 4648 §4, padded).
+    pub const ENVELOPE: &str = "herald/envelope";
+    /// A warning for the client (a changed tool set).
+    pub const WARNING: &str = "herald/warning";
+}
+
+/// What a message is, by its JSON-RPC shape.
+#[derive(Debug, PartialEq)]
+pub enum Kind<'a> {
+    /// A request: `id` and `method`.
+    Request {
+        /// Its id as JSON text (so `1` and `"1"` stay apart).
+        id: String,
+        /// The method.
+        method: &'a str,
+    },
+    /// A notification: `method`, no `id`.
+    Notification {
+        /// The method.
+        method: &'a str,
+    },
+    /// A response (`result` or `error`) to the request with this id.
+    Response {
+        /// Its id as JSON text.
+        id: String,
+    },
+    /// A JSON-RPC batch (an array).
+    Batch,
+    /// Anything else (forwarded as it is).
+    Other,
+}
+
+/// The id as JSON text, the key requests and responses are matched by.
+pub fn id_key(id: &Value) -> String {
+    id.to_string()
+}
+
+/// Classify a parsed message.
+pub fn classify(message: &Value) -> Kind<'_> {
+    let Some(obj) = message.as_object() else {
+        return if message.is_array() {
+            Kind::Batch
+        } else {
+            Kind::Other
+        };
+    };
+    let method = obj.get("method").and_then(Value::as_str);
+    match (obj.get("id"), method) {
+        (Some(id), Some(method)) if !id.is_null() => Kind::Request {
+            id: id_key(id),
+            method,
+        },
+        (None, Some(method)) => Kind::Notification { method },
+        (Some(id), None) if obj.contains_key("result") || obj.contains_key("error") => {
+            Kind::Response { id: id_key(id) }
+        }
+        _ => Kind::Other,
+    }
+}
+
+/// Edit the `_meta` object of `container` (`params` or `result`),
+/// created if absent (a `_meta` that is not an object is replaced).
+pub fn with_meta(container: &mut Map<String, Value>, edit: impl FnOnce(&mut Map<String, Value>)) {
+    let mut meta = match container.remove("_meta") {
+        Some(Value::Object(m)) => m,
+        _ => Map::new(),
+    };
+    edit(&mut meta);
+    container.insert("_meta".into(), Value::Object(meta));
+}
+
+/// Write an envelope's `herald/…` keys into a `_meta` object.
+pub fn stamp(meta: &mut Map<String, Value>, envelope: &Envelope, trace: &[u8; 32]) {
+    meta.insert(meta::ID.into(), HEXLOWER.encode(&envelope.id()).into());
+    meta.insert(meta::TRACE.into(), HEXLOWER.encode(trace).into());
+    meta.insert(
+        meta::ENVELOPE.into(),
+        BASE64.encode(envelope.as_bytes()).into(),
+    );
+}
+
+/// A JSON-RPC success response.
+pub fn response(id: &Value, result: Value) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// A `CallToolResult` with `isError: true` and one text block.
+pub fn tool_error(text: &str) -> Value {
+    serde_json::json!({"content": [{"type": "text", "text": text}], "isError": true})
+}
+
+/// A `notifications/message` (logging) at level `warning` from the wrapper.
+pub fn warning(text: &str) -> Value {
+    serde_json::json!({
+        "jsonrpc": "2.0",
+        "method": "notifications/message",
+        "params": {"level": "warning", "logger": "herald-mcp", "data": text}
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn shapes() {
+        let r = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call"});
+        assert_eq!(
+            classify(&r),
+            Kind::Request {
+                id: "1".into(),
+                method: "tools/call"
+            }
+        );
+        let s = json!({"jsonrpc": "2.0", "id": "1", "result": {}});
+        assert_eq!(classify(&s), Kind::Response { id: "\"1\"".into() });
+        let n = json!({"jsonrpc": "2.0", "method": "notifications/progress"});
+        assert_eq!(
+            classify(&n),
+            Kind::Notification {
+                method: "notifications/progress"
+            }
+        );
+        assert_eq!(classify(&json!([n])), Kind::Batch);
+        assert_eq!(classify(&json!(3)), Kind::Other);
+    }
+
+    #[test]
+    fn meta_is_created_or_kept() {
+        let mut params = json!({"_meta": {"progressToken": 7}})
+            .as_object()
+            .unwrap()
+            .clone();
+        with_meta(&mut params, |m| {
+            m.insert("herald/id".into(), json!("x"));
+        });
+        assert_eq!(
+            params["_meta"],
+            json!({"progressToken": 7, "herald/id": "x"})
+        );
+        let mut empty = Map::new();
+        with_meta(&mut empty, |m| {
+            m.insert("k".into(), json!(1));
+        });
+        assert_eq!(empty["_meta"], json!({"k": 1}));
+    }
+}
