@@ -29,6 +29,18 @@ def check(name, ok, detail=""):
     print(("ok    " if ok else "FAIL  ") + name + ("" if ok else ": " + str(detail)))
 
 
+async def long_running(s):
+    """A 4-step operation with a progress callback: the steps seen, the result."""
+    steps = []
+
+    async def on_progress(progress, total, message):
+        steps.append(progress)
+
+    r = await s.call_tool("trigger-long-running-operation", {"duration": 0.4, "steps": 4},
+                          progress_callback=on_progress)
+    return steps, r
+
+
 async def session(tmp):
     params = StdioServerParameters(
         command=HERALD,
@@ -53,13 +65,7 @@ async def session(tmp):
             r = await s.call_tool("get-sum", {"a": 40, "b": 2})
             check("get-sum result", "42" in r.content[0].text, r)
 
-            steps = []
-
-            async def on_progress(progress, total, message):
-                steps.append(progress)
-
-            r = await s.call_tool("trigger-long-running-operation", {"duration": 0.4, "steps": 4},
-                                  progress_callback=on_progress)
+            steps, r = await long_running(s)
             check("progress passed through", steps == [1, 2, 3, 4], steps)
             check("long-running result", "completed" in r.content[0].text, r)
 
@@ -83,13 +89,7 @@ async def http_session(url):
             meta = r.meta or {}
             check("http: echo result with herald ids",
                   r.content[0].text == "Echo: over http" and "herald/id" in meta, r)
-            steps = []
-
-            async def on_progress(progress, total, message):
-                steps.append(progress)
-
-            r = await s.call_tool("trigger-long-running-operation", {"duration": 0.4, "steps": 4},
-                                  progress_callback=on_progress)
+            steps, r = await long_running(s)
             check("http: progress on the request's stream", steps == [1, 2, 3, 4], steps)
 
 

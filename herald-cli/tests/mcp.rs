@@ -582,58 +582,33 @@ fn a_pinned_tool_set_that_changed_is_refused_with_an_is_error_result() {
 fn bad_invocations_exit_2_naming_the_problem() {
     let keys = keys();
     let d = keys.dir.path();
-    let run = herald(
-        d,
-        &[
-            "mcp",
-            "proxy",
-            "--key",
-            "agent.key",
-            "--sandbox-key",
-            "agent.key",
-            "--trace",
-            "t",
-            "--",
-            "true",
-        ],
-    );
-    run.expect(2);
-    assert!(run.stderr.contains("same key"), "{}", run.stderr);
-    let run = herald(
-        d,
-        &[
-            "mcp",
-            "proxy",
-            "--key",
-            "agent.key",
-            "--sandbox-key",
-            "tool.key",
-            "--trace",
-            "t",
-            "--",
-            "/nonexistent/server",
-        ],
-    );
-    run.expect(2);
-    assert!(run.stderr.contains("cannot start"), "{}", run.stderr);
+    let proxy = |sandbox: &str, trace: &str, server: &str| {
+        let run = herald(
+            d,
+            &[
+                "mcp",
+                "proxy",
+                "--key",
+                "agent.key",
+                "--sandbox-key",
+                sandbox,
+                "--trace",
+                trace,
+            ]
+            .into_iter()
+            .chain(["--", server])
+            .collect::<Vec<_>>(),
+        );
+        run.expect(2);
+        run.stderr.clone()
+    };
+    let err = proxy("agent.key", "t", "true");
+    assert!(err.contains("same key"), "{err}");
+    let err = proxy("tool.key", "t", "/nonexistent/server");
+    assert!(err.contains("cannot start"), "{err}");
     std::fs::write(d.join("not-a-trace"), b"{\"json\": true}").unwrap();
-    let run = herald(
-        d,
-        &[
-            "mcp",
-            "proxy",
-            "--key",
-            "agent.key",
-            "--sandbox-key",
-            "tool.key",
-            "--trace",
-            "not-a-trace",
-            "--",
-            "true",
-        ],
-    );
-    run.expect(2);
-    assert!(run.stderr.contains("not a trace file"), "{}", run.stderr);
+    let err = proxy("tool.key", "not-a-trace", "true");
+    assert!(err.contains("not a trace file"), "{err}");
     assert_eq!(
         std::fs::read(d.join("not-a-trace")).unwrap(),
         b"{\"json\": true}"

@@ -1,7 +1,7 @@
 //! Streamable HTTP downstream (MCP transport "Streamable HTTP", issue 19
 //! item 1): `herald mcp proxy --listen ADDR` serves MCP at `/mcp`, each
 //! MCP session with its own server child and its own trace, exactly as
-//! over stdio ([`crate::proxy::serve_session`]: the session's messages are
+//! over stdio (`proxy::serve_session`: the session's messages are
 //! fed to the same wrapper through an in-memory pipe).
 //!
 //! - `POST /mcp`: one JSON-RPC message. A request is answered with an SSE

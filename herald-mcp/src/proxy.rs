@@ -9,9 +9,9 @@
 //! Messages are newline-delimited JSON-RPC (MCP stdio transport). Each one
 //! is handled as it arrives and written out at once (no buffering of
 //! streams). Only these are touched:
-//! - `tools/call` requests: signed ([`Session::request`]), appended to the
+//! - `tools/call` requests: signed ([`crate::session::Session::request`]), appended to the
 //!   trace file, and forwarded with the envelope in `params._meta`;
-//! - their responses: signed ([`Session::result`]), appended, and released
+//! - their responses: signed ([`crate::session::Session::result`]), appended, and released
 //!   with the envelope in `result._meta`, never before it is on disk;
 //! - `tools/list` results without a next page: compared with the pinned
 //!   tool set, and given a `herald/warning` when it changed.
