@@ -345,7 +345,30 @@ impl Report {
     pub fn write_json(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         serde_json::to_writer(out, self).map_err(std::io::Error::other)
     }
+
+    /// Write the document `herald verify --json` prints (CLI.md, without
+    /// the final newline): the CLI.md JSON form with
+    /// `"format": "herald-verify/1"` ([`JSON_FORMAT`]) as its first member
+    /// (issue 18; additive), so a reader can tell which shape it has. The
+    /// Python bindings return the same bytes.
+    pub fn write_document(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        let mut json = Vec::new();
+        self.write_json(&mut json)?;
+        match json.strip_prefix(b"{") {
+            Some(rest) => {
+                write!(out, "{{\"format\":\"{JSON_FORMAT}\"")?;
+                if rest.first() != Some(&b'}') {
+                    out.write_all(b",")?;
+                }
+                out.write_all(rest)
+            }
+            None => out.write_all(&json),
+        }
+    }
 }
+
+/// The `format` member of the `herald verify --json` document.
+pub const JSON_FORMAT: &str = "herald-verify/1";
 
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {

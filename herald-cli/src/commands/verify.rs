@@ -63,26 +63,11 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     Ok(exit_code(&report))
 }
 
-/// The `--json` report (CLI.md) with `"format": "herald-verify/1"` as its
-/// first member (issue 18; additive): a reader can tell which shape it has.
+/// The `--json` report: [`Report::write_document`] and a newline.
 fn write_json(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
-    let mut json = Vec::new();
-    report.write_json(&mut json)?;
-    match json.strip_prefix(b"{") {
-        Some(rest) => {
-            out.write_all(FORMAT_MEMBER.as_bytes())?;
-            if rest.first() != Some(&b'}') {
-                out.write_all(b",")?;
-            }
-            out.write_all(rest)?;
-        }
-        None => out.write_all(&json)?,
-    }
+    report.write_document(out)?;
     writeln!(out)
 }
-
-/// What `verify --json` objects start with.
-const FORMAT_MEMBER: &str = "{\"format\":\"herald-verify/1\"";
 
 /// 0 when every envelope is valid (and there was at least one), else 1.
 pub(crate) fn exit_code(report: &Report) -> ExitCode {
