@@ -82,13 +82,6 @@ pub(crate) fn to_value(obj: &Bound<'_, PyAny>) -> PyResult<Value> {
 
 fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     let py = obj.py();
-    if depth >= MAX_NESTING {
-        return Err(encode_error(
-            py,
-            "depth_exceeded",
-            format!("nesting deeper than {MAX_NESTING} (P1 limit)"),
-        ));
-    }
     if obj.is_none() {
         return Ok(Value::Null);
     }
@@ -123,6 +116,19 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     if obj.is_instance_of::<PyByteArray>() || obj.is_instance_of::<PyMemoryView>() {
         return Ok(Value::Bytes(obj.extract::<Vec<u8>>()?));
+    }
+    let is_container = obj.is_instance_of::<PyList>()
+        || obj.is_instance_of::<PyTuple>()
+        || obj.is_instance_of::<PyDict>();
+    if is_container && depth >= Limits::DEFAULT.max_depth {
+        return Err(encode_error(
+            py,
+            "depth_exceeded",
+            format!(
+                "nesting deeper than {} (P1 limit)",
+                Limits::DEFAULT.max_depth
+            ),
+        ));
     }
     if let Ok(list) = obj.cast::<PyList>() {
         return list
