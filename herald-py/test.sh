@@ -39,3 +39,7 @@ export HERALD_BIN="$CARGO_TARGET_DIR/release/herald"
 export HERALD_VECTORS="$root/vectors/conformance"
 cd "$here"
 step "$venv/bin/python" -m pytest -q tests "$@"
+
+# Issue 23: Python's verify costs at most 1.2x the CLI's on one 10 000-envelope
+# trace, both measured here (docs/performance.md).
+step "$venv/bin/python" benches/verify_throughput.py "$HERALD_BIN"

@@ -130,17 +130,10 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
             ),
         ));
     }
-    if let Ok(list) = obj.cast::<PyList>() {
-        return list
-            .iter()
-            .map(|item| convert(&item, depth + 1))
-            .collect::<PyResult<Vec<_>>>()
-            .map(Value::Array);
-    }
-    if let Ok(tuple) = obj.cast::<PyTuple>() {
-        return tuple
-            .iter()
-            .map(|item| convert(&item, depth + 1))
+    if obj.is_instance_of::<PyList>() || obj.is_instance_of::<PyTuple>() {
+        return obj
+            .try_iter()?
+            .map(|item| convert(&item?, depth + 1))
             .collect::<PyResult<Vec<_>>>()
             .map(Value::Array);
     }

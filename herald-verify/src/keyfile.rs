@@ -16,6 +16,7 @@ use core::fmt;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
+use data_encoding::HEXLOWER;
 use herald_core::SigningKey;
 use zeroize::Zeroizing;
 
@@ -106,9 +107,8 @@ pub fn encode(key: &SigningKey) -> Zeroizing<[u8; LEN]> {
     let (line, newline) = magic.split_at_mut(MAGIC.len());
     line.copy_from_slice(MAGIC.as_bytes());
     newline.fill(b'\n');
-    const DIGITS: &[u8; 16] = b"0123456789abcdef";
-    for (pair, b) in rest.chunks_exact_mut(2).zip(seed.iter()) {
-        pair.copy_from_slice(&[DIGITS[usize::from(b >> 4)], DIGITS[usize::from(b & 0xf)]]);
+    if let Some(digits) = rest.get_mut(..64) {
+        HEXLOWER.encode_mut(seed.as_ref(), digits);
     }
     if let Some(last) = rest.last_mut() {
         *last = b'\n';
@@ -188,20 +188,13 @@ pub fn load(path: &Path) -> Result<SigningKey, KeyFileError> {
     Ok(SigningKey::from_seed(&seed))
 }
 
+/// The seed of a line of exactly 64 lowercase hex digits.
 fn decode_seed(line: &str) -> Option<Zeroizing<[u8; 32]>> {
-    let digits = line.as_bytes();
-    if digits.len() != 64 {
+    let mut seed = Zeroizing::new([0u8; 32]);
+    if line.len() != 64 {
         return None;
     }
-    let nibble = |c: u8| match c {
-        b'0'..=b'9' => Some(c - b'0'),
-        b'a'..=b'f' => Some(c - b'a' + 10),
-        _ => None,
-    };
-    let mut seed = Zeroizing::new([0u8; 32]);
-    for (out, pair) in seed.iter_mut().zip(digits.chunks_exact(2)) {
-        *out = (nibble(*pair.first()?)? << 4) | nibble(*pair.get(1)?)?;
-    }
+    HEXLOWER.decode_mut(line.as_bytes(), seed.as_mut()).ok()?;
     Some(seed)
 }
 

@@ -120,3 +120,27 @@ class TraceRecorder:
             self.head = None
             self.last_llm = None
             return env
+
+
+class Recording:
+    """What a middleware shows of its recorder: sigils and envelopes, never keys."""
+
+    _recorder: TraceRecorder
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.sigil}, sink={self._recorder.sink!r})"
+
+    @property
+    def sigil(self) -> str:
+        """The agent's sigil (``from`` of every envelope)."""
+        return self._recorder.sigil
+
+    @property
+    def sandbox_sigil(self) -> str:
+        """The sigil that co-signs tool results."""
+        return self._recorder.sandbox_sigil
+
+    @property
+    def envelopes(self) -> list[Envelope]:
+        """Every envelope recorded, in order, as the sink stored it."""
+        return self._recorder.envelopes

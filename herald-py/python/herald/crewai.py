@@ -34,7 +34,7 @@ from crewai.hooks import (
 
 from ._native import Envelope, SigningKey
 from ._plain import plain
-from ._recorder import TraceRecorder, temperature
+from ._recorder import Recording, TraceRecorder, temperature
 
 __all__ = ["HeraldCrewRecorder"]
 
@@ -48,7 +48,7 @@ def _output_of(task: Any) -> Any:
     return plain(getattr(output, "raw", output))
 
 
-class HeraldCrewRecorder:
+class HeraldCrewRecorder(Recording):
     """Record crews' runs, one trace per ``kickoff``."""
 
     def __init__(
@@ -64,19 +64,6 @@ class HeraldCrewRecorder:
         self._task: Any = None
         self._pending_llm: dict[int, Any] = {}
         self._tool_calls: dict[int, list[tuple[Envelope, str]]] = {}
-
-    def __repr__(self) -> str:
-        return f"HeraldCrewRecorder({self.sigil}, sink={self._recorder.sink!r})"
-
-    @property
-    def sigil(self) -> str:
-        """The agent's sigil (``from`` of every envelope)."""
-        return self._recorder.sigil
-
-    @property
-    def envelopes(self) -> list[Envelope]:
-        """Every envelope recorded, in order, as the sink stored it."""
-        return self._recorder.envelopes
 
     # --- the run ---
 

@@ -28,7 +28,7 @@ from langchain_core.callbacks import BaseCallbackHandler
 
 from ._native import Envelope, SigningKey
 from ._plain import plain
-from ._recorder import TraceRecorder, temperature
+from ._recorder import Recording, TraceRecorder, temperature
 
 __all__ = ["HeraldCallbackHandler"]
 
@@ -58,7 +58,7 @@ def _tool_names(params: dict) -> list[str]:
     return names
 
 
-class HeraldCallbackHandler(BaseCallbackHandler):
+class HeraldCallbackHandler(Recording, BaseCallbackHandler):
     """Record a LangChain/LangGraph run as one signed trace.
 
     ``key`` signs every envelope (the agent); ``tool_sandbox_key`` co-signs
@@ -86,23 +86,6 @@ class HeraldCallbackHandler(BaseCallbackHandler):
         self._pending_llm: dict[UUID, dict[str, Any]] = {}
         self._tool_calls: dict[UUID, tuple[Envelope, str]] = {}
 
-    def __repr__(self) -> str:
-        return f"HeraldCallbackHandler({self.sigil}, sink={self._recorder.sink!r})"
-
-    @property
-    def sigil(self) -> str:
-        """The agent's sigil (``from`` of every envelope)."""
-        return self._recorder.sigil
-
-    @property
-    def sandbox_sigil(self) -> str:
-        """The sigil that co-signs tool results."""
-        return self._recorder.sandbox_sigil
-
-    @property
-    def envelopes(self) -> list[Envelope]:
-        """Every envelope recorded, in order, as the sink stored it."""
-        return self._recorder.envelopes
 
     def _ensure_trace(self, run_id: UUID, event: str) -> None:
         if not self._recorder.active:

@@ -4,10 +4,8 @@ sequence, envelopes back to back) or a conduit (CONDUIT.md:
 
 from __future__ import annotations
 
-import http.client
 import os
 import threading
-import urllib.parse
 from typing import Protocol, Union
 
 from ._native import Envelope, decode
@@ -65,6 +63,8 @@ class ConduitSink:
     receipt). Refusals raise ``ConduitError`` with the refusal's reason."""
 
     def __init__(self, url: str, *, timeout: float = 10.0) -> None:
+        import urllib.parse
+
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError(f"conduit URL must be http://HOST:PORT, not {url!r}")
@@ -76,6 +76,8 @@ class ConduitSink:
         self.indices: list[int] = []
 
     def _request(self, method: str, path: str, body: bytes | None = None):
+        import http.client  # here, not at import: it costs ~50 ms to import
+
         conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
         try:
             headers = {"Content-Type": "application/cbor"} if body is not None else {}
