@@ -8,9 +8,8 @@ from __future__ import annotations
 import copy
 import json
 import pickle
+import select
 import subprocess
-import sys
-import time
 
 import pytest
 from langchain_core.callbacks import BaseCallbackHandler
@@ -215,6 +214,8 @@ def test_plain_llm_run_and_conduit_sink(herald_bin, keys, tmp_path):
         text=True,
     )
     try:
+        ready, _, _ = select.select([proc.stdout], [], [], 30)
+        assert ready, "the conduit did not start within 30 s"
         line = proc.stdout.readline()
         assert line.startswith("listening on http://"), line + proc.stderr.read()
         url = line.split()[-1]
@@ -241,4 +242,8 @@ def test_plain_llm_run_and_conduit_sink(herald_bin, keys, tmp_path):
         assert e.value.status == 422 and e.value.reason == "unknown_signer"
     finally:
         proc.terminate()
-        proc.wait(timeout=20)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
