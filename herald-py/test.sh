@@ -4,7 +4,8 @@
 # It makes its own venv (never installs globally), installs
 # requirements-test.txt there, checks the crate's formatting and clippy,
 # builds the `herald` CLI (the oracle the suites compare against) and the
-# extension with `maturin develop --release`, then runs pytest.
+# extension with `maturin develop --release`, checks the .pyi stubs against
+# it (mypy stubtest), then runs pytest and the verify benchmark.
 # Environment: PYTHON (default python3, >= 3.10), CARGO_TARGET_DIR (default
 # the repository's target/), HERALD_PY_VENV (default
 # $CARGO_TARGET_DIR/herald-py-venv).
@@ -34,6 +35,9 @@ step cargo build --release -p herald-cli --manifest-path "$root/Cargo.toml"
     cd "$here"
     VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" step maturin develop --release --quiet
 )
+
+# The shipped type stubs match the extension (names, signatures, defaults).
+step "$venv/bin/python" -m mypy.stubtest herald._native
 
 export HERALD_BIN="$CARGO_TARGET_DIR/release/herald"
 export HERALD_VECTORS="$root/vectors/conformance"

@@ -1,13 +1,45 @@
 """Type stubs of herald._native (the Rust extension); herald re-exports it."""
 
 import os
-from typing import Any, Iterable, Literal, Mapping, Optional, Sequence, Union
+from typing import Any, Iterable, Literal, Mapping, NoReturn, Optional, Sequence, Union, final
 
 _Path = Union[str, os.PathLike[str]]
 _Bytes = Union[bytes, bytearray, memoryview]
 _Value = Any  # None | bool | int | float | str | bytes | list | tuple | dict[str, ...]
 _Status = Literal["valid", "partial", "invalid"]
 _Attestations = Union[Mapping[str, _Value], Iterable[Union[tuple[str, _Value], Mapping[str, _Value]]]]
+
+__all__ = [
+    "PROTOCOL",
+    "BundleError",
+    "DecodeError",
+    "EncodeError",
+    "Envelope",
+    "EnvelopeError",
+    "EnvelopeVerdict",
+    "HeraldError",
+    "KeyFileError",
+    "Keyring",
+    "KeyringError",
+    "Log",
+    "LogError",
+    "ProofError",
+    "ProofVerdict",
+    "Reason",
+    "Report",
+    "SigningKey",
+    "Summary",
+    "TraceVerdict",
+    "bundle",
+    "decode",
+    "encode",
+    "genesis",
+    "reply",
+    "split_sequence",
+    "unbundle",
+    "verify",
+    "verify_proof",
+]
 
 PROTOCOL: str
 
@@ -35,6 +67,7 @@ class ProofError(HeraldError):
 
 class BundleError(HeraldError): ...
 
+@final
 class SigningKey:
     @staticmethod
     def generate() -> SigningKey: ...
@@ -50,16 +83,20 @@ class SigningKey:
     @property
     def public_key(self) -> bytes: ...
     def keyring_line(self) -> str: ...
+    def __copy__(self) -> NoReturn: ...
+    def __deepcopy__(self, memo: Any) -> NoReturn: ...
 
+@final
 class Keyring:
-    def __init__(self, *paths: _Path) -> None: ...
+    def __new__(cls, *paths: _Path) -> Keyring: ...
     def load(self, path: _Path) -> int: ...
     def parse(self, text: str, origin: str = "<text>") -> int: ...
     def add(self, key: Union[SigningKey, bytes]) -> None: ...
     def __len__(self) -> int: ...
 
+@final
 class Envelope:
-    def __init__(self, data: bytes) -> None: ...
+    def __new__(cls, data: bytes) -> Envelope: ...
     @staticmethod
     def decode(data: bytes) -> Envelope: ...
     def __bytes__(self) -> bytes: ...
@@ -130,6 +167,7 @@ def encode(value: _Value) -> bytes: ...
 def decode(data: bytes) -> _Value: ...
 def split_sequence(data: bytes) -> list[bytes]: ...
 
+@final
 class Reason:
     @property
     def code(self) -> str: ...
@@ -138,6 +176,7 @@ class Reason:
     @property
     def detail(self) -> str: ...
 
+@final
 class EnvelopeVerdict:
     @property
     def id(self) -> Optional[str]: ...
@@ -156,6 +195,7 @@ class EnvelopeVerdict:
     @property
     def lineage_consents(self) -> list[str]: ...
 
+@final
 class TraceVerdict:
     @property
     def trace(self) -> str: ...
@@ -170,6 +210,7 @@ class TraceVerdict:
     @property
     def invalid(self) -> int: ...
 
+@final
 class Summary:
     @property
     def valid(self) -> int: ...
@@ -178,6 +219,7 @@ class Summary:
     @property
     def invalid(self) -> int: ...
 
+@final
 class ProofVerdict:
     @property
     def id(self) -> Optional[str]: ...
@@ -192,6 +234,7 @@ class ProofVerdict:
     @property
     def detail(self) -> str: ...
 
+@final
 class Report:
     @property
     def envelopes(self) -> list[EnvelopeVerdict]: ...
@@ -217,10 +260,11 @@ def verify(
     *,
     keyring: Union[None, Keyring, _Path, Sequence[Union[Keyring, _Path]]] = None,
     now: Optional[int] = None,
-    require: Sequence[str] = (),
+    require: Sequence[str] = ...,
     skew: Optional[int] = None,
 ) -> Report: ...
 
+@final
 class Log:
     @staticmethod
     def create(dir: _Path, key: SigningKey) -> Log: ...
@@ -249,7 +293,7 @@ class Log:
 def verify_proof(proof: bytes, *, keyring: Keyring, envelope: Optional[Envelope] = None) -> dict[str, Any]: ...
 def bundle(
     envelopes: Sequence[Union[Envelope, bytes]],
-    proofs: Sequence[bytes] = (),
-    keys: Sequence[Union[SigningKey, bytes]] = (),
+    proofs: Sequence[bytes] = ...,
+    keys: Sequence[Union[SigningKey, bytes]] = ...,
 ) -> bytes: ...
 def unbundle(data: bytes) -> dict[str, list[Any]]: ...
