@@ -66,7 +66,8 @@ class HeraldCallbackHandler(Recording, BaseCallbackHandler):
     always by another key than the origin, P13 ``duplicate_signer``).
     ``sink`` is a trace file path, an ``http://`` conduit URL, or any
     object with ``emit(envelope)``. Failing to record raises (a gap in the
-    trace is never silent).
+    trace is never silent). One handler records one top-level run at a
+    time; give concurrent runs a handler each.
     """
 
     raise_error = True
