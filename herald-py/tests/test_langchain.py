@@ -247,3 +247,34 @@ def test_plain_llm_run_and_conduit_sink(herald_bin, keys, tmp_path):
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+def test_a_failing_tool_is_recorded_and_the_error_still_raised(herald_bin, keys, tmp_path):
+    from langchain_core.tools import tool
+
+    @tool
+    def explode(reason: str) -> str:
+        """Always fails."""
+        raise ValueError(f"boom: {reason}")
+
+    trace = tmp_path / "fail.herald"
+    handler = HeraldCallbackHandler(keys["agent"], trace, tool_sandbox_key=keys["sandbox"])
+    with pytest.raises(ValueError, match="boom: test"):
+        explode.invoke({"reason": "test"}, config={"callbacks": [handler]})
+    envs = herald.read_trace(trace)
+    assert [e.payload["event"] for e in envs] == ["run_start", "tool_call", "tool_result"]
+    assert "boom: test" in envs[2].payload["error"]
+    assert [s["scope"] for s in envs[2].signatures] == ["origin", "tool_sandbox"]
+    code, doc = cli_verify(herald_bin, keys["dir"], trace)
+    assert code == 0, doc
+
+
+def test_a_sink_that_fails_stops_the_run(keys):
+    class Broken:
+        def emit(self, envelope):
+            raise OSError("disk full")
+
+    handler = HeraldCallbackHandler(keys["agent"], Broken())
+    llm = FakeListLLM(responses=["never recorded"])
+    with pytest.raises(OSError, match="disk full"):
+        llm.invoke("q", config={"callbacks": [handler]})
