@@ -10,8 +10,10 @@ mod clock;
 mod commands;
 mod display_form;
 mod error;
+mod graph;
 mod id_prefix;
 mod input;
+mod inspector;
 mod json;
 mod keyfile;
 mod notice;
@@ -68,7 +70,8 @@ enum Command {
     Reply(ReplyArgs),
     /// Append a co-signature (a non-origin scope) to an envelope
     Cosign(CosignArgs),
-    /// Show envelopes, one summary (or with --json one JSON object a line) each; verifies nothing
+    /// Show envelopes, one summary (or with --json one JSON object a line) each; --serve opens the
+    /// inspector web app, which verifies in the browser
     Inspect(InspectArgs),
     /// Verify envelopes and the traces they form (a FILE may be a proof bundle)
     Verify(VerifyArgs),
@@ -104,12 +107,22 @@ fn main() -> ExitCode {
         Command::New(a) => commands::new::run(&a.compose, a.description.as_deref(), &a.lineage),
         Command::Reply(a) => commands::reply::run(&a),
         Command::Cosign(a) => commands::cosign::run(&a),
-        Command::Inspect(a) => commands::inspect::run(&a.files, a.json),
+        Command::Inspect(a) if a.serve => inspector::serve(&inspector::ServeOptions {
+            files: &a.files,
+            keyrings: &a.keyring,
+            listen: a.listen,
+            key: a.key.as_deref(),
+        }),
+        Command::Inspect(a) => match &a.export_site {
+            Some(dir) => inspector::export_site(dir),
+            None => commands::inspect::run(&a.files, a.json),
+        },
         Command::Verify(a) => commands::verify::run(&commands::verify::Options {
             files: a.files,
             keyrings: a.keyring,
             now: a.now,
             json: a.json,
+            format: a.format,
             require: a.require,
             verbose: a.verbose,
             tree: !a.no_tree,

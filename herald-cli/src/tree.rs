@@ -26,20 +26,23 @@ pub(crate) const MAX_DEPTH: usize = 32;
 /// Most envelopes drawn in one tree.
 pub(crate) const MAX_LINES: usize = 2_000;
 
-struct Forest {
+/// The parent links of a report's envelopes (also drawn by [`crate::graph`]).
+pub(crate) struct Forest {
     /// Children of each entry, in input order.
-    children: Vec<Vec<usize>>,
+    pub(crate) children: Vec<Vec<usize>>,
     /// Genesis envelopes (`parent: null`), in input order.
     roots: Vec<usize>,
     /// Envelopes whose parent is not in the set.
-    orphans: Vec<usize>,
+    pub(crate) orphans: Vec<usize>,
     /// Entries that decoded (the others are not in the tree).
-    decoded: Vec<bool>,
+    pub(crate) decoded: Vec<bool>,
     /// Later entries carrying an id seen before.
     repeat: Vec<bool>,
 }
 
-fn forest(envelopes: &[EnvelopeReport]) -> Forest {
+/// Who is whose parent: by id, an id owned by its first envelope whose
+/// carried id is its own.
+pub(crate) fn forest(envelopes: &[EnvelopeReport]) -> Forest {
     let n = envelopes.len();
     // Only decoded envelopes carry `trace`; the first of an id owns it. An
     // envelope whose carried id is not its own (`id_mismatch`) is nobody's

@@ -247,6 +247,25 @@ fn populated(d: &Path, n: u64) -> Vec<(u64, String)> {
     append(d, "audit", &refs)
 }
 
+/// A command against a log another process holds (a running notary) exits
+/// 2 at once with the reason, instead of hanging on the lock.
+#[test]
+fn a_log_held_by_another_process_is_refused_at_once() {
+    let d = tempfile::tempdir().unwrap();
+    let d = d.path();
+    populated(d, 1);
+    let held = herald_verify::auditlog::Log::open(&d.join("audit")).unwrap();
+    let run = herald(d, &["log", "status", "audit"]);
+    run.expect(2);
+    assert!(
+        run.stderr.contains("open in another process"),
+        "{}",
+        run.stderr
+    );
+    drop(held);
+    herald(d, &["log", "status", "audit"]).expect(0);
+}
+
 #[test]
 fn tampered_proofs_exit_1() {
     let tmp = tempfile::tempdir().unwrap();

@@ -18,7 +18,7 @@ mod scope;
 pub mod sigil;
 mod verify;
 
-pub use envelope::{Body, EnvelopeError, EnvelopeRef, SignatureRef};
+pub use envelope::{Body, EnvelopeError, EnvelopeRef, EnvelopeWriter, SignatureRef, WriteError};
 #[cfg(feature = "alloc")]
 pub use envelope::{BuildError, Envelope, EnvelopeBuilder};
 #[cfg(feature = "batch")]

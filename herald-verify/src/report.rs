@@ -175,6 +175,8 @@ pub struct EnvelopeReport {
     pub trace: Option<String>,
     /// The `parent` field, hex (not part of the JSON contract).
     pub parent: Option<String>,
+    /// The `kind` (P7), when it decoded (not part of the JSON contract).
+    pub kind: Option<herald_core::Kind>,
 }
 
 impl EnvelopeReport {
@@ -346,17 +348,16 @@ impl Report {
         serde_json::to_writer(out, self).map_err(std::io::Error::other)
     }
 
-    /// Write the document `herald verify --json` prints (CLI.md, without
-    /// the final newline): the CLI.md JSON form with
-    /// `"format": "herald-verify/1"` ([`JSON_FORMAT`]) as its first member
-    /// (issue 18; additive), so a reader can tell which shape it has. The
-    /// Python bindings return the same bytes.
+    /// Write the report as `herald verify --json` prints it (without the
+    /// final newline): the CLI.md JSON form with [`FORMAT`] as its first
+    /// member, `"format"` (issue 18; additive), so a reader can tell which
+    /// shape it has. The CLI and the inspector's WASM build both write this.
     pub fn write_document(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         let mut json = Vec::new();
         self.write_json(&mut json)?;
         match json.strip_prefix(b"{") {
             Some(rest) => {
-                write!(out, "{{\"format\":\"{JSON_FORMAT}\"")?;
+                write!(out, "{{\"format\":\"{FORMAT}\"")?;
                 if rest.first() != Some(&b'}') {
                     out.write_all(b",")?;
                 }
@@ -367,8 +368,8 @@ impl Report {
     }
 }
 
-/// The `format` member of the `herald verify --json` document.
-pub const JSON_FORMAT: &str = "herald-verify/1";
+/// The `"format"` member of a `herald verify --json` document.
+pub const FORMAT: &str = "herald-verify/1";
 
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {

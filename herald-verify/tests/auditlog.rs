@@ -692,6 +692,23 @@ fn append_is_idempotent_and_survives_reopening() {
     assert!(e.to_string().contains("log.conf"), "{e}");
 }
 
+/// One process at a time: a second open while a `Log` is held is refused
+/// at once with `Locked` (naming the leaf file), and succeeds once the
+/// first is dropped.
+#[test]
+fn a_log_held_open_is_refused_not_waited_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = Log::create(dir.path(), &key(70).public_key(), None).unwrap();
+    let started = Instant::now();
+    let e = Log::open(dir.path()).unwrap_err();
+    assert!(started.elapsed().as_secs() < 5, "open waited for the lock");
+    assert!(matches!(e, LogError::Locked { .. }), "{e}");
+    assert!(e.to_string().contains(DATA_FILE), "{e}");
+    assert!(e.to_string().contains("another process"), "{e}");
+    drop(log);
+    assert!(Log::open(dir.path()).unwrap().is_empty());
+}
+
 /// `count` leaves of test log number `seed`.
 fn leaves(seed: u8, count: u64) -> Vec<Leaf> {
     (0..count)

@@ -159,11 +159,36 @@ fn preview(text: &str) -> String {
 
 /// `herald inspect`.
 #[derive(Args, Debug)]
+#[command(
+    after_help = "--serve opens the inspector web app: the FILEs and keyrings are verified in the \
+                  browser (WebAssembly) when the page opens. It prints 'listening on http://ADDR' \
+                  once it accepts connections; Ctrl-C stops it."
+)]
 pub(crate) struct InspectArgs {
     /// Envelope or trace files (- for standard input)
-    #[arg(value_name = "FILE", required = true)]
+    #[arg(value_name = "FILE", required_unless_present_any = ["serve", "export_site"])]
     pub(crate) files: Vec<PathBuf>,
     /// One JSON object a line: the P3 display form (byte strings as lowercase hex)
-    #[arg(long)]
+    #[arg(long, conflicts_with_all = ["serve", "export_site"])]
     pub(crate) json: bool,
+    /// Open the inspector web app (DAG, reasons, compose and send) on --listen
+    #[arg(long, conflicts_with = "export_site")]
+    pub(crate) serve: bool,
+    /// Address for --serve (port 0 picks a free one)
+    #[arg(
+        long,
+        value_name = "ADDR",
+        default_value = "127.0.0.1:8471",
+        requires = "serve"
+    )]
+    pub(crate) listen: std::net::SocketAddr,
+    /// Keyring file for --serve, loaded with the FILEs (repeatable)
+    #[arg(long, value_name = "PATH", requires = "serve")]
+    pub(crate) keyring: Vec<PathBuf>,
+    /// Secret key file that signs what the compose tab builds (--serve; loopback only)
+    #[arg(long, value_name = "KEYFILE", requires = "serve")]
+    pub(crate) key: Option<PathBuf>,
+    /// Write the inspector as a static site into DIR (verifies in the browser; no signing)
+    #[arg(long, value_name = "DIR")]
+    pub(crate) export_site: Option<PathBuf>,
 }

@@ -27,6 +27,8 @@ pub(crate) struct Options {
     pub(crate) now: Option<u64>,
     /// JSON output (CLI.md shape).
     pub(crate) json: bool,
+    /// The trace DAG as a picture instead of a report (issue 20).
+    pub(crate) format: Option<crate::graph::Format>,
     /// Scopes the policy requires.
     pub(crate) require: Vec<String>,
     /// Reason details in the human form.
@@ -38,11 +40,16 @@ pub(crate) struct Options {
 /// Run `verify`.
 pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let (report, keyring) = verify(opts)?;
+    if let Some(format) = opts.format {
+        crate::graph::check(&report, format)?;
+    }
     if crate::notice::quiet() {
         return Ok(exit_code(&report));
     }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
-    if opts.json {
+    if let Some(format) = opts.format {
+        crate::graph::write(&mut stdout, &report, &keyring, format)
+    } else if opts.json {
         write_json(&mut stdout, &report)
     } else {
         let style = Style::for_stdout();
@@ -63,7 +70,8 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     Ok(exit_code(&report))
 }
 
-/// The `--json` report: [`Report::write_document`] and a newline.
+/// The `--json` report (CLI.md), as [`Report::write_document`] writes it,
+/// and a newline.
 fn write_json(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
     report.write_document(out)?;
     writeln!(out)
@@ -177,6 +185,10 @@ pub(crate) struct VerifyArgs {
     /// Print the report as one JSON object
     #[arg(long)]
     pub(crate) json: bool,
+    /// Draw the trace DAG instead of the report: Graphviz DOT, Mermaid or SVG (exit status as
+    /// without it)
+    #[arg(long, value_enum, value_name = "FORMAT", conflicts_with = "json")]
+    pub(crate) format: Option<crate::graph::Format>,
     #[arg(
         long,
         value_name = "SCOPE",

@@ -8,7 +8,9 @@ mod builder;
 #[cfg(feature = "alloc")]
 mod owned;
 pub(crate) mod scan;
+mod seal;
 mod signature;
+mod writer;
 
 use core::fmt;
 
@@ -19,6 +21,7 @@ pub use builder::EnvelopeBuilder;
 pub use owned::{BuildError, Envelope};
 pub use scan::VERSION;
 pub use signature::{ED25519, SignatureRef};
+pub use writer::{EnvelopeWriter, WriteError};
 
 use crate::cbor::{ArrayRef, Limits, MapRef, ValueRef};
 use crate::kind::Kind;

@@ -4,35 +4,16 @@
 //! [`super::builder`].
 
 use alloc::{string::String, vec::Vec};
-use core::convert::Infallible;
 use core::fmt;
 
-use super::{ED25519, EnvelopeError, EnvelopeRef};
-use crate::cbor::{Encoder, Limits, SerdeError, Sink, major, write_head};
+use super::seal::{SignatureEntry, never_fails};
+use super::{EnvelopeError, EnvelopeRef};
+use crate::cbor::{Encoder, Limits, SerdeError, major, write_head};
 use crate::key::SigningKey;
 use crate::reason::Reason;
 use crate::scope::Scope;
 use crate::sigil::{Sigil, SigilForm};
 use crate::verify::{CheckOptions, Checked, KeyResolver, check};
-
-/// The top-level keys P3 defines, in canonical order (P1: shorter first,
-/// then bytewise); anything else is an extra (unknown) field.
-pub(super) const P3_KEYS: [&str; 14] = [
-    "v",
-    "id",
-    "to",
-    "ts",
-    "from",
-    "kind",
-    "nonce",
-    "trace",
-    "parent",
-    "expires",
-    "payload",
-    "signatures",
-    "attestations",
-    "lineage_proof",
-];
 
 /// Building or co-signing an envelope failed.
 #[derive(Debug, Clone, PartialEq)]
@@ -227,39 +208,4 @@ fn finish(bytes: Vec<u8>, limits: Limits) -> Result<Envelope, BuildError> {
         });
     }
     Envelope::from_bytes_with(bytes, limits).map_err(BuildError::Invalid)
-}
-
-/// Vec sinks cannot fail.
-pub(super) fn never_fails(r: Result<(), Infallible>) {
-    match r {
-        Ok(()) => {}
-        Err(never) => match never {},
-    }
-}
-
-/// One signature map, written directly in canonical key order
-/// (`by`, `ts`, `alg`, `sig`, `scope`).
-pub(super) struct SignatureEntry<'a> {
-    pub(super) by: &'a str,
-    pub(super) scope: &'a str,
-    pub(super) sig: &'a [u8; 64],
-    pub(super) ts: Option<u64>,
-}
-
-impl SignatureEntry<'_> {
-    pub(super) fn write<S: Sink>(&self, enc: &mut Encoder<S>) -> Result<(), S::Error> {
-        enc.map(if self.ts.is_some() { 5 } else { 4 })?;
-        enc.text("by")?;
-        enc.text(self.by)?;
-        if let Some(ts) = self.ts {
-            enc.text("ts")?;
-            enc.unsigned(ts)?;
-        }
-        enc.text("alg")?;
-        enc.text(ED25519)?;
-        enc.text("sig")?;
-        enc.bytes(self.sig)?;
-        enc.text("scope")?;
-        enc.text(self.scope)
-    }
 }

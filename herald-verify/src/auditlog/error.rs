@@ -33,6 +33,13 @@ pub enum LogError {
         /// What is wrong.
         problem: String,
     },
+    /// Another process (or handle) has the log open: one writer at a time.
+    /// Refused at once rather than waited for, so that a command against a
+    /// log a running notary holds fails with this error instead of hanging.
+    Locked {
+        /// The leaf file.
+        path: PathBuf,
+    },
     /// `create`: the directory already holds (part of) a log.
     Exists {
         /// The file found.
@@ -148,6 +155,12 @@ impl fmt::Display for LogError {
             Self::NotALog { path, problem } => {
                 write!(f, "{}: not a herald log: {problem}", path.display())
             }
+            Self::Locked { path } => write!(
+                f,
+                "{}: the log is open in another process (one writer at a time); \
+                 stop it or ask it (a conduit serves its log over HTTP)",
+                path.display()
+            ),
             Self::Exists { path } => write!(
                 f,
                 "{}: already exists: the directory already holds a log (or part of one)",

@@ -39,7 +39,8 @@
 //! bytes, docs/fuzzing.md).
 //!
 //! One process at a time: the leaf file is locked exclusively while a
-//! [`Log`] is open (a second opener waits).
+//! [`Log`] is open; a second opener is refused at once
+//! ([`LogError::Locked`]), never left waiting.
 
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
@@ -136,7 +137,8 @@ impl Log {
 
     /// Open the log in `dir`: read every record, rebuild the tree and the
     /// index, and repair an interrupted append (see [`Log::recovery`]).
-    /// Waits while another process has the log open.
+    /// Refused with [`LogError::Locked`] while another process (or handle)
+    /// has the log open.
     pub fn open(dir: &Path) -> Result<Self, LogError> {
         let dir_meta = std::fs::metadata(dir).map_err(|e| LogError::io(dir, "open", e))?;
         files::check_private(dir, &dir_meta)?;
@@ -152,8 +154,12 @@ impl Log {
                 io::ErrorKind::NotFound => LogError::not_a_log(&data_path, "missing"),
                 _ => LogError::io(&data_path, "open", e),
             })?;
-        file.lock()
-            .map_err(|e| LogError::io(&data_path, "lock", e))?;
+        file.try_lock().map_err(|e| match e {
+            std::fs::TryLockError::WouldBlock => LogError::Locked {
+                path: data_path.clone(),
+            },
+            std::fs::TryLockError::Error(e) => LogError::io(&data_path, "lock", e),
+        })?;
         let data_meta = file
             .metadata()
             .map_err(|e| LogError::io(&data_path, "stat", e))?;

@@ -94,6 +94,7 @@ fn record_of<'a>(
         },
         trace: env.as_ref().map(|v| hex(v.trace())),
         parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
+        kind: env.as_ref().map(|v| v.kind()),
         ..EnvelopeReport::default()
     };
     if env.is_none() {

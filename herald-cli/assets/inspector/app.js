@@ -1,0 +1,370 @@
+// The inspector page: inputs in, verdicts from the WebAssembly verifier,
+// the DAG, a virtualised list, the selected node's panel, search.
+import { loadVerifier } from './verifier.js';
+import { draw, links, visible } from './graph.js';
+import { initCompose } from './compose.js';
+
+const $ = (id) => document.getElementById(id);
+const ROW = 24;
+
+const state = {
+  verifier: null,
+  inputs: [],     // [{name, bytes}]
+  keyrings: [],   // [{name, text}]
+  report: null,   // the `herald verify --json` document
+  nodes: [],
+  graph: null,
+  selected: null,
+  matches: null,
+};
+window.herald = state;
+
+function message(text, kind = 'note') {
+  const p = document.createElement('p');
+  p.className = kind;
+  p.textContent = text;
+  $('messages').append(p);
+}
+
+// --- input -----------------------------------------------------------------
+
+/** Bytes from pasted or dropped text: hex, else base64; null if neither. */
+export function decodeText(text) {
+  const clean = text.replace(/\s+/g, '');
+  if (!clean.length) return null;
+  if (clean.length % 2 === 0 && /^[0-9a-fA-F]+$/.test(clean)) {
+    return Uint8Array.from(clean.match(/../g), (h) => parseInt(h, 16));
+  }
+  if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(clean)) {
+    try {
+      const std = clean.replace(/-/g, '+').replace(/_/g, '/');
+      return Uint8Array.from(atob(std), (c) => c.charCodeAt(0));
+    } catch { return null; }
+  }
+  return null;
+}
+
+// Keyring text (CLI.md): comment lines, then `sigil:… ed25519 HEX [label]`
+// lines; a bad line is reported by the verifier, as `--keyring` does.
+const isKeyringText = (text) => /^\s*(#.*\n\s*)*sigil:/.test(text);
+
+async function addFiles(files) {
+  for (const file of files) {
+    const bytes = new Uint8Array(await file.arrayBuffer());
+    addBytes(file.name, bytes);
+  }
+  run();
+}
+
+function addBytes(name, bytes) {
+  // A keyring is text; an envelope starts with a CBOR map head, never text.
+  const printable = bytes.length > 0 && bytes.length < (1 << 20) && bytes.every((b) => b === 9 || b === 10 || b === 13 || (b >= 32 && b < 127));
+  if (printable) {
+    const text = new TextDecoder().decode(bytes);
+    if (isKeyringText(text)) { state.keyrings.push({ name, text }); return; }
+    if (text.trim().startsWith('{')) {
+      message(`${name}: the JSON display form is read by \`herald inspect --serve ${name}\`, not in the browser`, 'error');
+      return;
+    }
+    const decoded = decodeText(text);
+    if (decoded) { state.inputs.push({ name, bytes: decoded }); return; }
+  }
+  state.inputs.push({ name, bytes });
+}
+
+// --- verification ----------------------------------------------------------
+
+function run() {
+  const v = state.verifier;
+  const t0 = performance.now();
+  v.reset();
+  for (const k of state.keyrings) {
+    try { v.addKeyring(k.name, k.text); } catch (e) { message(`keyring ${e.message}`, 'error'); }
+  }
+  for (const i of state.inputs) v.addInput(i.name, i.bytes);
+  state.report = JSON.parse(v.verify(Math.floor(Date.now() / 1000)));
+  const tv = performance.now();
+  state.nodes = v.nodes();
+  const t1 = performance.now();
+  state.graph = links(state.nodes);
+  state.selected = null;
+  state.matches = null;
+  render();
+  const t2 = performance.now();
+  state.timing = { count: state.nodes.length, verifyMs: tv - t0, nodesMs: t1 - tv, renderMs: t2 - t1, totalMs: t2 - t0 };
+  document.body.dataset.verified = String(state.nodes.length);
+  const s = state.report.summary;
+  message(`verified ${state.nodes.length} entries in ${Math.round(tv - t0)} ms (graph nodes ${Math.round(t1 - tv)} ms), drawn in ${Math.round(t2 - t1)} ms (${s.valid} valid, ${s.partial} partial, ${s.invalid} invalid)`);
+}
+
+// --- views -----------------------------------------------------------------
+
+function render() {
+  const s = state.report.summary;
+  const badge = $('badge');
+  const worst = s.invalid ? 'invalid' : s.partial ? 'partial' : state.nodes.length ? 'valid' : 'idle';
+  badge.className = `badge ${worst}`;
+  badge.textContent = state.nodes.length
+    ? `${s.valid} valid · ${s.partial} partial · ${s.invalid} invalid`
+    : 'no input';
+  renderSummary();
+  renderGraph();
+  renderList();
+  $('panel').innerHTML = '<p class="hint">Select a node to see its display form, bytes, signatures and reasons.</p>';
+}
+
+function renderSummary() {
+  const r = state.report;
+  const box = $('summary');
+  box.replaceChildren();
+  if (!state.nodes.length) return;
+  const table = el('table');
+  table.append(row(['trace', 'genesis', 'leaves', 'valid', 'partial', 'invalid'], 'th'));
+  for (const t of r.traces) {
+    table.append(row([short(t.trace), t.genesis ? short(t.genesis) : 'not in the set', t.leaves.length, t.valid, t.partial, t.invalid]));
+  }
+  box.append(table);
+  if (r.proofs && r.proofs.length) {
+    const proofs = el('table');
+    proofs.dataset.testid = 'proofs';
+    const heads = state.verifier.proofs();
+    proofs.append(row(['proof of', 'log', 'index', 'tree head (size, root, ts)', 'status', 'detail'], 'th'));
+    r.proofs.forEach((p, i) => {
+      const h = heads[i];
+      const head = h ? `${h.size}, ${short(h.root)}…, ${new Date(h.ts * 1000).toISOString()}` : '—';
+      proofs.append(row([p.id ? short(p.id) : '—', p.log ?? '—', p.index ?? '—', head, p.status, p.detail]));
+    });
+    box.append(el('h3', 'Inclusion proofs'), proofs);
+  }
+  if (r.unlisted) box.append(el('p', `${r.unlisted} more items that are not envelopes, not listed`));
+}
+
+function renderGraph() {
+  const shown = visible(state.nodes, state.graph, state.selected ?? firstProblem());
+  $('graph-note').textContent = shown.length < state.nodes.length
+    ? `${state.nodes.length} envelopes: the graph shows the ${shown.length} nearest the selection (select in the list or search to move it); the list has all of them.`
+    : '';
+  draw($('graph'), state.nodes, state.graph, shown, {
+    selected: state.selected,
+    matches: state.matches,
+    onSelect: select,
+  });
+}
+
+function firstProblem() {
+  const i = state.nodes.findIndex((n) => n.status !== 'valid');
+  return i < 0 ? 0 : i;
+}
+
+// The list: only the rows in view exist (10 000 entries stay light).
+function renderList() {
+  const list = $('list');
+  const rows = state.matches ? [...state.matches] : state.nodes.map((_, i) => i);
+  list.dataset.count = rows.length;
+  $('list-spacer').style.height = `${rows.length * ROW}px`;
+  const paint = () => {
+    const first = Math.floor(list.scrollTop / ROW);
+    const count = Math.ceil(list.clientHeight / ROW) + 2;
+    const box = $('list-rows');
+    box.style.transform = `translateY(${first * ROW}px)`;
+    box.replaceChildren(...rows.slice(first, first + count).map((i) => {
+      const n = state.nodes[i];
+      const r = el('div');
+      r.className = `list-row${i === state.selected ? ' selected' : ''}`;
+      r.dataset.index = i;
+      const dot = el('span');
+      dot.className = `dot ${n.status}`;
+      r.append(dot, `${String(i).padStart(5)}  ${n.id ? n.id.slice(0, 16) : '(unparsed)'}  ${(n.label ?? n.from ?? '').padEnd(30).slice(0, 30)}  ${(n.kind ?? '').padEnd(10)} ${n.status}${n.codes.length ? '  ' + n.codes.join(',') : ''}`);
+      r.addEventListener('click', () => select(i));
+      return r;
+    }));
+  };
+  list.onscroll = paint;
+  state.paintList = paint;
+  paint();
+}
+
+function select(i) {
+  state.selected = i;
+  renderGraph();
+  state.paintList?.();
+  renderPanel(i);
+  state.onSelect?.(state.nodes[i]);
+}
+
+function renderPanel(i) {
+  const n = state.nodes[i];
+  const d = state.verifier.detail(i);
+  const panel = $('panel');
+  panel.replaceChildren();
+  const head = el('h2');
+  const badge = el('span', n.status);
+  badge.className = `badge ${n.status}`;
+  head.append(badge, ` envelope ${i}`);
+  panel.append(head);
+  panel.append(kv([
+    ['id', n.id ?? 'did not parse'],
+    ['from', n.from ? `${n.from}${n.label ? ` (${n.label})` : ''}` : '—'],
+    ['to', n.to ?? '—'],
+    ['kind', n.kind ?? '—'],
+    ['parent', n.parent ?? 'none (genesis)'],
+    ['trace', n.trace ?? '—'],
+    ['ts', n.ts != null ? `${n.ts} (${new Date(n.ts * 1000).toISOString()})` : '—'],
+    ['key source', d.key_source ?? '—'],
+    ['source', `${d.input}, byte ${d.offset}, ${d.size} bytes`],
+  ]));
+
+  const reasons = el('section');
+  reasons.dataset.testid = 'reasons';
+  reasons.append(el('h2', `Reasons (${d.reasons.length})`));
+  if (!d.reasons.length) reasons.append(el('p', 'None: every check passed.'));
+  for (const r of d.reasons) {
+    const box = el('div');
+    box.className = `reason${r.warning ? ' warning' : ''}`;
+    box.dataset.code = r.code;
+    const code = el('code', r.code);
+    box.append(code, r.index != null ? ` (signature ${r.index})` : '', r.warning ? ' — warning' : '');
+    if (r.detail) box.append(el('div', r.detail));
+    if (r.explanation) box.append(el('div', r.explanation));
+    if (r.section) {
+      const a = el('a', `PROFILE.md ${r.section}`);
+      a.href = `spec.html#${r.section}`;
+      a.target = '_blank';
+      a.rel = 'noopener';
+      box.append(a);
+    }
+    reasons.append(box);
+  }
+  panel.append(reasons);
+
+  if (d.signatures.length) {
+    const table = el('table');
+    table.className = 'sigs';
+    table.dataset.testid = 'signatures';
+    table.append(row(['#', 'scope', 'signer', 'key source', 'verdict', 'ts (claimed)'], 'th'));
+    for (const s of d.signatures) {
+      table.append(row([s.index, s.scope ?? '?', s.label ? `${s.label} (${s.by})` : s.by ?? 'malformed', s.key_source ?? (s.index === 0 ? '—' : 'keyring / set'), s.codes.length ? `${s.verdict}: ${s.codes.join(', ')}` : s.verdict, s.ts ?? '—']));
+    }
+    panel.append(el('h2', 'Signature chain'), table);
+  }
+  if (d.display) {
+    const pre = el('pre', JSON.stringify(JSON.parse(d.display), null, 2));
+    pre.dataset.testid = 'display';
+    panel.append(el('h2', 'JSON display form (P3)'), pre);
+  }
+  if (d.payload) panel.append(el('h2', 'Payload (CBOR diagnostic)'), el('pre', d.payload));
+  if (d.diagnostic) panel.append(el('h2', 'Envelope (CBOR diagnostic, RFC 8949 §8)'), el('pre', d.diagnostic));
+  if (d.annotated.length) {
+    const table = el('table');
+    table.className = 'hex';
+    table.dataset.testid = 'hex';
+    for (const line of d.annotated.slice(0, 2000)) {
+      const tr = el('tr');
+      const off = el('td', String(line.offset).padStart(5, '0'));
+      const hex = el('td', line.hex);
+      hex.style.paddingLeft = `${line.depth * 1.2}em`;
+      const note = el('td', line.note);
+      note.className = 'note';
+      tr.append(off, hex, note);
+      table.append(tr);
+    }
+    panel.append(el('h2', 'Bytes (annotated, as cbor.me)'), table);
+  }
+}
+
+// --- search ----------------------------------------------------------------
+
+function search(query) {
+  const q = query.trim().toLowerCase();
+  if (!q) {
+    state.matches = null;
+  } else {
+    state.matches = new Set();
+    state.nodes.forEach((n, i) => {
+      const hit = (n.id && n.id.startsWith(q))
+        || (n.from && n.from.toLowerCase().includes(q))
+        || (n.to && n.to.toLowerCase().includes(q))
+        || (n.label && n.label.toLowerCase().includes(q))
+        || n.codes.includes(q);
+      if (hit) state.matches.add(i);
+    });
+  }
+  $('search-count').textContent = state.matches ? `${state.matches.size} match${state.matches.size === 1 ? '' : 'es'}` : '';
+  $('list').scrollTop = 0;
+  renderList();
+  if (state.matches && state.matches.size) select([...state.matches][0]);
+  else renderGraph();
+}
+
+// --- helpers ---------------------------------------------------------------
+
+function el(tag, text) {
+  const e = document.createElement(tag);
+  if (text !== undefined) e.textContent = text;
+  return e;
+}
+function row(cells, tag = 'td') {
+  const tr = el('tr');
+  for (const c of cells) tr.append(el(tag, String(c)));
+  return tr;
+}
+function kv(pairs) {
+  const table = el('table');
+  for (const [k, v] of pairs) {
+    const tr = row([k, v]);
+    tr.lastChild.className = 'mono';
+    table.append(tr);
+  }
+  return table;
+}
+const short = (hex) => hex.slice(0, 12);
+
+// --- start -----------------------------------------------------------------
+
+async function start() {
+  const wasm = await (await fetch('herald_wasm.wasm')).arrayBuffer();
+  state.verifier = await loadVerifier(wasm);
+  const drop = $('drop');
+  drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
+  drop.addEventListener('dragleave', () => drop.classList.remove('over'));
+  drop.addEventListener('drop', (e) => { e.preventDefault(); drop.classList.remove('over'); addFiles(e.dataTransfer.files); });
+  $('files').addEventListener('change', async (e) => {
+    await addFiles([...e.target.files]);
+    e.target.value = ''; // choosing the same file again is a change too
+  });
+  $('paste-load').addEventListener('click', () => {
+    const bytes = decodeText($('paste').value);
+    if (!bytes) { message('the pasted text is neither hex nor base64', 'error'); return; }
+    state.inputs.push({ name: 'pasted', bytes });
+    run();
+  });
+  $('clear').addEventListener('click', () => { state.inputs = []; state.keyrings = []; $('messages').replaceChildren(); run(); });
+  $('search').addEventListener('input', (e) => search(e.target.value));
+  for (const b of document.querySelectorAll('nav button')) {
+    b.addEventListener('click', () => {
+      for (const o of document.querySelectorAll('nav button')) o.classList.toggle('active', o === b);
+      $('inspect').hidden = b.dataset.tab !== 'inspect';
+      $('compose').hidden = b.dataset.tab !== 'compose';
+      $('compose').style.display = b.dataset.tab === 'compose' ? 'flex' : '';
+    });
+  }
+
+  // Served by `herald inspect --serve`: load its FILEs and keyrings.
+  const token = document.querySelector('meta[name="herald-token"]').content;
+  let signer = null;
+  if (token) {
+    const headers = { 'Herald-Token': token };
+    const session = await (await fetch('api/session', { headers })).json();
+    state.keyrings.push(...session.keyrings);
+    for (const [n, name] of session.inputs.entries()) {
+      const bytes = new Uint8Array(await (await fetch(`api/input/${n}`, { headers })).arrayBuffer());
+      state.inputs.push({ name, bytes });
+    }
+    signer = session.signer;
+  }
+  initCompose({ state, token, signer, run, select, message });
+  run();
+  document.body.dataset.ready = 'true';
+}
+
+start().catch((e) => { message(`the inspector could not start: ${e.message}`, 'error'); throw e; });

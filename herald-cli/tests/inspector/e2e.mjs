@@ -1,0 +1,394 @@
+// End-to-end tests of `herald inspect --serve` in headless Chromium
+// (issue 20), driven by playwright-core with Debian's chromium.
+//
+//   node e2e.mjs --herald PATH --trace-writer PATH [--screenshot docs/inspector.png]
+//
+// Every server it starts listens on 127.0.0.1 port 0 and is stopped at the
+// end; each wait is bounded. Timings are printed and written to
+// $INSPECTOR_TIMINGS (JSON) when set.
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { createServer, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { chromium } from 'playwright-core';
+
+const { values: opts } = parseArgs({
+  options: {
+    herald: { type: 'string' },
+    'trace-writer': { type: 'string' },
+    screenshot: { type: 'string' },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+  },
+});
+assert.ok(opts.herald && opts['trace-writer'], 'usage: e2e.mjs --herald PATH --trace-writer PATH [--screenshot PNG]');
+
+// Every process started here is killed when this one exits, however it
+// exits; the whole run is bounded.
+const children = [];
+process.on('exit', () => { for (const c of children) if (c.exitCode === null) c.kill('SIGKILL'); });
+setTimeout(() => { console.error('FAIL the inspector tests took over 5 minutes'); process.exit(1); }, 300_000).unref();
+
+const tmp = mkdtempSync(join(tmpdir(), 'herald-inspector-'));
+const cleanups = [() => rmSync(tmp, { recursive: true, force: true })];
+const timings = {};
+let failed = 0;
+
+async function test(name, body) {
+  const t0 = performance.now();
+  try {
+    await body();
+    console.log(`ok   ${name} (${Math.round(performance.now() - t0)} ms)`);
+  } catch (e) {
+    failed += 1;
+    console.log(`FAIL ${name}\n${e.stack}`);
+  }
+}
+
+/** Start `herald inspect --serve ARGS`; its URL, output and a stop function. */
+async function serve(args) {
+  const child = spawn(opts.herald, ['inspect', '--serve', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  const log = { out: '', err: '' };
+  child.stderr.on('data', (d) => { log.err += d; });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no listening line in 10 s: ${log.err}`)), 10_000);
+    child.stdout.on('data', (d) => {
+      log.out += d;
+      const m = log.out.match(/^listening on (http:\/\/\S+)$/m);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    child.on('exit', (code) => reject(new Error(`herald exited ${code}: ${log.err}`)));
+  });
+  const stop = () => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.on('exit', resolve);
+    child.kill('SIGINT');
+    setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+  });
+  cleanups.push(stop);
+  return { url, log, stop };
+}
+
+// --- fixtures --------------------------------------------------------------
+const demo = join(tmp, 'demo');
+const made = spawnSync(opts.herald, ['demo', '--dir', demo], { encoding: 'utf8' });
+assert.equal(made.status, 0, made.stderr);
+const seedHex = readFileSync(join(demo, 'alice.key'), 'utf8').split('\n').find((l) => /^[0-9a-f]{64}$/.test(l));
+assert.ok(seedHex, 'alice.key holds a hex seed');
+const secrets = [seedHex, seedHex.toUpperCase(), Buffer.from(seedHex, 'hex').toString('base64')];
+const noSecret = (where, text) => {
+  for (const s of secrets) assert.ok(!text.includes(s), `${where} contains the secret key`);
+};
+
+const big = join(tmp, 'big');
+spawnSync('mkdir', ['-p', big]);
+const BIG = 10_000;
+const wrote = spawnSync(opts['trace-writer'], [big, String(BIG), String(Math.floor(Date.now() / 1000) - 2 * BIG)], { encoding: 'utf8' });
+assert.equal(wrote.status, 0, wrote.stderr);
+
+// Two conduits (herald conduit serve, CONDUIT.md) on loopback: a relay and
+// notary that knows the demo keys (it accepts: a receipt), and one that
+// knows no key (it refuses, with a signed refusal).
+assert.equal(spawnSync(opts.herald, ['keygen', '--output', join(tmp, 'conduit')]).status, 0);
+async function conduit(args) {
+  const child = spawn(opts.herald, ['conduit', 'serve', '--key', join(tmp, 'conduit.key'), '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  children.push(child);
+  let out = '';
+  let err = '';
+  child.stderr.on('data', (d) => { err += d; });
+  const url = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`conduit: no listening line in 10 s: ${err}`)), 10_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = out.match(/listening on (http:\/\/\S+)/);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+    child.on('exit', (code) => reject(new Error(`conduit exited ${code}: ${err}`)));
+  });
+  cleanups.push(() => new Promise((resolve) => {
+    if (child.exitCode !== null) return resolve();
+    child.on('exit', resolve);
+    child.kill('SIGTERM');
+    setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
+  }));
+  return url;
+}
+const relay = await conduit(['--state', join(tmp, 'relay'), '--roles', 'relay,notary', '--keyring', join(demo, 'keyring')]);
+const stranger = await conduit(['--state', join(tmp, 'stranger')]);
+
+// --- the browser -----------------------------------------------------------
+const browser = await chromium.launch({ executablePath: opts.chromium, args: ['--no-sandbox'] });
+cleanups.push(() => browser.close());
+const server = await serve([join(demo, 'trace.cbor'), '--keyring', join(demo, 'keyring'), '--keyring', join(tmp, 'conduit.pub'), '--key', join(demo, 'alice.key')]);
+const page = await browser.newPage({ viewport: { width: 1400, height: 900 } });
+const bodies = [];
+page.on('response', async (r) => { try { bodies.push(await r.text()); } catch { /* redirects, aborted */ } });
+const pageErrors = [];
+page.on('pageerror', (e) => pageErrors.push(e.message));
+page.setDefaultTimeout(15_000);
+
+async function loadFiles(files) {
+  await page.click('#clear');
+  await page.evaluate(() => { document.body.dataset.verified = ''; });
+  await page.setInputFiles('#files', files);
+  await page.waitForFunction(() => document.body.dataset.verified !== '');
+}
+const nodes = () => page.locator('[data-testid=node]');
+
+await test('the demo trace loads and verifies when the page opens', async () => {
+  await page.goto(server.url);
+  await page.waitForSelector('body[data-ready="true"]');
+  assert.equal(await nodes().count(), 6);
+  const statuses = await nodes().evaluateAll((els) => els.map((e) => e.dataset.status));
+  assert.deepEqual(statuses, Array(6).fill('valid'));
+  assert.equal((await page.textContent('#badge')).trim(), '6 valid · 0 partial · 0 invalid');
+  assert.match(await page.getAttribute('#badge', 'class'), /\bvalid\b/);
+});
+
+await test('clicking a node shows its panel: reasons, signature chain, display form, bytes', async () => {
+  // The envelope Carol co-signed has two signatures.
+  const count = await nodes().count();
+  let cosigned = -1;
+  for (let i = 0; i < count && cosigned < 0; i++) {
+    await nodes().nth(i).click();
+    if ((await page.locator('[data-testid=signatures] tr').count()) === 3) cosigned = i;
+  }
+  assert.ok(cosigned >= 0, 'one envelope has an origin and a co-signature');
+  assert.equal(await page.textContent('[data-testid=reasons] h2'), 'Reasons (0)');
+  const chain = await page.locator('[data-testid=signatures] tr').allTextContents();
+  assert.match(chain[1], /origin/);
+  assert.match(chain[2], /human_approval.*carol.*verified/);
+  assert.match(await page.textContent('[data-testid=display]'), /"v": "herald\/0.2"/);
+  assert.match(await page.textContent('[data-testid=hex]'), /text\(8\)"signatures"|"signatures"/);
+  if (opts.screenshot) await page.screenshot({ path: opts.screenshot });
+});
+
+await test('the tampered copy: exactly one invalid node, with id_mismatch and bad_signature', async () => {
+  await loadFiles([join(demo, 'tampered.cbor'), join(demo, 'keyring')]);
+  const statuses = await nodes().evaluateAll((els) => els.map((e) => e.dataset.status));
+  assert.equal(statuses.length, 6);
+  assert.equal(statuses.filter((s) => s === 'invalid').length, 1, statuses.join());
+  assert.equal(statuses.filter((s) => s === 'valid').length, 5);
+  await page.locator('[data-testid=node][data-status=invalid]').click();
+  const codes = await page.locator('[data-testid=reasons] .reason').evaluateAll((els) => els.map((e) => e.dataset.code));
+  assert.deepEqual([...codes].sort(), ['bad_signature', 'id_mismatch']);
+  const text = await page.textContent('[data-testid=reasons]');
+  assert.match(text, /content was changed after it was signed/);
+  assert.equal(await page.getAttribute('.reason[data-code=id_mismatch] a', 'href'), 'spec.html#P4');
+  await page.fill('#search', 'bad_signature');
+  assert.equal(await page.getAttribute('#list', 'data-count'), '1');
+  await page.fill('#search', '');
+});
+
+await test('a trace pasted as hex or base64 verifies the same', async () => {
+  const bytes = readFileSync(join(demo, 'trace.cbor'));
+  for (const text of [bytes.toString('hex').replace(/(.{64})/g, '$1\n'), bytes.toString('base64')]) {
+    await page.click('#clear');
+    await page.setInputFiles('#files', [join(demo, 'keyring')]);
+    await page.waitForFunction(() => window.herald.keyrings.length === 1);
+    await page.fill('#paste', text);
+    await page.click('#paste-load');
+    await page.waitForFunction(() => document.body.dataset.verified === '6');
+    assert.equal((await page.textContent('#badge')).trim(), '6 valid · 0 partial · 0 invalid');
+  }
+  await page.fill('#paste', 'not hex, not base64!');
+  await page.click('#paste-load');
+  assert.match(await page.textContent('#messages'), /neither hex nor base64/);
+});
+
+await test('a bundle shows its inclusion proofs with their signed tree heads', async () => {
+  const vectors = new URL('../../../vectors/conformance/', import.meta.url).pathname;
+  await loadFiles([join(vectors, 'cases/bundle/bundle_molt_proven.cbor'), join(vectors, 'keys/log.pub')]);
+  const rows = await page.locator('[data-testid=proofs] tr').allTextContents();
+  assert.ok(rows.length >= 2, rows.join('\n'));
+  assert.match(rows[1], /sigil:\S+\d+\d+, [0-9a-f]{12}…, \d{4}-\d\d-\d\dT.*valid/);
+});
+
+await test('a bad keyring line and bytes that are not envelopes are named, not guessed', async () => {
+  writeFileSync(join(tmp, 'bad.pub'), 'sigil:uvagxudvnp5j62yx4vlbbq6tm4 ed25519 00\n');
+  writeFileSync(join(tmp, 'junk.bin'), Buffer.from([0xff, 0x00, 0x13]));
+  await page.click('#clear');
+  await loadFiles([join(tmp, 'bad.pub'), join(tmp, 'junk.bin')]);
+  assert.match(await page.textContent('#messages'), /keyring bad\.pub:1: the key must be 64 lowercase hex characters/);
+  const statuses = await nodes().evaluateAll((els) => els.map((e) => e.dataset.status));
+  assert.deepEqual(statuses, ['invalid']);
+  await nodes().first().click();
+  assert.equal(await page.getAttribute('[data-testid=reasons] .reason', 'data-code'), 'malformed');
+});
+
+await test(`${BIG} envelopes load and verify in the page in under 3 s and stay responsive`, async () => {
+  const t0 = Date.now();
+  await loadFiles([join(big, 'trace.cbor'), join(big, 'keyring')]);
+  const wall = Date.now() - t0;
+  const t = await page.evaluate(() => window.herald.timing);
+  Object.assign(timings, { envelopes: t.count, wallMs: wall, verifyMs: Math.round(t.verifyMs), nodesMs: Math.round(t.nodesMs), renderMs: Math.round(t.renderMs) });
+  console.log(`     ${BIG} envelopes: ${wall} ms from file input to drawn (verify ${Math.round(t.verifyMs)} ms, graph nodes ${Math.round(t.nodesMs)} ms, draw ${Math.round(t.renderMs)} ms)`);
+  assert.equal(t.count, BIG);
+  assert.equal((await page.textContent('#badge')).trim(), `${BIG} valid · 0 partial · 0 invalid`);
+  assert.ok(wall < 3000, `${wall} ms`);
+  // Collapsed: the graph draws the neighbourhood; the list is virtual.
+  assert.ok((await nodes().count()) <= 300);
+  assert.ok((await page.locator('.list-row').count()) < 100);
+  // Responsive: select deep in the list, search by prefix.
+  const s0 = Date.now();
+  await page.evaluate(() => { document.getElementById('list').scrollTop = 24 * 9000; });
+  await page.locator('.list-row').first().click();
+  await page.waitForSelector('[data-testid=reasons]');
+  const id = await page.evaluate(() => window.herald.nodes[window.herald.selected].id);
+  timings.selectMs = Date.now() - s0;
+  const q0 = Date.now();
+  await page.fill('#search', id.slice(0, 10));
+  await page.waitForFunction(() => document.getElementById('list').dataset.count === '1');
+  timings.searchMs = Date.now() - q0;
+  console.log(`     select deep in the list ${timings.selectMs} ms, search by id prefix ${timings.searchMs} ms`);
+  assert.ok(timings.selectMs < 1000 && timings.searchMs < 1000);
+  await page.fill('#search', '');
+});
+
+async function composeAndSend(conduitUrl, text) {
+  await page.click('nav button[data-tab=inspect]');
+  await nodes().last().click();
+  const parent = await page.evaluate(() => window.herald.nodes[window.herald.selected].id);
+  await page.click('nav button[data-tab=compose]');
+  assert.equal(await page.inputValue('#c-parent'), parent);
+  await page.fill('#c-payload', JSON.stringify({ text }));
+  await page.click('#c-sign');
+  await page.waitForSelector('[data-testid=signed]');
+  assert.match(await page.textContent('[data-testid=signed]'), /verified here: valid/);
+  await page.fill('#c-conduit', conduitUrl);
+  await page.click('#c-send');
+  await page.waitForSelector('[data-testid=send-status]');
+  return parent;
+}
+
+await test('the spec link opens PROFILE.md at its section', async () => {
+  const spec = await browser.newPage();
+  await spec.goto(`${server.url}/spec.html#P4`);
+  await spec.waitForSelector('section#P4.target');
+  assert.match(await spec.textContent('section#P4'), /^## P4\. Canonical body, id, and the genesis rule/);
+  await spec.close();
+});
+
+await test('--export-site: the static copy verifies dropped files and cannot sign', async () => {
+  const site = join(tmp, 'site');
+  assert.equal(spawnSync(opts.herald, ['inspect', '--export-site', site]).status, 0);
+  const types = { html: 'text/html', js: 'text/javascript', css: 'text/css', wasm: 'application/wasm', md: 'text/markdown' };
+  const host = createServer((req, res) => {
+    const path = join(site, decodeURIComponent(new URL(req.url, 'http://x').pathname).replace(/^\/$/, '/index.html'));
+    if (!path.startsWith(site)) { res.writeHead(403).end(); return; }
+    try {
+      const body = readFileSync(path);
+      res.writeHead(200, { 'Content-Type': types[path.split('.').pop()] ?? 'application/octet-stream' });
+      res.end(body);
+    } catch { res.writeHead(404).end(); }
+  });
+  await new Promise((r) => host.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise((r) => host.close(r)));
+  const staticPage = await browser.newPage();
+  await staticPage.goto(`http://127.0.0.1:${host.address().port}/`);
+  await staticPage.waitForSelector('body[data-ready="true"]');
+  assert.equal(await staticPage.locator('[data-testid=node]').count(), 0, 'nothing preloaded');
+  await staticPage.setInputFiles('#files', [join(demo, 'tampered.cbor'), join(demo, 'keyring')]);
+  await staticPage.waitForFunction(() => document.body.dataset.verified === '6');
+  assert.equal((await staticPage.textContent('#badge')).trim(), '5 valid · 0 partial · 1 invalid');
+  assert.ok(await staticPage.isDisabled('#c-sign'));
+  assert.match(await staticPage.textContent('#signer'), /static page: it verifies, but cannot sign/);
+  await staticPage.close();
+});
+
+await test('compose, sign by the server, send to a conduit, see the receipt', async () => {
+  await loadFiles([join(demo, 'trace.cbor'), join(demo, 'keyring'), join(tmp, 'conduit.pub')]);
+  const parent = await composeAndSend(relay, 'sent from the inspector');
+  await page.waitForSelector('[data-testid=receipt]');
+  assert.match(await page.textContent('[data-testid=send-status]'), /answered 201/);
+  const receipt = await page.textContent('[data-testid=receipt]');
+  assert.match(receipt, /conduit_receipt by sigil:\S+ at \d+ — verified; log index \d+/);
+  const sent = await page.evaluate(() => window.herald.nodes[window.herald.selected]);
+  assert.equal(sent.parent, parent);
+  assert.equal(sent.status, 'valid');
+  assert.equal(sent.label, 'alice');
+});
+
+await test('compose and send to a conduit that refuses: the signed refusal is shown and verified', async () => {
+  const parent = await composeAndSend(stranger, 'to a conduit that does not know alice');
+  await page.waitForSelector('[data-testid=refusal]');
+  assert.match(await page.textContent('[data-testid=send-status]'), /answered 422 \(unknown_signer\)/);
+  const refusal = await page.textContent('[data-testid=refusal]');
+  assert.match(refusal, /signed refusal from sigil:\S+: .*unknown_signer.* — valid/);
+  const node = await page.evaluate(() => window.herald.nodes[window.herald.selected]);
+  assert.equal(node.kind, 'refusal');
+  assert.ok(node.parent && node.parent !== parent, 'the refusal answers the composed envelope');
+  await page.click('nav button[data-tab=inspect]');
+  assert.equal(await page.getAttribute('[data-testid=node].selected', 'class'), 'node valid lifecycle selected');
+});
+
+await test('a cross-origin page cannot use the signing endpoint', async () => {
+  // The attacker's page, on another loopback port, tries every way in.
+  const evil = createServer((req, res) => {
+    res.writeHead(200, { 'Content-Type': 'text/html' });
+    res.end('<!doctype html><title>evil</title>');
+  });
+  await new Promise((r) => evil.listen(0, '127.0.0.1', r));
+  cleanups.push(() => new Promise((r) => evil.close(r)));
+  const other = await browser.newPage();
+  await other.goto(`http://127.0.0.1:${evil.address().port}/`);
+  const outcome = await other.evaluate(async (target) => {
+    const tries = {};
+    const attempt = async (name, init) => {
+      try {
+        const r = await fetch(`${target}/api/sign`, init);
+        tries[name] = `status ${r.status}`;
+      } catch (e) { tries[name] = 'blocked'; }
+    };
+    await attempt('json', { method: 'POST', headers: { 'Content-Type': 'application/json' }, body: '{}' });
+    await attempt('guessed-token', { method: 'POST', headers: { 'Content-Type': 'application/json', 'Herald-Token': '00'.repeat(32) }, body: '{}' });
+    await attempt('no-cors', { method: 'POST', mode: 'no-cors', headers: { 'Content-Type': 'text/plain' }, body: '{}' });
+    try {
+      const r = await fetch(`${target}/`);
+      tries.page = `read ${(await r.text()).length}`;
+    } catch { tries.page = 'blocked'; }
+    return tries;
+  }, server.url);
+  assert.equal(outcome.json, 'blocked');
+  assert.equal(outcome['guessed-token'], 'blocked');
+  assert.equal(outcome.page, 'blocked', 'the page (with its token) is not readable cross-origin');
+  // no-cors hides the answer from the page; the server must still have refused it.
+  await other.close();
+  // The same requests outside a browser, where the answer is visible.
+  const post = (headers) => fetch(`${server.url}/api/sign`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: '{}' });
+  const token = await page.getAttribute('meta[name=herald-token]', 'content');
+  assert.equal((await post({ Origin: 'http://evil.example', 'Herald-Token': token })).status, 403);
+  assert.equal((await post({ Origin: server.url })).status, 403);
+  assert.equal((await post({ Origin: server.url, 'Herald-Token': 'x' + token.slice(1) })).status, 403);
+  assert.equal((await fetch(`${server.url}/api/session`, { headers: { 'Herald-Token': token, 'Sec-Fetch-Site': 'cross-site' } })).status, 403);
+  const { port } = new URL(server.url);
+  const rebound = await new Promise((resolve, reject) => {
+    request({ host: '127.0.0.1', port, path: '/', headers: { Host: `rebound.example:${port}` } }, (r) => { r.resume(); resolve(r.statusCode); })
+      .on('error', reject).end();
+  });
+  assert.equal(rebound, 421, 'a DNS-rebound Host is refused');
+  // And the page's own origin works (the compose test signed through it).
+  const ok = await post({ Origin: server.url, 'Herald-Token': token });
+  assert.equal(ok.status, 200);
+  const signed = await ok.json();
+  assert.match(signed.envelope, /^[0-9a-f]+$/);
+  bodies.push(JSON.stringify(signed));
+});
+
+await test('no response, page or log line contains the secret key', async () => {
+  assert.ok(bodies.length > 10, `${bodies.length} responses seen`);
+  bodies.forEach((b, i) => noSecret(`response ${i}`, b));
+  noSecret('the page', await page.content());
+  await server.stop();
+  noSecret('standard output', server.log.out);
+  noSecret('standard error', server.log.err);
+  assert.deepEqual(pageErrors, []);
+});
+
+for (const c of cleanups.reverse()) await c();
+if (process.env.INSPECTOR_TIMINGS) writeFileSync(process.env.INSPECTOR_TIMINGS, JSON.stringify(timings, null, 2));
+console.log(failed ? `${failed} test(s) failed` : 'all inspector tests passed');
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,321 @@
+//! One inspector session: the inputs and keyrings the page gave, the audit
+//! of them as one set (CLI.md: all inputs form one set), and its report as
+//! the JSON the page draws.
+
+use herald_core::cbor::{Limits, MAX_NESTING, ValueRef};
+use herald_core::{EnvelopeRef, ReasonCode, Scope, Sigil};
+use herald_verify::report::{EnvelopeReport, Source, hex};
+use herald_verify::sequence::{Piece, pieces};
+use herald_verify::{AuditOptions, InclusionProof, Input, Keyring, Report, audit, display};
+use serde::Serialize;
+
+use crate::{annotate, explain};
+
+/// Inputs, keyrings and policy, then the report of their audit.
+#[derive(Debug, Default)]
+pub struct Session {
+    inputs: Vec<Input>,
+    keyring: Keyring,
+    required: Vec<Scope>,
+    report: Option<Report>,
+}
+
+impl Session {
+    /// An empty session.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add an input (an envelope, a CBOR sequence or a bundle). Its name is
+    /// made unique in the session, so that a report entry leads back to it.
+    pub fn add_input(&mut self, name: &str, bytes: Vec<u8>) {
+        let mut unique = name.to_owned();
+        let mut n = 1;
+        while self.inputs.iter().any(|i| i.name == unique) {
+            n += 1;
+            unique = format!("{name} ({n})");
+        }
+        self.inputs.push(Input {
+            name: unique,
+            bytes,
+        });
+        self.report = None;
+    }
+
+    /// Add keyring text (CLI.md); `name` names it in errors. The number of
+    /// keys, or the error, as `herald verify --keyring` reports it.
+    pub fn add_keyring(&mut self, name: &str, text: &[u8]) -> Result<usize, String> {
+        let text = core::str::from_utf8(text).map_err(|_| format!("{name}: not UTF-8 text"))?;
+        self.report = None;
+        self.keyring.parse(text, name).map_err(|e| e.to_string())
+    }
+
+    /// Require a valid signature in `scope` (`herald verify --require`).
+    pub fn require(&mut self, scope: &str) -> Result<(), String> {
+        let scope = Scope::from_name(scope).ok_or_else(|| format!("unknown scope {scope:?}"))?;
+        self.required.push(scope);
+        self.report = None;
+        Ok(())
+    }
+
+    /// Audit every input as one set at time `now` (Unix seconds; `None`
+    /// skips the time checks), and return the report as `herald verify
+    /// --json` prints it (without the final newline).
+    pub fn verify(&mut self, now: Option<u64>) -> String {
+        let options = AuditOptions {
+            now,
+            required_scopes: self.required.clone(),
+            ..AuditOptions::default()
+        };
+        let report = audit(&self.inputs, &self.keyring, &options);
+        let mut out = Vec::new();
+        // Writing to a Vec cannot fail; an error would leave it empty.
+        let _ = report.write_document(&mut out);
+        self.report = Some(report);
+        String::from_utf8(out).unwrap_or_default()
+    }
+
+    /// The nodes of the last report, for the DAG and the list: one object
+    /// per report entry, in report order (`[]` before [`Session::verify`]).
+    pub fn nodes(&self) -> String {
+        let Some(report) = &self.report else {
+            return "[]".into();
+        };
+        let nodes: Vec<Node<'_>> = report
+            .envelopes
+            .iter()
+            .map(|entry| self.node(entry))
+            .collect();
+        serde_json::to_string(&nodes).unwrap_or_default()
+    }
+
+    /// Everything about report entry `index`: its display form, annotated
+    /// bytes, signature chain and explained reasons; `None` past the end.
+    pub fn detail(&self, index: usize) -> Option<String> {
+        let entry = self.report.as_ref()?.envelopes.get(index)?;
+        let bytes = self.bytes_of(entry);
+        let envelope = bytes.and_then(|b| EnvelopeRef::decode(b).ok());
+        let detail = Detail {
+            index,
+            input: &entry.source.input,
+            offset: entry.source.offset,
+            size: bytes.map_or(0, <[u8]>::len),
+            display: envelope
+                .as_ref()
+                .map(|e| display::json(ValueRef::Map(e.map()))),
+            diagnostic: envelope
+                .as_ref()
+                .map(|e| display::diagnostic(ValueRef::Map(e.map()))),
+            payload: envelope.as_ref().map(|e| display::diagnostic(e.payload())),
+            annotated: bytes.map(annotate::annotate).unwrap_or_default(),
+            signatures: envelope
+                .as_ref()
+                .map(|e| self.signatures(e, entry))
+                .unwrap_or_default(),
+            reasons: entry
+                .reasons
+                .iter()
+                .map(|r| Reason {
+                    code: r.code.name(),
+                    index: r.index,
+                    detail: &r.detail,
+                    warning: r.code.is_warning(),
+                    explanation: explain::explain(r.code).map(|e| e.text),
+                    section: explain::explain(r.code).map(|e| e.section),
+                })
+                .collect(),
+            key_source: entry.key_source.map(|k| k.name()),
+            signing_key: entry.signing_key.map(|by| by.to_string()),
+        };
+        serde_json::to_string(&detail).ok()
+    }
+
+    /// The signed tree head of each bundled inclusion proof of the last
+    /// report, in its order (`null` for one that did not decode): the
+    /// report says whether each proof holds, this what it is a proof
+    /// against.
+    pub fn proofs(&self) -> String {
+        let Some(report) = &self.report else {
+            return "[]".into();
+        };
+        let heads: Vec<Option<TreeHead>> = report
+            .proofs
+            .iter()
+            .map(|p| {
+                let proof = InclusionProof::decode(self.bytes_at(&p.source)?).ok()?;
+                let sth = proof.sth();
+                Some(TreeHead {
+                    log: sth.log().to_string(),
+                    size: sth.size(),
+                    root: hex(sth.root()),
+                    ts: sth.ts(),
+                })
+            })
+            .collect();
+        serde_json::to_string(&heads).unwrap_or_default()
+    }
+
+    fn node<'s>(&'s self, entry: &'s EnvelopeReport) -> Node<'s> {
+        let envelope = self
+            .bytes_of(entry)
+            .and_then(|b| EnvelopeRef::decode(b).ok());
+        Node {
+            id: entry.id.as_deref(),
+            parent: entry.parent.as_deref(),
+            trace: entry.trace.as_deref(),
+            from: entry.from.as_deref(),
+            label: entry.from.as_deref().and_then(|f| self.label(f)),
+            to: envelope.as_ref().and_then(|e| e.to()).map(|(to, _)| to),
+            kind: entry.kind.map(|k| k.name()),
+            ts: envelope.as_ref().map(EnvelopeRef::ts),
+            status: entry.status().name(),
+            codes: entry.reasons.iter().map(|r| r.code.name()).collect(),
+        }
+    }
+
+    /// The keyring label of the key `sigil` names, if any.
+    fn label(&self, sigil: &str) -> Option<&str> {
+        let sigil = Sigil::parse(sigil).ok()?;
+        let (key, _) = self.keyring.lookup(&sigil)?;
+        self.keyring.label(&key)
+    }
+
+    /// The bytes of the item a report entry was made from: the well-formed
+    /// CBOR item at its source offset, or (for input that does not split)
+    /// up to [`UNSPLIT_SHOWN`] bytes from there.
+    fn bytes_of(&self, entry: &EnvelopeReport) -> Option<&[u8]> {
+        self.bytes_at(&entry.source)
+    }
+
+    /// The item at `source` (as [`Session::bytes_of`]).
+    fn bytes_at(&self, source: &Source) -> Option<&[u8]> {
+        let input = self.inputs.iter().find(|i| i.name == source.input)?;
+        let rest = input.bytes.get(source.offset..)?;
+        match pieces(rest, Limits::DEFAULT.max_size, MAX_NESTING).next() {
+            Some(Piece::Item { bytes, .. }) => Some(bytes),
+            _ => rest.get(..UNSPLIT_SHOWN).or(Some(rest)),
+        }
+    }
+
+    fn signatures<'e>(
+        &'e self,
+        envelope: &EnvelopeRef<'e>,
+        entry: &'e EnvelopeReport,
+    ) -> Vec<Signature<'e>> {
+        envelope
+            .signatures()
+            .enumerate()
+            .map(|(i, sig)| {
+                let index = u32::try_from(i).ok();
+                let codes: Vec<&'static str> = entry
+                    .reasons
+                    .iter()
+                    .filter(|r| r.index.is_some() && r.index == index)
+                    .map(|r| r.code.name())
+                    .collect();
+                let origin_broken = i == 0
+                    && entry.reasons.iter().any(|r| {
+                        r.index.is_none()
+                            && matches!(
+                                r.code,
+                                ReasonCode::IdMismatch | ReasonCode::OriginSignerMismatch
+                            )
+                    });
+                let verdict = if codes.is_empty() && !origin_broken {
+                    "verified"
+                } else {
+                    "failed"
+                };
+                match sig {
+                    Ok(sig) => Signature {
+                        index: i,
+                        scope: Some(sig.scope),
+                        by: Some(sig.by),
+                        label: self.label(sig.by),
+                        ts: sig.ts,
+                        key_source: (i == 0)
+                            .then_some(entry.key_source.map(|k| k.name()))
+                            .flatten(),
+                        verdict,
+                        codes,
+                    },
+                    Err(_) => Signature {
+                        index: i,
+                        scope: None,
+                        by: None,
+                        label: None,
+                        ts: None,
+                        key_source: None,
+                        verdict: "failed",
+                        codes,
+                    },
+                }
+            })
+            .collect()
+    }
+}
+
+/// Most bytes shown of input that does not split into CBOR items.
+const UNSPLIT_SHOWN: usize = 4096;
+
+#[derive(Serialize)]
+struct Node<'a> {
+    id: Option<&'a str>,
+    parent: Option<&'a str>,
+    trace: Option<&'a str>,
+    from: Option<&'a str>,
+    label: Option<&'a str>,
+    to: Option<&'a str>,
+    kind: Option<&'static str>,
+    ts: Option<u64>,
+    status: &'static str,
+    codes: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+struct TreeHead {
+    log: String,
+    size: u64,
+    root: String,
+    ts: u64,
+}
+
+#[derive(Serialize)]
+struct Detail<'a> {
+    index: usize,
+    input: &'a str,
+    offset: usize,
+    size: usize,
+    /// The P3 JSON display form, as text (its byte strings as hex).
+    display: Option<String>,
+    diagnostic: Option<String>,
+    payload: Option<String>,
+    annotated: Vec<annotate::Line>,
+    signatures: Vec<Signature<'a>>,
+    reasons: Vec<Reason<'a>>,
+    key_source: Option<&'static str>,
+    signing_key: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Signature<'a> {
+    index: usize,
+    scope: Option<&'a str>,
+    by: Option<&'a str>,
+    label: Option<&'a str>,
+    ts: Option<u64>,
+    key_source: Option<&'static str>,
+    verdict: &'static str,
+    codes: Vec<&'static str>,
+}
+
+#[derive(Serialize)]
+struct Reason<'a> {
+    code: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    index: Option<u32>,
+    detail: &'a str,
+    warning: bool,
+    explanation: Option<&'static str>,
+    section: Option<&'static str>,
+}
