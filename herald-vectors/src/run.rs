@@ -9,7 +9,7 @@ use herald_core::{
     EnvelopeRef, KeyError, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status,
 };
 use herald_verify::Store;
-use herald_verify::auditlog::{CheckError, ConsistencyProof, InclusionProof, SthError};
+use herald_verify::auditlog::{CheckError, ConsistencyProof, InclusionProof};
 use herald_verify::bundle;
 use herald_verify::live::Receiver;
 use herald_verify::report::ProofReport;
@@ -374,12 +374,8 @@ pub fn proof_verdict(
             Err(_) => Err("format"),
             Ok(p) => p
                 .verify(keys)
-                .map_err(|e| check_error_name(&e))
-                .and_then(|_| {
-                    envelope.map_or(Ok(()), |env| {
-                        p.matches(&env).map_err(|e| check_error_name(&e))
-                    })
-                }),
+                .map_err(|e| e.name())
+                .and_then(|_| envelope.map_or(Ok(()), |env| p.matches(&env).map_err(|e| e.name()))),
         },
         "consistency" => {
             if envelope.is_some() {
@@ -388,8 +384,8 @@ pub fn proof_verdict(
             match ConsistencyProof::decode(bytes) {
                 Err(_) => Err("format"),
                 Ok(p) => p.verify(keys).map(|_| ()).map_err(|e| match e {
-                    CheckError::Path(_) if is_split_view(&p) => "split_view",
-                    e => check_error_name(&e),
+                    CheckError::Path(_) if p.shows_split_view() => "split_view",
+                    e => e.name(),
                 }),
             }
         }
@@ -405,33 +401,6 @@ pub fn proof_verdict(
             error: Some(name.into()),
         },
     })
-}
-
-/// Both tree heads (already verified, of the proof's log and sizes) are of
-/// one size with different roots: no path can join them, and the log's own
-/// signatures show two histories (spec §5.3).
-fn is_split_view(p: &ConsistencyProof) -> bool {
-    p.sth1().size() == p.sth2().size() && p.sth1().root() != p.sth2().root()
-}
-
-/// The stable name of a failed check (`vectors/README.md`); a kind of
-/// failure this runner does not know is `unclassified`, which no case
-/// expects.
-fn check_error_name(e: &CheckError) -> &'static str {
-    match e {
-        CheckError::Sth { error, .. } => match error {
-            SthError::ShortSigil { .. } => "short_sigil",
-            SthError::ReservedSigil { .. } => "reserved_sigil",
-            SthError::UnknownLog { .. } => "unknown_log",
-            SthError::BadSignature { .. } | SthError::WrongKey { .. } => "sth_signature",
-            _ => "unclassified",
-        },
-        CheckError::LogMismatch { .. } => "log_mismatch",
-        CheckError::SizeMismatch { .. } => "size_mismatch",
-        CheckError::Path(_) => "path",
-        CheckError::Envelope(_) => "envelope_mismatch",
-        _ => "unclassified",
-    }
 }
 
 fn compare<T: PartialEq + fmt::Debug>(want: &T, got: &T) -> Result<(), String> {

@@ -14,6 +14,7 @@ mod facts;
 pub mod files;
 #[doc(hidden)]
 pub mod internal;
+pub mod keyfile;
 pub mod keyring;
 pub mod lifecycle;
 pub mod live;
@@ -28,6 +29,7 @@ pub use auditlog::{
 };
 pub use bundle::{Bundle, BundleError};
 pub use files::FileError;
+pub use keyfile::KeyFileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
 pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, RecordedMolt};
 pub use live::store::{Claim, Store, StoreError};

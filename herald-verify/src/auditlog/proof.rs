@@ -87,6 +87,27 @@ pub enum EnvelopeMismatch {
     Fields,
 }
 
+impl CheckError {
+    /// The stable name of the part that failed, as the conformance vectors
+    /// name it (`vectors/README.md`): `sth_signature`, `unknown_log`,
+    /// `short_sigil`, `reserved_sigil`, `log_mismatch`, `size_mismatch`,
+    /// `path`, `envelope_mismatch`.
+    pub fn name(&self) -> &'static str {
+        match self {
+            Self::Sth { error, .. } => match error {
+                SthError::ShortSigil { .. } => "short_sigil",
+                SthError::ReservedSigil { .. } => "reserved_sigil",
+                SthError::UnknownLog { .. } => "unknown_log",
+                SthError::BadSignature { .. } | SthError::WrongKey { .. } => "sth_signature",
+            },
+            Self::LogMismatch { .. } => "log_mismatch",
+            Self::SizeMismatch { .. } => "size_mismatch",
+            Self::Path(_) => "path",
+            Self::Envelope(_) => "envelope_mismatch",
+        }
+    }
+}
+
 impl fmt::Display for CheckError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -302,6 +323,14 @@ pub struct ConsistencyProof {
 }
 
 impl ConsistencyProof {
+    /// Both tree heads are of one size with different roots: no path can
+    /// join them, and the log's own signatures show two histories (spec
+    /// §5.3; the conformance vectors' `split_view`). Meaningful once the
+    /// heads' signatures verify.
+    pub fn shows_split_view(&self) -> bool {
+        self.sth1.size() == self.sth2.size() && self.sth1.root() != self.sth2.root()
+    }
+
     /// Assemble a proof; the log is `sth2`'s and the sizes the tree heads'.
     pub fn new(path: Vec<Hash>, sth1: SignedTreeHead, sth2: SignedTreeHead) -> Self {
         Self {

@@ -1,0 +1,373 @@
+//! `verify` (spec §6, P10–P13; CLI.md `herald verify`): the same audit as
+//! the command, over bytes, files or `Envelope`s, with the GIL released
+//! while files are read and signatures checked. Its `Report` is typed, and
+//! `Report.to_json()` is byte for byte the document `herald verify --json`
+//! prints for the same input and options.
+
+use std::path::PathBuf;
+
+use herald_core::Scope;
+use herald_core::cbor::{Limits, MAX_NESTING};
+use herald_verify::report::Report as CoreReport;
+use herald_verify::sequence::{ReadLimits, read};
+use herald_verify::{AuditOptions, Input, Keyring as CoreKeyring, audit};
+use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyModule, PyTuple};
+
+use crate::envelope::Envelope;
+use crate::errors::KeyringError;
+use crate::keys::Keyring;
+
+/// Largest file read as one input (the command's default cap, 1 GiB).
+const MAX_INPUT: u64 = 1 << 30;
+
+/// Add `verify` and the report classes.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<Reason>()?;
+    m.add_class::<EnvelopeVerdict>()?;
+    m.add_class::<TraceVerdict>()?;
+    m.add_class::<Summary>()?;
+    m.add_class::<ProofVerdict>()?;
+    m.add_class::<Report>()?;
+    m.add_function(wrap_pyfunction!(verify, m)?)?;
+    Ok(())
+}
+
+/// One reason (P11): its stable `code`, the signature `index` when it is
+/// about one signature, and a human `detail`.
+#[pyclass(module = "herald", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct Reason {
+    code: &'static str,
+    index: Option<u32>,
+    detail: String,
+}
+
+#[pymethods]
+impl Reason {
+    fn __repr__(&self) -> String {
+        match self.index {
+            Some(i) => format!("Reason({}, index={i})", self.code),
+            None => format!("Reason({})", self.code),
+        }
+    }
+}
+
+/// One envelope's verdict (P11, P13).
+#[pyclass(module = "herald", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct EnvelopeVerdict {
+    /// The id carried, hex; None when the input did not parse.
+    id: Option<String>,
+    /// The `from` sigil.
+    #[pyo3(name = "from_")]
+    from: Option<String>,
+    status: &'static str,
+    reasons: Vec<Reason>,
+    key_source: Option<&'static str>,
+    signing_key: Option<String>,
+    lineage_consents: Vec<String>,
+}
+
+#[pymethods]
+impl EnvelopeVerdict {
+    /// The codes of its reasons, in order.
+    #[getter]
+    fn codes(&self) -> Vec<&'static str> {
+        self.reasons.iter().map(|r| r.code).collect()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "EnvelopeVerdict({}, {}, {:?})",
+            self.id.as_deref().unwrap_or("-"),
+            self.status,
+            self.codes()
+        )
+    }
+}
+
+/// One trace: its genesis, leaves and counts per status.
+#[pyclass(module = "herald", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct TraceVerdict {
+    trace: String,
+    genesis: Option<String>,
+    leaves: Vec<String>,
+    valid: usize,
+    partial: usize,
+    invalid: usize,
+}
+
+/// Counts per status.
+#[pyclass(module = "herald", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct Summary {
+    valid: usize,
+    partial: usize,
+    invalid: usize,
+}
+
+/// One bundled inclusion proof's verdict.
+#[pyclass(module = "herald", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct ProofVerdict {
+    id: Option<String>,
+    log: Option<String>,
+    index: Option<u64>,
+    size: Option<u64>,
+    status: &'static str,
+    detail: String,
+}
+
+/// A verification: every envelope in input order, every trace, a summary
+/// (CLI.md `herald verify --json`).
+#[pyclass(module = "herald", frozen)]
+pub(crate) struct Report {
+    #[pyo3(get)]
+    envelopes: Vec<EnvelopeVerdict>,
+    #[pyo3(get)]
+    traces: Vec<TraceVerdict>,
+    #[pyo3(get)]
+    summary: Summary,
+    #[pyo3(get)]
+    proofs: Vec<ProofVerdict>,
+    /// Unparseable items past the first 1000, counted but not listed.
+    #[pyo3(get)]
+    unlisted: usize,
+    /// True when every envelope is valid (and there was one) and every
+    /// bundled proof holds: `herald verify` exits 0.
+    #[pyo3(get)]
+    ok: bool,
+    json: String,
+}
+
+#[pymethods]
+impl Report {
+    /// The `herald verify --json` document for the same input, without
+    /// the final newline.
+    fn to_json(&self) -> &str {
+        &self.json
+    }
+
+    /// `json.loads(self.to_json())`.
+    fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        py.import("json")?
+            .call_method1("loads", (self.json.as_str(),))
+    }
+
+    fn __bool__(&self) -> bool {
+        self.ok
+    }
+
+    fn __len__(&self) -> usize {
+        self.envelopes.len()
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "Report(valid={}, partial={}, invalid={}, ok={})",
+            self.summary.valid,
+            self.summary.partial,
+            self.summary.invalid,
+            if self.ok { "True" } else { "False" }
+        )
+    }
+}
+
+impl Report {
+    fn of(r: &CoreReport) -> PyResult<Self> {
+        let mut json = Vec::new();
+        r.write_document(&mut json)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let json = String::from_utf8(json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(Self {
+            envelopes: r
+                .envelopes
+                .iter()
+                .map(|e| EnvelopeVerdict {
+                    id: e.id.clone(),
+                    from: e.from.clone(),
+                    status: e.status().name(),
+                    reasons: e
+                        .reasons
+                        .iter()
+                        .map(|r| Reason {
+                            code: r.code.name(),
+                            index: r.index,
+                            detail: r.detail.clone(),
+                        })
+                        .collect(),
+                    key_source: e.key_source.map(|k| k.name()),
+                    signing_key: e.signing_key.map(|s| s.to_string()),
+                    lineage_consents: e.lineage_consents.clone(),
+                })
+                .collect(),
+            traces: r
+                .traces
+                .iter()
+                .map(|t| TraceVerdict {
+                    trace: t.trace.clone(),
+                    genesis: t.genesis.clone(),
+                    leaves: t.leaves.clone(),
+                    valid: t.valid,
+                    partial: t.partial,
+                    invalid: t.invalid,
+                })
+                .collect(),
+            summary: Summary {
+                valid: r.summary.valid,
+                partial: r.summary.partial,
+                invalid: r.summary.invalid,
+            },
+            proofs: r
+                .proofs
+                .iter()
+                .map(|p| ProofVerdict {
+                    id: p.id.clone(),
+                    log: p.log.clone(),
+                    index: p.index,
+                    size: p.size,
+                    status: p.status.name(),
+                    detail: p.detail.clone(),
+                })
+                .collect(),
+            unlisted: r.unlisted,
+            ok: r.all_valid(),
+            json,
+        })
+    }
+}
+
+/// One input before reading: bytes in hand, or a file to read.
+enum Source {
+    Bytes(String, Vec<u8>),
+    File(PathBuf),
+}
+
+fn source(item: &Bound<'_, PyAny>, n: usize) -> PyResult<Source> {
+    if let Ok(e) = item.cast::<Envelope>() {
+        return Ok(Source::Bytes(
+            format!("<envelope {n}>"),
+            e.get().inner.as_bytes().to_vec(),
+        ));
+    }
+    if let Ok(b) = item.cast::<PyBytes>() {
+        return Ok(Source::Bytes(format!("<bytes {n}>"), b.as_bytes().to_vec()));
+    }
+    if item.is_instance_of::<PyByteArray>() || item.is_instance_of::<PyMemoryView>() {
+        return Ok(Source::Bytes(format!("<bytes {n}>"), item.extract()?));
+    }
+    item.extract::<PathBuf>().map(Source::File).map_err(|_| {
+        PyTypeError::new_err(
+            "verify: each input is bytes, an Envelope, or a path (str or os.PathLike)",
+        )
+    })
+}
+
+fn sources(inputs: &Bound<'_, PyAny>) -> PyResult<Vec<Source>> {
+    if inputs.is_instance_of::<PyList>() || inputs.is_instance_of::<PyTuple>() {
+        inputs
+            .try_iter()?
+            .enumerate()
+            .map(|(n, item)| source(&item?, n))
+            .collect()
+    } else {
+        Ok(vec![source(inputs, 0)?])
+    }
+}
+
+fn keyring_of(keyring: Option<&Bound<'_, PyAny>>) -> PyResult<CoreKeyring> {
+    let Some(k) = keyring else {
+        return Ok(CoreKeyring::new());
+    };
+    let mut out = CoreKeyring::new();
+    let mut add = |item: &Bound<'_, PyAny>| -> PyResult<()> {
+        if let Ok(k) = item.cast::<Keyring>() {
+            // Every key of a Keyring object is pinned (load, parse, add).
+            for key in k.borrow().inner.keys() {
+                out.insert(key, herald_verify::Provenance::Pinned);
+            }
+            return Ok(());
+        }
+        let path: PathBuf = item
+            .extract()
+            .map_err(|_| PyTypeError::new_err("keyring: a Keyring, a path, or a list of them"))?;
+        out.load(&path)
+            .map(|_| ())
+            .map_err(|e| KeyringError::new_err(e.to_string()))
+    };
+    if k.is_instance_of::<PyList>() || k.is_instance_of::<PyTuple>() {
+        for item in k.try_iter()? {
+            add(&item?)?;
+        }
+    } else {
+        add(k)?;
+    }
+    Ok(out)
+}
+
+/// Verify envelopes, traces and bundles as one set (CLI.md: all inputs
+/// form one set for parents and replays), against `keyring`, at `now`
+/// (default: the clock), requiring a valid signature in each scope of
+/// `require`. The GIL is released while files are read and checked.
+#[pyfunction]
+#[pyo3(signature = (inputs, *, keyring = None, now = None, require = Vec::new(), skew = None))]
+fn verify(
+    py: Python<'_>,
+    inputs: &Bound<'_, PyAny>,
+    keyring: Option<&Bound<'_, PyAny>>,
+    now: Option<u64>,
+    require: Vec<String>,
+    skew: Option<u64>,
+) -> PyResult<Report> {
+    let sources = sources(inputs)?;
+    let keyring = keyring_of(keyring)?;
+    let required_scopes = require
+        .iter()
+        .map(|s| {
+            Scope::from_name(s)
+                .filter(|s| *s != Scope::Origin)
+                .ok_or_else(|| PyValueError::new_err(format!("require: {s:?} is not a P6 scope")))
+        })
+        .collect::<PyResult<Vec<_>>>()?;
+    let mut options = AuditOptions {
+        now: Some(match now {
+            Some(n) => n,
+            None => crate::envelope::now()?,
+        }),
+        required_scopes,
+        ..AuditOptions::default()
+    };
+    if let Some(s) = skew {
+        options.skew = s;
+    }
+    let report = py.detach(move || -> Result<CoreReport, String> {
+        let limits = ReadLimits {
+            max_item: Limits::DEFAULT.max_size,
+            max_depth: MAX_NESTING,
+            max_items: options.max_envelopes,
+            max_bytes: MAX_INPUT,
+        };
+        let inputs = sources
+            .into_iter()
+            .map(|s| match s {
+                Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
+                Source::File(path) => {
+                    let (mut file, _) =
+                        herald_verify::files::open_regular(&path).map_err(|e| e.to_string())?;
+                    let bytes =
+                        read(&mut file, &limits).map_err(|e| format!("{}: {e}", path.display()))?;
+                    Ok(Input {
+                        name: path.display().to_string(),
+                        bytes,
+                    })
+                }
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        Ok(audit(&inputs, &keyring, &options))
+    });
+    let report = report.map_err(PyOSError::new_err)?;
+    Report::of(&report)
+}
