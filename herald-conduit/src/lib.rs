@@ -15,6 +15,7 @@
 
 pub mod client;
 pub mod config;
+pub mod fleet;
 mod head;
 mod http;
 pub mod mailbox;
@@ -58,6 +59,8 @@ pub enum OpenError {
     Log(String),
     /// `--origin` is not a valid C2SP origin and key name.
     Origin(String),
+    /// The fleet database (`--store postgres://...`).
+    Fleet(fleet::FleetError),
 }
 
 impl fmt::Display for OpenError {
@@ -67,6 +70,7 @@ impl fmt::Display for OpenError {
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Log(e) => write!(f, "{e}"),
             Self::Origin(e) => write!(f, "--origin: {e}"),
+            Self::Fleet(e) => write!(f, "--store: {e}"),
         }
     }
 }
@@ -87,6 +91,9 @@ pub struct Conduit {
     receiver: Receiver,
     clock: Box<dyn Clock>,
     notary: Option<Mutex<Notary>>,
+    /// The fleet database, with `--store postgres://...` (then `notary`
+    /// is `None`: the log is the fleet's).
+    fleet: Option<fleet::Fleet>,
     deliveries: watch::Sender<u64>,
     closing: watch::Sender<bool>,
     metrics: metrics::Metrics,
@@ -125,7 +132,13 @@ impl Conduit {
             .map_err(OpenError::Store)?;
         mailbox::create_tables(&store).map_err(OpenError::Store)?;
         let clock: Box<dyn Clock> = Box::new(SystemClock);
-        let notary = if config.roles.notary {
+        let fleet = match &config.store {
+            Some(url) => {
+                Some(fleet::Fleet::open(url, &key.public_key()).map_err(OpenError::Fleet)?)
+            }
+            None => None,
+        };
+        let notary = if config.roles.notary && fleet.is_none() {
             let reader = Reader::new(&store).map_err(OpenError::Store)?;
             Some(Mutex::new(
                 Notary::open(&config.log_dir(), &key, &reader, clock.now())
@@ -140,6 +153,7 @@ impl Conduit {
             key,
             clock,
             notary,
+            fleet,
             deliveries: watch::Sender::new(0),
             closing: watch::Sender::new(false),
             metrics: metrics::Metrics::default(),
@@ -177,6 +191,11 @@ impl Conduit {
 
     /// Sign a fresh tree head when the last is a batch interval old.
     fn refresh_tree_head(&self) {
+        if let Some(f) = &self.fleet
+            && self.config.roles.notary
+        {
+            let _ = f.sequence(&self.key, self.now(), self.config.batch);
+        }
         if let Some(n) = &self.notary
             && let Ok(mut n) = n.lock()
         {

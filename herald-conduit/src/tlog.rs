@@ -16,7 +16,7 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::http::{App, no_log, problem, storage_problem};
+use crate::http::{App, fleet_log, no_log, problem, storage_problem};
 
 /// tlog-checkpoint: a signed note is UTF-8 text.
 const CHECKPOINT_TYPE: &str = "text/plain; charset=utf-8";
@@ -30,12 +30,18 @@ const NO_CACHE: &str = "no-cache";
 /// `GET /checkpoint`.
 pub(crate) async fn checkpoint(State(app): State<App>) -> Response {
     let c = &app.conduit;
-    let Some(notary) = &c.notary else {
-        return no_log();
-    };
-    let text = match notary.lock() {
-        Ok(mut n) => n.checkpoint(&c.key, &c.origin),
-        Err(_) => return storage_problem(&"the notary lock is poisoned"),
+    let text = if let Some(f) = fleet_log(c) {
+        f.checkpoint(&c.key, &c.origin)
+            .await
+            .map_err(|e| e.to_string())
+    } else {
+        let Some(notary) = &c.notary else {
+            return no_log();
+        };
+        match notary.lock() {
+            Ok(mut n) => n.checkpoint(&c.key, &c.origin).map_err(|e| e.to_string()),
+            Err(_) => return storage_problem(&"the notary lock is poisoned"),
+        }
     };
     match text {
         Ok(t) => (
@@ -53,12 +59,17 @@ pub(crate) async fn checkpoint(State(app): State<App>) -> Response {
 
 /// `GET /tile/{path}`: `tile/<L>/<N>[.p/<W>]` or `tile/entries/<N>[.p/<W>]`.
 pub(crate) async fn tile(State(app): State<App>, Path(path): Path<String>) -> Response {
-    let Some(notary) = &app.conduit.notary else {
-        return no_log();
-    };
-    let bytes = match notary.lock() {
-        Ok(n) => n.tile(&format!("tile/{path}")),
-        Err(_) => return storage_problem(&"the notary lock is poisoned"),
+    let path = format!("tile/{path}");
+    let bytes = if let Some(f) = fleet_log(&app.conduit) {
+        f.tile(&path).await.map_err(|e| e.to_string())
+    } else {
+        let Some(notary) = &app.conduit.notary else {
+            return no_log();
+        };
+        match notary.lock() {
+            Ok(n) => n.tile(&path).map_err(|e| e.to_string()),
+            Err(_) => return storage_problem(&"the notary lock is poisoned"),
+        }
     };
     match bytes {
         Ok(Some(b)) => (
