@@ -12,7 +12,6 @@
 //! tree of the leaves read so far and extends it to the latest stored head
 //! before answering.
 
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use herald_core::{SigilForm, SigningKey};
@@ -35,7 +34,6 @@ const LEAVES_PER_READ: i64 = 4096;
 /// This conduit's view of the fleet log.
 pub(crate) struct FleetLog {
     state: tokio::sync::Mutex<LogState>,
-    leader: AtomicBool,
     sequencer: std::sync::Mutex<Sequencer>,
 }
 
@@ -60,7 +58,6 @@ impl FleetLog {
                 tree: Tree::new(),
                 checkpoint: None,
             }),
-            leader: AtomicBool::new(false),
             sequencer: std::sync::Mutex::new(Sequencer {
                 client: None,
                 last_try: None,
@@ -117,7 +114,6 @@ impl Fleet {
             .map_err(|_| FleetError::Corrupted("the sequencer lock is poisoned".into()))?;
         if seq.client.as_ref().is_some_and(Client::is_closed) {
             seq.client = None;
-            self.log.leader.store(false, Ordering::SeqCst);
         }
         if seq.client.is_none() {
             if seq.last_try.is_some_and(|t| t.elapsed() < TAKEOVER_EVERY) {
@@ -134,7 +130,6 @@ impl Fleet {
             }
             seq.client = Some(client);
             seq.signed = None;
-            self.log.leader.store(true, Ordering::SeqCst);
         }
         let Some(client) = seq.client.as_ref() else {
             return Ok(());
@@ -182,7 +177,6 @@ impl Fleet {
             Err(e) => {
                 // Lost the connection (and with it the lock): step down.
                 seq.client = None;
-                self.log.leader.store(false, Ordering::SeqCst);
                 Err(e)
             }
         }
@@ -274,6 +268,26 @@ impl Fleet {
             .inclusion_proof(index, sth.size())
             .map_err(|e| FleetError::Corrupted(e.to_string()))?;
         Ok(Some(InclusionProof::new(index, leaf, path, sth)))
+    }
+
+    /// The inclusion proof of leaf `index` (whose leaf the caller has)
+    /// against `sth`, a stored head [`Fleet::head`] returned (so this
+    /// conduit's tree covers it): no query.
+    pub(crate) async fn inclusion_in(
+        &self,
+        sth: &SignedTreeHead,
+        index: u64,
+        leaf: Leaf,
+    ) -> Result<Option<InclusionProof>, FleetError> {
+        if index >= sth.size() {
+            return Ok(None);
+        }
+        let st = self.log.state.lock().await;
+        let path = st
+            .tree
+            .inclusion_proof(index, sth.size())
+            .map_err(|e| FleetError::Corrupted(e.to_string()))?;
+        Ok(Some(InclusionProof::new(index, leaf, path, sth.clone())))
     }
 
     /// The consistency proof from `size1` to `size2` (default: the latest

@@ -29,7 +29,9 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use herald_verify::{Claim, IdentityKey, LiveState, StoreError};
-use tokio_postgres::{Client, NoTls, Transaction};
+use std::collections::HashMap;
+
+use tokio_postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::mailbox::{RECIPIENT_LEN, Stored};
 
@@ -115,7 +117,7 @@ pub struct Fleet {
     url: String,
     reads: Vec<Mutex<Option<std::sync::Arc<Client>>>>,
     next: AtomicUsize,
-    writer: Mutex<Option<Client>>,
+    writer: Mutex<Option<Writer>>,
     pub(crate) log: log::FleetLog,
 }
 
@@ -282,20 +284,22 @@ impl Fleet {
             .collect())
     }
 
-    /// Record the first 201 bodies sent (best effort, as on redb).
+    /// Record the first 201 bodies sent (best effort, as on redb), in one
+    /// statement.
     pub(crate) async fn put_answers(
         &self,
         answers: &[([u8; 32], &[u8])],
     ) -> Result<(), FleetError> {
         let c = self.reader().await?;
-        for (id, body) in answers {
-            c.execute(
-                "INSERT INTO answers (id, body) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-                &[&id.as_slice(), body],
-            )
-            .await
-            .map_err(FleetError::db("record an answer"))?;
-        }
+        let ids: Vec<&[u8]> = answers.iter().map(|(id, _)| id.as_slice()).collect();
+        let bodies: Vec<&[u8]> = answers.iter().map(|(_, b)| *b).collect();
+        c.execute(
+            "INSERT INTO answers (id, body) SELECT * FROM unnest($1::bytea[], $2::bytea[]) \
+             ON CONFLICT DO NOTHING",
+            &[&ids, &bodies],
+        )
+        .await
+        .map_err(FleetError::db("record answers"))?;
         Ok(())
     }
 
@@ -395,16 +399,64 @@ impl ReadState<'_> {
 pub(crate) struct TxnState<'f, 't, 'c> {
     pub(crate) fleet: &'f Fleet,
     pub(crate) txn: &'t Transaction<'c>,
+    pub(crate) stmts: &'t mut Statements,
 }
+
+impl TxnState<'_, '_, '_> {
+    /// `sql`, prepared once per connection.
+    pub(crate) fn stmt(&mut self, sql: &'static str) -> Result<Statement, tokio_postgres::Error> {
+        self.stmts.get(self.fleet, self.txn, sql)
+    }
+}
+
+/// The writer connection's prepared statements: a statement given as text
+/// costs a round trip to prepare on every use; these are prepared once.
+#[derive(Default)]
+pub(crate) struct Statements(HashMap<&'static str, Statement>);
+
+impl Statements {
+    /// `sql`, prepared on `txn`'s connection the first time.
+    pub(crate) fn get(
+        &mut self,
+        fleet: &Fleet,
+        txn: &Transaction<'_>,
+        sql: &'static str,
+    ) -> Result<Statement, tokio_postgres::Error> {
+        if let Some(s) = self.0.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = fleet.block_on(txn.prepare(sql))?;
+        self.0.insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+/// The writer's connection and its prepared statements.
+pub(crate) struct Writer {
+    pub(crate) client: Client,
+    pub(crate) stmts: Statements,
+}
+
+const RECORD_FOR_UPDATE: &str = "SELECT record FROM lifecycle WHERE identity = $1 FOR UPDATE";
+const SAVE_RECORD: &str = "INSERT INTO lifecycle (identity, record) VALUES ($1, $2) \
+     ON CONFLICT (identity) DO UPDATE SET record = EXCLUDED.record";
+const SAVE_MOLT: &str = "INSERT INTO molts (id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+/// Fresh: inserted, or an entry past its retention replaced. Replayed: the
+/// pair is held (no row comes back, nothing written).
+const CLAIM: &str = "INSERT INTO replay (signer, nonce, retain_until) VALUES ($1, $2, $3) \
+     ON CONFLICT (signer, nonce) DO UPDATE SET retain_until = EXCLUDED.retain_until \
+     WHERE replay.retain_until < $4 RETURNING 1";
+const CONTAINS: &str =
+    "SELECT 1 FROM replay WHERE signer = $1 AND nonce = $2 AND retain_until >= $3";
 
 impl LiveState for TxnState<'_, '_, '_> {
     fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
         let f = self.fleet;
+        let st = self
+            .stmt(RECORD_FOR_UPDATE)
+            .map_err(f.store_error("lifecycle read"))?;
         let row = f
-            .block_on(self.txn.query_opt(
-                "SELECT record FROM lifecycle WHERE identity = $1 FOR UPDATE",
-                &[&who.as_slice()],
-            ))
+            .block_on(self.txn.query_opt(&st, &[&who.as_slice()]))
             .map_err(f.store_error("lifecycle read"))?;
         Ok(row.map(|r| r.get(0)))
     }
@@ -416,25 +468,19 @@ impl LiveState for TxnState<'_, '_, '_> {
         molts: &[[u8; 32]],
     ) -> Result<(), StoreError> {
         let f = self.fleet;
+        let err = f.store_error("lifecycle write");
+        let save = self.stmt(SAVE_RECORD).map_err(&err)?;
+        let molt = self.stmt(SAVE_MOLT).map_err(&err)?;
+        let txn = self.txn;
         f.block_on(async {
-            self.txn
-                .execute(
-                    "INSERT INTO lifecycle (identity, record) VALUES ($1, $2) \
-                     ON CONFLICT (identity) DO UPDATE SET record = EXCLUDED.record",
-                    &[&who.as_slice(), &record],
-                )
-                .await?;
+            txn.execute(&save, &[&who.as_slice(), &record]).await?;
             for id in molts {
-                self.txn
-                    .execute(
-                        "INSERT INTO molts (id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING",
-                        &[&id.as_slice(), &who.as_slice()],
-                    )
+                txn.execute(&molt, &[&id.as_slice(), &who.as_slice()])
                     .await?;
             }
             Ok(())
         })
-        .map_err(f.store_error("lifecycle write"))
+        .map_err(err)
     }
 
     fn claim(
@@ -445,13 +491,10 @@ impl LiveState for TxnState<'_, '_, '_> {
         now: u64,
     ) -> Result<Claim, StoreError> {
         let f = self.fleet;
-        // Fresh: inserted, or an entry past its retention replaced.
-        // Replayed: the pair is held (no row comes back, nothing written).
+        let st = self.stmt(CLAIM).map_err(f.store_error("claim"))?;
         let row = f
             .block_on(self.txn.query_opt(
-                "INSERT INTO replay (signer, nonce, retain_until) VALUES ($1, $2, $3) \
-                 ON CONFLICT (signer, nonce) DO UPDATE SET retain_until = EXCLUDED.retain_until \
-                 WHERE replay.retain_until < $4 RETURNING 1",
+                &st,
                 &[
                     &signer.as_slice(),
                     &nonce.as_slice(),
@@ -474,11 +517,12 @@ impl LiveState for TxnState<'_, '_, '_> {
         now: u64,
     ) -> Result<bool, StoreError> {
         let f = self.fleet;
+        let st = self.stmt(CONTAINS).map_err(f.store_error("claim lookup"))?;
         let row = f
-            .block_on(self.txn.query_opt(
-                "SELECT 1 FROM replay WHERE signer = $1 AND nonce = $2 AND retain_until >= $3",
-                &[&signer.as_slice(), &nonce.as_slice(), &big(now)],
-            ))
+            .block_on(
+                self.txn
+                    .query_opt(&st, &[&signer.as_slice(), &nonce.as_slice(), &big(now)]),
+            )
             .map_err(f.store_error("claim lookup"))?;
         Ok(row.is_some())
     }
@@ -496,13 +540,16 @@ impl LiveState for TxnState<'_, '_, '_> {
 impl Fleet {
     pub(crate) fn writer_client(
         &self,
-    ) -> Result<std::sync::MutexGuard<'_, Option<Client>>, FleetError> {
+    ) -> Result<std::sync::MutexGuard<'_, Option<Writer>>, FleetError> {
         let mut w = self
             .writer
             .lock()
             .map_err(|_| FleetError::Corrupted("the writer lock is poisoned".into()))?;
-        if w.as_ref().is_none_or(Client::is_closed) {
-            *w = Some(self.block_on(self.connect())?);
+        if w.as_ref().is_none_or(|w| w.client.is_closed()) {
+            *w = Some(Writer {
+                client: self.block_on(self.connect())?,
+                stmts: Statements::default(),
+            });
         }
         Ok(w)
     }

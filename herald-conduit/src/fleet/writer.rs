@@ -14,9 +14,8 @@ use std::time::{Duration, Instant};
 
 use herald_core::{EnvelopeRef, Status};
 use herald_verify::Leaf;
-use tokio_postgres::Transaction;
 
-use super::{Fleet, FleetError, TxnState, big, unbig};
+use super::{Fleet, FleetError, TxnState, Writer, big, unbig};
 use crate::Conduit;
 use crate::mailbox::{self, Stored};
 use crate::refusal::Refusal;
@@ -61,13 +60,19 @@ pub(crate) fn answer(
     if notary && let (Some(size), Some(deadline)) = (covered, latest) {
         head_ok = wait_for_head(conduit, fleet, size, deadline, now);
     }
+    let head = if notary && head_ok {
+        fleet.block_on(fleet.head()).ok().flatten()
+    } else {
+        None
+    };
+    let head = head.as_ref();
     let mut answers: Vec<([u8; 32], Arc<Vec<u8>>)> = Vec::new();
     for (job, step) in batch.into_iter().zip(steps) {
         let outcome = match step {
             Step::Done(o) => o,
             Step::New { .. } | Step::Existing(_) if !head_ok => Outcome::Refused(Refusal::Deadline),
             Step::New { arrival, forwarded } => {
-                let body = Arc::new(created_body(conduit, fleet, arrival, forwarded));
+                let body = Arc::new(created_body(conduit, fleet, head, arrival, forwarded));
                 answers.push((job.id, Arc::clone(&body)));
                 Outcome::Created(body)
             }
@@ -83,6 +88,7 @@ pub(crate) fn answer(
                     None => Outcome::Created(Arc::new(created_body(
                         conduit,
                         fleet,
+                        head,
                         stored.arrival,
                         stored.bytes,
                     ))),
@@ -109,7 +115,7 @@ pub(crate) fn accept(
     prepared: Vec<Prepared<'_>>,
 ) -> Result<Vec<Step>, FleetError> {
     let mut guard = fleet.writer_client()?;
-    let client = guard
+    let Writer { client, stmts } = guard
         .as_mut()
         .ok_or_else(|| FleetError::Corrupted("no writer connection".into()))?;
     let txn = fleet
@@ -125,7 +131,12 @@ pub(crate) fn accept(
         let step = if Instant::now() >= job.deadline {
             Step::Done(Outcome::Refused(Refusal::Deadline))
         } else {
-            receive_one(conduit, fleet, &txn, job, prep, &mut next)?
+            let mut state = TxnState {
+                fleet,
+                txn: &txn,
+                stmts,
+            };
+            receive_one(conduit, &mut state, job, prep, &mut next)?
         };
         steps.push(step);
     }
@@ -141,17 +152,30 @@ pub(crate) fn accept(
     Ok(steps)
 }
 
-/// The stored envelope `id`, inside `txn`.
+const STORED: &str = "SELECT arrival, bytes FROM envelopes WHERE id = $1";
+/// An accepted envelope and its leaf, in one statement.
+const STORE: &str = "WITH e AS (INSERT INTO envelopes (id, arrival, trace, bytes) \
+     VALUES ($1, $2, $3, $4)) \
+     INSERT INTO log_leaves (seq, id, leaf) VALUES ($2, $1, $5)";
+/// The same and its inbox entry: the recipient's next position, dense.
+const STORE_TO: &str = "WITH e AS (INSERT INTO envelopes (id, arrival, trace, bytes) \
+     VALUES ($1, $2, $3, $4)), \
+     l AS (INSERT INTO log_leaves (seq, id, leaf) VALUES ($2, $1, $5)), \
+     p AS (INSERT INTO inbox_len (recipient, len) VALUES ($6, 1) \
+           ON CONFLICT (recipient) DO UPDATE SET len = inbox_len.len + 1 RETURNING len) \
+     INSERT INTO inbox (recipient, position, id) SELECT $6, len, $1 FROM p";
+
+/// The stored envelope `id`, inside the transaction.
 fn stored_in(
-    fleet: &Fleet,
-    txn: &Transaction<'_>,
+    state: &mut TxnState<'_, '_, '_>,
     id: &[u8; 32],
 ) -> Result<Option<Stored>, FleetError> {
-    Ok(fleet
-        .block_on(txn.query_opt(
-            "SELECT arrival, bytes FROM envelopes WHERE id = $1",
-            &[&id.as_slice()],
-        ))
+    let st = state
+        .stmt(STORED)
+        .map_err(FleetError::db("read an envelope"))?;
+    Ok(state
+        .fleet
+        .block_on(state.txn.query_opt(&st, &[&id.as_slice()]))
         .map_err(FleetError::db("read an envelope"))?
         .map(|r| Stored {
             arrival: unbig(r.get(0)),
@@ -161,25 +185,23 @@ fn stored_in(
 
 /// Receive one post inside the batch's transaction. A database failure is
 /// an `Err` (the whole batch is rolled back and answered 500); a refusal
-/// or a storage-independent outcome is a step.
+/// is a step.
 fn receive_one(
     conduit: &Conduit,
-    fleet: &Fleet,
-    txn: &Transaction<'_>,
+    state: &mut TxnState<'_, '_, '_>,
     job: &Job,
     prep: Prepared<'_>,
     next: &mut u64,
 ) -> Result<Step, FleetError> {
     if writer::is_envelope_of(&job.bytes, &job.id)
-        && let Some(stored) = stored_in(fleet, txn, &job.id)?
+        && let Some(stored) = stored_in(state, &job.id)?
     {
         // Accepted before, through this conduit or another: idempotent.
         return Ok(Step::Existing(stored));
     }
-    let mut state = TxnState { fleet, txn };
     let report = prep
         .pre
-        .and_then(|pre| conduit.receiver.receive_prechecked_with(&mut state, pre))
+        .and_then(|pre| conduit.receiver.receive_prechecked_with(state, pre))
         .map_err(|e| FleetError::Corrupted(e.to_string()))?;
     if report.status() != Status::Valid {
         return Ok(Step::Done(Outcome::Refused(writer::refusal_of(&report))));
@@ -197,42 +219,24 @@ fn receive_one(
     let to = view.to().and_then(|(_, s)| mailbox::recipient(&s));
     let leaf = Leaf::from_envelope(&view).encode();
     let arrival = *next;
-    fleet
-        .block_on(async {
-            txn.execute(
-                "INSERT INTO envelopes (id, arrival, trace, bytes) VALUES ($1, $2, $3, $4)",
-                &[
-                    &job.id.as_slice(),
-                    &big(arrival),
-                    &job.trace.as_slice(),
-                    &forwarded,
-                ],
-            )
-            .await?;
-            txn.execute(
-                "INSERT INTO log_leaves (seq, id, leaf) VALUES ($1, $2, $3)",
-                &[&big(arrival), &job.id.as_slice(), &leaf],
-            )
-            .await?;
-            if let Some(r) = to {
-                let pos: i64 = txn
-                    .query_one(
-                        "INSERT INTO inbox_len (recipient, len) VALUES ($1, 1) \
-                         ON CONFLICT (recipient) DO UPDATE SET len = inbox_len.len + 1 \
-                         RETURNING len",
-                        &[&r.as_slice()],
-                    )
-                    .await?
-                    .get(0);
-                txn.execute(
-                    "INSERT INTO inbox (recipient, position, id) VALUES ($1, $2, $3)",
-                    &[&r.as_slice(), &pos, &job.id.as_slice()],
-                )
-                .await?;
-            }
-            Ok::<(), tokio_postgres::Error>(())
-        })
-        .map_err(FleetError::db("store an envelope"))?;
+    let err = FleetError::db("store an envelope");
+    let st = state
+        .stmt(if to.is_some() { STORE_TO } else { STORE })
+        .map_err(&err)?;
+    let (id, trace, at) = (job.id.as_slice(), job.trace.as_slice(), big(arrival));
+    let stored = match &to {
+        Some(r) => state.fleet.block_on(
+            state
+                .txn
+                .execute(&st, &[&id, &at, &trace, &forwarded, &leaf, &r.as_slice()]),
+        ),
+        None => state.fleet.block_on(
+            state
+                .txn
+                .execute(&st, &[&id, &at, &trace, &forwarded, &leaf]),
+        ),
+    };
+    stored.map_err(err)?;
     *next += 1;
     Ok(Step::New { arrival, forwarded })
 }
@@ -268,15 +272,26 @@ fn recorded_answer(fleet: &Fleet, id: &[u8; 32], deadline: Instant) -> Option<Ve
     }
 }
 
-/// The 201 body of the envelope that arrived `arrival`-th.
-fn created_body(conduit: &Conduit, fleet: &Fleet, arrival: u64, forwarded: Vec<u8>) -> Vec<u8> {
+/// The 201 body of the envelope that arrived `arrival`-th, its proof
+/// against `head` (the batch's covering head, notary).
+fn created_body(
+    conduit: &Conduit,
+    fleet: &Fleet,
+    head: Option<&herald_verify::SignedTreeHead>,
+    arrival: u64,
+    forwarded: Vec<u8>,
+) -> Vec<u8> {
     if !conduit.config.roles.notary {
         return writer::body(forwarded, None, None);
     }
-    let proof = fleet
-        .block_on(fleet.inclusion(arrival))
-        .ok()
-        .flatten()
+    let proof = head
+        .zip(EnvelopeRef::decode(&forwarded).ok())
+        .and_then(|(h, e)| {
+            fleet
+                .block_on(fleet.inclusion_in(h, arrival, Leaf::from_envelope(&e)))
+                .ok()
+                .flatten()
+        })
         .map(|p| p.to_value());
     writer::body(forwarded, Some(arrival), proof)
 }
