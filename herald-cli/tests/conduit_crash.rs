@@ -113,25 +113,8 @@ async fn sigkill_under_load_loses_nothing_acknowledged() {
         "too little was acknowledged: {}",
         seen.acked.len()
     );
-    let mut inbox = Vec::new();
-    let mut cursor = 0u64;
     let bob_sigil = bob().sigil(SigilForm::Default).to_string();
-    loop {
-        let r = client::get(addr, &format!("/v1/inbox/{bob_sigil}?after={cursor}"), T)
-            .await
-            .unwrap();
-        let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
-        if next == cursor {
-            break;
-        }
-        for piece in herald_verify::sequence::split(&r.body, 1 << 20, 64) {
-            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
-                panic!("inbox is not a CBOR sequence");
-            };
-            inbox.push(*EnvelopeRef::decode(bytes).unwrap().id());
-        }
-        cursor = next;
-    }
+    let (inbox, _) = support::conduit::read_inbox(&[addr], &bob_sigil, T).await;
     let inbox: std::collections::HashSet<_> = inbox.into_iter().collect();
     for (id, (n, body)) in seen.acked.iter() {
         let hex = herald_verify::report::hex(id);

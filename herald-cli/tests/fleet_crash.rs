@@ -25,7 +25,6 @@ use std::time::{Duration, Instant};
 use herald_conduit::client;
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeRef, SigilForm};
-use herald_verify::merkle::{Tree, leaf_hash, verify_consistency};
 use herald_verify::{InclusionProof, Keyring, Provenance, SignedTreeHead};
 use support::conduit::{bob, conduit_key, message, write_files};
 
@@ -182,28 +181,14 @@ async fn fleet_sigkill_under_load_loses_nothing_acknowledged() {
 
     // The log: dense, no duplicate, the same count as the envelopes; and
     // nothing stored that was not posted.
-    let leaves = db
-        .query("SELECT seq, leaf, id FROM log_leaves ORDER BY seq", &[])
-        .await
-        .unwrap();
+    let (tree, logged) = pg::stored_log(&db).await;
     let stored: i64 = db
         .query_one("SELECT count(*) FROM envelopes", &[])
         .await
         .unwrap()
         .get(0);
-    assert_eq!(i64::try_from(leaves.len()).unwrap(), stored);
-    let mut tree = Tree::new();
-    let mut ids = HashSet::new();
-    for (i, row) in leaves.iter().enumerate() {
-        assert_eq!(
-            row.get::<_, i64>(0),
-            i64::try_from(i).unwrap(),
-            "a gap in the log"
-        );
-        tree.push(leaf_hash(&row.get::<_, Vec<u8>>(1)));
-        let id: [u8; 32] = row.get::<_, Vec<u8>>(2).try_into().unwrap();
-        assert!(ids.insert(id), "a duplicate leaf");
-    }
+    assert_eq!(i64::try_from(logged.len()).unwrap(), stored);
+    let ids: HashSet<[u8; 32]> = logged.into_iter().collect();
     for id in tally.acked.keys() {
         assert!(
             ids.contains(id),
@@ -216,56 +201,16 @@ async fn fleet_sigkill_under_load_loses_nothing_acknowledged() {
     );
 
     // Every head stored and every head seen in a 201: one tree.
-    let mut heads: Vec<SignedTreeHead> = db
-        .query("SELECT sth FROM tree_heads ORDER BY size", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| SignedTreeHead::decode(&r.get::<_, Vec<u8>>(0)).unwrap())
-        .collect();
+    let mut heads = pg::stored_heads(&db).await;
     heads.extend(tally.heads.values().cloned());
     heads.sort_by_key(SignedTreeHead::size);
-    for h in &heads {
-        h.verify_with_key(&conduit_key().public_key()).unwrap();
-        assert_eq!(tree.root_at(h.size()).unwrap(), *h.head().root(), "a fork");
-    }
-    for (i, h1) in heads.iter().enumerate() {
-        for h2 in heads.iter().skip(i + 1) {
-            let proof = tree.consistency_proof(h1.size(), h2.size()).unwrap();
-            verify_consistency(
-                h1.size(),
-                h2.size(),
-                &proof,
-                h1.head().root(),
-                h2.head().root(),
-            )
-            .unwrap();
-        }
-    }
+    pg::assert_one_tree(&tree, &heads, &conduit_key().public_key());
 
     // Through the surviving conduits: every acknowledged envelope stored,
     // in bob's inbox, proven in the log, its nonce a replay.
     let addrs: Vec<SocketAddr> = slots.iter().map(|s| s.1).collect();
     let bob_sigil = bob().sigil(SigilForm::Default).to_string();
-    let mut inbox = Vec::new();
-    let mut cursor = 0u64;
-    loop {
-        let via = addrs[inbox.len() % addrs.len()];
-        let r = client::get(via, &format!("/v1/inbox/{bob_sigil}?after={cursor}"), T)
-            .await
-            .unwrap();
-        let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
-        if next == cursor {
-            break;
-        }
-        for piece in herald_verify::sequence::split(&r.body, 1 << 20, 64) {
-            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
-                panic!("inbox is not a CBOR sequence");
-            };
-            inbox.push(*EnvelopeRef::decode(bytes).unwrap().id());
-        }
-        cursor = next;
-    }
+    let (inbox, cursor) = support::conduit::read_inbox(&addrs, &bob_sigil, T).await;
     assert_eq!(
         u64::try_from(inbox.len()).unwrap(),
         cursor,

@@ -18,7 +18,6 @@ use std::time::{Duration, Instant};
 use herald_conduit::Config;
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Kind, Nonce, SigilForm, SigningKey};
-use herald_verify::merkle::{Tree, leaf_hash, verify_consistency};
 use herald_verify::{InclusionProof, SignedTreeHead};
 use support::pg::Cluster;
 use support::*;
@@ -301,45 +300,11 @@ async fn fleet_sequencer_takeover_keeps_every_tree_head_consistent() {
 
     // Every stored head verifies and is consistent with every other.
     let client = pg.client(&url).await;
-    let leaves = client
-        .query("SELECT seq, leaf FROM log_leaves ORDER BY seq", &[])
-        .await
-        .unwrap();
-    assert_eq!(leaves.len(), usize::try_from(n).unwrap());
-    let mut tree = Tree::new();
-    for (i, row) in leaves.iter().enumerate() {
-        assert_eq!(
-            row.get::<_, i64>(0),
-            i64::try_from(i).unwrap(),
-            "no gap, no duplicate"
-        );
-        tree.push(leaf_hash(&row.get::<_, Vec<u8>>(1)));
-    }
-    let heads: Vec<SignedTreeHead> = client
-        .query("SELECT sth FROM tree_heads ORDER BY size", &[])
-        .await
-        .unwrap()
-        .iter()
-        .map(|r| SignedTreeHead::decode(&r.get::<_, Vec<u8>>(0)).unwrap())
-        .collect();
+    let (tree, ids) = support::pg::stored_log(&client).await;
+    assert_eq!(ids.len(), usize::try_from(n).unwrap());
+    let heads = support::pg::stored_heads(&client).await;
     assert!(heads.len() >= 3, "{} heads", heads.len());
-    for h in &heads {
-        h.verify_with_key(&conduit_key().public_key()).unwrap();
-        assert_eq!(tree.root_at(h.size()).unwrap(), *h.head().root());
-    }
-    for (i, h1) in heads.iter().enumerate() {
-        for h2 in &heads[i + 1..] {
-            let proof = tree.consistency_proof(h1.size(), h2.size()).unwrap();
-            verify_consistency(
-                h1.size(),
-                h2.size(),
-                &proof,
-                h1.head().root(),
-                h2.head().root(),
-            )
-            .unwrap();
-        }
-    }
+    support::pg::assert_one_tree(&tree, &heads, &conduit_key().public_key());
     b.stop().await;
     c.stop().await;
 }

@@ -85,3 +85,33 @@ pub(crate) fn serve(configure: impl FnOnce(&mut Command)) -> (Child, SocketAddr)
         .unwrap();
     (child, addr)
 }
+
+/// Every envelope id in the inbox of `sigil`, paging from cursor 0 and
+/// reading each page through the next of `addrs`; and the last cursor.
+pub(crate) async fn read_inbox(
+    addrs: &[SocketAddr],
+    sigil: &str,
+    timeout: std::time::Duration,
+) -> (Vec<[u8; 32]>, u64) {
+    let mut inbox = Vec::new();
+    let mut cursor = 0u64;
+    for page in 0.. {
+        let via = addrs[page % addrs.len()];
+        let r =
+            herald_conduit::client::get(via, &format!("/v1/inbox/{sigil}?after={cursor}"), timeout)
+                .await
+                .unwrap();
+        let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
+        if next == cursor {
+            break;
+        }
+        for piece in herald_verify::sequence::split(&r.body, 1 << 20, 64) {
+            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
+                panic!("inbox is not a CBOR sequence");
+            };
+            inbox.push(*herald_core::EnvelopeRef::decode(bytes).unwrap().id());
+        }
+        cursor = next;
+    }
+    (inbox, cursor)
+}

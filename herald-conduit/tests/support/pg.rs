@@ -182,3 +182,66 @@ impl Drop for Cluster {
             .output();
     }
 }
+
+/// The fleet's log as stored: the tree of `log_leaves`, each leaf at its
+/// index (no gap), each id once (no duplicate); and the ids.
+pub async fn stored_log(
+    client: &tokio_postgres::Client,
+) -> (herald_verify::merkle::Tree, Vec<[u8; 32]>) {
+    let rows = client
+        .query("SELECT seq, leaf, id FROM log_leaves ORDER BY seq", &[])
+        .await
+        .unwrap();
+    let mut tree = herald_verify::merkle::Tree::new();
+    let mut ids = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for (i, row) in rows.iter().enumerate() {
+        assert_eq!(
+            row.get::<_, i64>(0),
+            i64::try_from(i).unwrap(),
+            "a gap in the log"
+        );
+        tree.push(herald_verify::merkle::leaf_hash(&row.get::<_, Vec<u8>>(1)));
+        let id: [u8; 32] = row.get::<_, Vec<u8>>(2).try_into().unwrap();
+        assert!(seen.insert(id), "a duplicate leaf");
+        ids.push(id);
+    }
+    (tree, ids)
+}
+
+/// Every head is signed by `key`, of a prefix of `tree`, and consistent
+/// with every other (an RFC 9162 consistency proof between every pair).
+pub fn assert_one_tree(
+    tree: &herald_verify::merkle::Tree,
+    heads: &[herald_verify::SignedTreeHead],
+    key: &herald_core::PublicKey,
+) {
+    for h in heads {
+        h.verify_with_key(key).unwrap();
+        assert_eq!(tree.root_at(h.size()).unwrap(), *h.head().root(), "a fork");
+    }
+    for (i, h1) in heads.iter().enumerate() {
+        for h2 in &heads[i + 1..] {
+            let proof = tree.consistency_proof(h1.size(), h2.size()).unwrap();
+            herald_verify::merkle::verify_consistency(
+                h1.size(),
+                h2.size(),
+                &proof,
+                h1.head().root(),
+                h2.head().root(),
+            )
+            .unwrap();
+        }
+    }
+}
+
+/// The tree heads the sequencers stored, by size.
+pub async fn stored_heads(client: &tokio_postgres::Client) -> Vec<herald_verify::SignedTreeHead> {
+    client
+        .query("SELECT sth FROM tree_heads ORDER BY size", &[])
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| herald_verify::SignedTreeHead::decode(&r.get::<_, Vec<u8>>(0)).unwrap())
+        .collect()
+}
