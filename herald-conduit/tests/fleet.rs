@@ -202,6 +202,20 @@ fn molt(old: &SigningKey, new: &SigningKey, ts: u64, n: u8) -> Vec<u8> {
         .into_bytes()
 }
 
+/// A message by the disputed `k` at `ts` (nonce `[n; 16]`) is refused
+/// `disputed` by `conduit`.
+async fn assert_disputed(conduit: &Running, k: &SigningKey, ts: u64, n: u8) {
+    let say = EnvelopeBuilder::genesis(ts)
+        .nonce(Nonce([n; 16]))
+        .payload(Value::text("still me"))
+        .sign(k)
+        .unwrap()
+        .into_bytes();
+    let r = conduit.post(&say).await;
+    assert_eq!(r.status, 422);
+    assert!(r.header("herald-reasons").unwrap().contains("disputed"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn fleet_molts_racing_through_two_conduits_end_disputed() {
     let pg = Cluster::start();
@@ -242,15 +256,7 @@ async fn fleet_molts_racing_through_two_conduits_end_disputed() {
         );
         // From now on, through either conduit, the sigil is disputed.
         for (i, conduit) in [&a, &b].into_iter().enumerate() {
-            let say = EnvelopeBuilder::genesis(t - 10)
-                .nonce(Nonce([10 + u8::try_from(i).unwrap(); 16]))
-                .payload(Value::text("still me"))
-                .sign(&racer)
-                .unwrap()
-                .into_bytes();
-            let r = conduit.post(&say).await;
-            assert_eq!(r.status, 422);
-            assert!(r.header("herald-reasons").unwrap().contains("disputed"));
+            assert_disputed(conduit, &racer, t - 10, 10 + u8::try_from(i).unwrap()).await;
         }
     }
     a.stop().await;
@@ -372,14 +378,6 @@ async fn one_redb_conduit_disputes_overlapping_molts() {
     let r = c.post(&m2).await;
     assert_eq!(r.status, 422);
     assert!(r.header("herald-reasons").unwrap().contains("disputed"));
-    let say = EnvelopeBuilder::genesis(t - 10)
-        .nonce(Nonce([10; 16]))
-        .payload(Value::text("still me"))
-        .sign(&racer)
-        .unwrap()
-        .into_bytes();
-    let r = c.post(&say).await;
-    assert_eq!(r.status, 422);
-    assert!(r.header("herald-reasons").unwrap().contains("disputed"));
+    assert_disputed(&c, &racer, t - 10, 10).await;
     c.stop().await;
 }
