@@ -122,9 +122,34 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
         assert_eq!(items(&r.body), seen[0][10..]);
     }
 
+    // A long poll on one conduit wakes for a post through another.
+    let carol = SigningKey::from_seed(&[0x33; 32]);
+    let waiting = {
+        let addr = c.addr;
+        let path = format!(
+            "/v1/inbox/{}?after=0&wait=20",
+            carol.sigil(SigilForm::Default)
+        );
+        tokio::spawn(async move {
+            let t = Instant::now();
+            let r = herald_conduit::client::get(addr, &path, T).await.unwrap();
+            (r, t.elapsed())
+        })
+    };
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let to_carol = message(&alice(), &carol, 500, "are you there?");
+    assert_eq!(a.post(&to_carol).await.status, 201);
+    let (r, waited) = waiting.await.unwrap();
+    assert_eq!(r.header("herald-cursor"), Some("1"));
+    assert_eq!(items(&r.body).len(), 1);
+    assert!(
+        waited < Duration::from_secs(5),
+        "the long poll slept {waited:?}"
+    );
+
     // Proofs from any conduit, against one log.
     let head = sth_of(c).await;
-    assert_eq!(head.size(), 61);
+    assert_eq!(head.size(), 62);
     for m in &made {
         let id = herald_core::EnvelopeRef::decode(&m.envelope)
             .unwrap()
@@ -161,7 +186,7 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
             .to_string();
         let vkey = herald_tlog::NoteVerifier::ed25519(&origin, conduit_key().public_key()).unwrap();
         let (cp, _) = herald_tlog::checkpoint::SignedCheckpoint::open(&text, &[vkey]).unwrap();
-        assert_eq!(cp.checkpoint().size(), 61);
+        assert_eq!(cp.checkpoint().size(), 62);
         let reader = herald_tlog::tiles::TileReader::new(get, cp.checkpoint()).unwrap();
         assert_eq!(*reader.root(), root);
     })
