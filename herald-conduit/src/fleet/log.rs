@@ -44,8 +44,11 @@ struct LogState {
 }
 
 struct Sequencer {
-    /// The connection holding the advisory lock (when leader).
+    /// The connection that holds the advisory lock, or tries to take it
+    /// every [`TAKEOVER_EVERY`].
     client: Option<Client>,
+    /// Whether `client` holds the lock: this conduit is the sequencer.
+    holds: bool,
     last_try: Option<Instant>,
     /// The size and time of the last head signed.
     signed: Option<(u64, Instant)>,
@@ -60,6 +63,7 @@ impl FleetLog {
             }),
             sequencer: std::sync::Mutex::new(Sequencer {
                 client: None,
+                holds: false,
                 last_try: None,
                 signed: None,
             }),
@@ -113,14 +117,21 @@ impl Fleet {
             .lock()
             .map_err(|_| FleetError::Corrupted("the sequencer lock is poisoned".into()))?;
         if seq.client.as_ref().is_some_and(Client::is_closed) {
+            // The lock went with the connection.
             seq.client = None;
+            seq.holds = false;
         }
-        if seq.client.is_none() {
+        if !seq.holds {
             if seq.last_try.is_some_and(|t| t.elapsed() < TAKEOVER_EVERY) {
                 return Ok(());
             }
             seq.last_try = Some(Instant::now());
-            let client = self.block_on(self.connect())?;
+            if seq.client.is_none() {
+                seq.client = Some(self.block_on(self.connect())?);
+            }
+            let Some(client) = seq.client.as_ref() else {
+                return Ok(());
+            };
             let got: bool = self
                 .block_on(client.query_one("SELECT pg_try_advisory_lock($1)", &[&SEQUENCER_LOCK]))
                 .map_err(FleetError::db("take the sequencer lock"))?
@@ -128,7 +139,7 @@ impl Fleet {
             if !got {
                 return Ok(());
             }
-            seq.client = Some(client);
+            seq.holds = true;
             seq.signed = None;
         }
         let Some(client) = seq.client.as_ref() else {
@@ -177,6 +188,7 @@ impl Fleet {
             Err(e) => {
                 // Lost the connection (and with it the lock): step down.
                 seq.client = None;
+                seq.holds = false;
                 Err(e)
             }
         }
