@@ -9,8 +9,13 @@
 //! its leaf is synced to the log before the 201 is sent.
 //!
 //! The notary's log is also served in C2SP form (`GET /checkpoint`,
-//! `GET /tile/...`, [`tlog`]) through herald-tlog, so tlog-tiles clients
+//! `GET /tile/...`, module `tlog`) through herald-tlog, so tlog-tiles clients
 //! and tlog-witness witnesses read it with no HERALD-specific code.
+//!
+//! Storage has two backends: the redb store in the state directory (the
+//! default) and, with [`Config::store`], a PostgreSQL database shared by a
+//! fleet of conduits ([`fleet`], issue 22), over which the same
+//! [`Receiver`] rules run through herald-verify's `LiveState`.
 #![forbid(unsafe_code)]
 
 pub mod client;

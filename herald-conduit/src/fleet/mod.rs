@@ -3,8 +3,8 @@
 //! one audit log (`--store postgres://...`; docs/conduit.md, "Fleet").
 //!
 //! The live-reception rules are herald-verify's [`Receiver`]'s, run over
-//! this database through [`LiveState`] ([`TxnState`] inside the accepting
-//! transaction, [`ReadState`] for the lock-free precheck); nothing of P8
+//! this database through [`LiveState`] (`TxnState` inside the accepting
+//! transaction, `ReadState` for the lock-free precheck); nothing of P8
 //! or P10 is written here. What is here is the storage: claims by the
 //! `replay` primary key (`INSERT ... ON CONFLICT`), dense arrival numbers
 //! and inbox positions taken in the accepting transaction, the log's
