@@ -7,67 +7,23 @@
 
 mod support;
 
+use support::conduit::{bob, conduit_key, message, now, write_files};
+
 use std::collections::{BTreeMap, HashMap};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Child;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use herald_conduit::client;
 use herald_core::cbor::Value;
-use herald_core::{EnvelopeBuilder, EnvelopeRef, Nonce, SigilForm, SigningKey};
+use herald_core::{EnvelopeRef, SigilForm};
 use herald_verify::{ConsistencyProof, InclusionProof, Keyring, Provenance, SignedTreeHead};
 
 const KILLS: usize = 24;
 const CLIENTS: usize = 8;
 const T: Duration = Duration::from_secs(10);
-
-fn alice() -> SigningKey {
-    SigningKey::from_seed(&[0x11; 32])
-}
-fn bob() -> SigningKey {
-    SigningKey::from_seed(&[0x22; 32])
-}
-fn conduit_key() -> SigningKey {
-    SigningKey::from_seed(&[0xc0; 32])
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
-
-fn message(n: u64, text: &str) -> Vec<u8> {
-    let mut nonce = [0u8; 16];
-    nonce[..8].copy_from_slice(&n.to_be_bytes());
-    EnvelopeBuilder::genesis(now())
-        .nonce(Nonce(nonce))
-        .to(bob().sigil(SigilForm::Default))
-        .payload(Value::text(text))
-        .sign(&alice())
-        .unwrap()
-        .into_bytes()
-}
-
-fn write_files(dir: &Path) {
-    let seed = herald_verify::report::hex(conduit_key().to_seed().as_slice());
-    let key = dir.join("conduit.key");
-    std::fs::write(&key, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
-    let ring = format!(
-        "{}\n{}\n",
-        herald_verify::keyring::key_line(&alice().public_key()),
-        herald_verify::keyring::key_line(&bob().public_key())
-    );
-    std::fs::write(dir.join("keyring"), ring).unwrap();
-}
 
 /// Start the conduit (relay + notary) over the state in `dir`.
 fn spawn(dir: &Path) -> (Child, SocketAddr) {
@@ -157,25 +113,8 @@ async fn sigkill_under_load_loses_nothing_acknowledged() {
         "too little was acknowledged: {}",
         seen.acked.len()
     );
-    let mut inbox = Vec::new();
-    let mut cursor = 0u64;
     let bob_sigil = bob().sigil(SigilForm::Default).to_string();
-    loop {
-        let r = client::get(addr, &format!("/v1/inbox/{bob_sigil}?after={cursor}"), T)
-            .await
-            .unwrap();
-        let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
-        if next == cursor {
-            break;
-        }
-        for piece in herald_verify::sequence::split(&r.body, 1 << 20, 64) {
-            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
-                panic!("inbox is not a CBOR sequence");
-            };
-            inbox.push(*EnvelopeRef::decode(bytes).unwrap().id());
-        }
-        cursor = next;
-    }
+    let (inbox, _) = support::conduit::read_inbox(&[addr], &bob_sigil, T).await;
     let inbox: std::collections::HashSet<_> = inbox.into_iter().collect();
     for (id, (n, body)) in seen.acked.iter() {
         let hex = herald_verify::report::hex(id);

@@ -82,4 +82,26 @@ fn serve_stops_cleanly_on_sigterm_and_refuses_bad_flags() {
         .unwrap();
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--roles: unknown role \"mirror\""));
+    // --store: only a PostgreSQL URL; one nobody answers is a clear error.
+    for (url, says) in [
+        (
+            "sqlite:///tmp/x.db",
+            "--store: expected a postgres:// or postgresql:// URL",
+        ),
+        (
+            "postgres://herald@127.0.0.1:1/herald",
+            "--store: fleet database: connect",
+        ),
+    ] {
+        let bad = Command::new(env!("CARGO_BIN_EXE_herald"))
+            .args(["conduit", "serve", "--store", url, "--key"])
+            .arg(dir.path().join("c.key"))
+            .arg("--state")
+            .arg(dir.path().join("state"))
+            .output()
+            .unwrap();
+        assert_eq!(bad.status.code(), Some(2), "{url}");
+        let err = String::from_utf8_lossy(&bad.stderr);
+        assert!(err.contains(says), "{url}: {err}");
+    }
 }

@@ -62,6 +62,9 @@ pub struct Config {
     pub max_inflight: usize,
     /// The log's origin string (`--origin`), shown in `.well-known`.
     pub origin: Option<String>,
+    /// `--store postgres://...`: the fleet database (docs/conduit.md,
+    /// "Fleet"); `None`: the redb store in `state` (the default).
+    pub store: Option<String>,
 }
 
 impl Config {
@@ -78,6 +81,7 @@ impl Config {
             batch: DEFAULT_BATCH,
             max_inflight: DEFAULT_MAX_INFLIGHT,
             origin: None,
+            store: None,
         }
     }
 

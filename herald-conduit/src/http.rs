@@ -21,12 +21,15 @@ use crate::config::{MAX_INBOX_ANSWER, MAX_WAIT};
 use crate::head::{self, Head};
 use crate::mailbox::{self, Reader};
 use crate::refusal::Refusal;
+use crate::tlog;
 use crate::writer::{self, Job, Outcome, Queue};
 
 /// Bytes read past `--max-body` at most, so that the head of an oversize
 /// envelope can still be read and its refusal addressed; the connection
 /// level cap is `--max-body` plus this.
 const HEAD_SLACK: usize = 64 << 10;
+/// How often a fleet conduit's long poll looks at the shared inboxes.
+const FLEET_INBOX_POLL: Duration = Duration::from_millis(50);
 /// Kept back from `--deadline-ms` to write the answer.
 const ANSWER_MARGIN: Duration = Duration::from_millis(50);
 
@@ -34,8 +37,8 @@ const CBOR: &str = "application/cbor";
 const CBOR_SEQ: &str = "application/cbor-seq";
 
 #[derive(Clone)]
-struct App {
-    conduit: Arc<Conduit>,
+pub(crate) struct App {
+    pub(crate) conduit: Arc<Conduit>,
     queue: Queue,
     inflight: Arc<Semaphore>,
 }
@@ -56,6 +59,8 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
         .route("/v1/sth", get(sth))
         .route("/v1/proof/inclusion/{id}", get(inclusion))
         .route("/v1/proof/consistency", get(consistency))
+        .route("/checkpoint", get(tlog::checkpoint))
+        .route("/tile/{*path}", get(tlog::tile))
         .route("/.well-known/herald-conduit", get(well_known))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
@@ -65,7 +70,7 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
 }
 
 /// An RFC 9457 problem (`application/problem+json`).
-fn problem(status: StatusCode, kind: &str, detail: &str) -> Response {
+pub(crate) fn problem(status: StatusCode, kind: &str, detail: &str) -> Response {
     let body = serde_json::json!({
         "type": format!("urn:herald:conduit:{kind}"),
         "title": status.canonical_reason().unwrap_or("error"),
@@ -102,7 +107,7 @@ fn hash32(text: &str) -> Result<[u8; 32], Box<Response>> {
         .ok_or_else(bad)
 }
 
-fn storage_problem(e: &dyn std::fmt::Display) -> Response {
+pub(crate) fn storage_problem(e: &dyn std::fmt::Display) -> Response {
     problem(StatusCode::INTERNAL_SERVER_ERROR, "storage", &e.to_string())
 }
 
@@ -193,8 +198,14 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
         return refuse(conduit, &Refusal::RateLimited(wait), &head);
     }
     // A repeat of an acknowledged envelope: its first answer (spec §11.3).
-    if let Ok(r) = Reader::new(conduit.store())
-        && let Ok(Some(body)) = r.answer(&head.id)
+    let answered = match &conduit.fleet {
+        Some(f) => f.answer(&head.id).await.ok().flatten(),
+        None => Reader::new(conduit.store())
+            .and_then(|r| r.answer(&head.id))
+            .ok()
+            .flatten(),
+    };
+    if let Some(body) = answered
         && writer::is_envelope_of(&bytes, &head.id)
     {
         return created(conduit, &head.id, body);
@@ -263,7 +274,13 @@ async fn get_envelope(State(app): State<App>, Path(id): Path<String>) -> Respons
         Ok(id) => id,
         Err(r) => return *r,
     };
-    match Reader::new(app.conduit.store()).and_then(|r| r.envelope(&id)) {
+    let found = match &app.conduit.fleet {
+        Some(f) => f.envelope(&id).await.map_err(|e| e.to_string()),
+        None => Reader::new(app.conduit.store())
+            .and_then(|r| r.envelope(&id))
+            .map_err(|e| e.to_string()),
+    };
+    match found {
         Ok(Some(s)) => cbor(StatusCode::OK, CBOR, s.bytes),
         Ok(None) => problem(
             StatusCode::NOT_FOUND,
@@ -307,9 +324,16 @@ async fn inbox(
     let mut closing = app.conduit.closing.subscribe();
     loop {
         arrivals.mark_unchanged();
-        let found = match Reader::new(app.conduit.store())
-            .and_then(|r| r.inbox(&who, after, MAX_INBOX_ANSWER))
-        {
+        let found = match &app.conduit.fleet {
+            Some(f) => f
+                .inbox(&who, after, MAX_INBOX_ANSWER)
+                .await
+                .map_err(|e| e.to_string()),
+            None => Reader::new(app.conduit.store())
+                .and_then(|r| r.inbox(&who, after, MAX_INBOX_ANSWER))
+                .map_err(|e| e.to_string()),
+        };
+        let found = match found {
             Ok(f) => f,
             Err(e) => return storage_problem(&e),
         };
@@ -322,8 +346,13 @@ async fn inbox(
                 .insert("herald-cursor", HeaderValue::from(cursor));
             return r;
         }
+        // A fleet's other conduits deliver too: look again now and then.
+        let next_look = match &app.conduit.fleet {
+            Some(_) => until.min(Instant::now() + FLEET_INBOX_POLL),
+            None => until,
+        };
         tokio::select! {
-            _ = tokio::time::sleep_until(until.into()) => {}
+            _ = tokio::time::sleep_until(next_look.into()) => {}
             _ = arrivals.changed() => {}
             _ = closing.changed() => {}
         }
@@ -335,7 +364,13 @@ async fn trace(State(app): State<App>, Path(trace): Path<String>) -> Response {
         Ok(t) => t,
         Err(r) => return *r,
     };
-    match Reader::new(app.conduit.store()).and_then(|r| r.trace(&trace)) {
+    let all = match &app.conduit.fleet {
+        Some(f) => f.trace(&trace).await.map_err(|e| e.to_string()),
+        None => Reader::new(app.conduit.store())
+            .and_then(|r| r.trace(&trace))
+            .map_err(|e| e.to_string()),
+    };
+    match all {
         Ok(all) => cbor(
             StatusCode::OK,
             CBOR_SEQ,
@@ -345,7 +380,12 @@ async fn trace(State(app): State<App>, Path(trace): Path<String>) -> Response {
     }
 }
 
-fn no_log() -> Response {
+/// The fleet whose log this conduit serves (a notary on `--store postgres`).
+pub(crate) fn fleet_log(c: &Conduit) -> Option<&crate::fleet::Fleet> {
+    c.fleet.as_ref().filter(|_| c.config.roles.notary)
+}
+
+pub(crate) fn no_log() -> Response {
     problem(
         StatusCode::NOT_FOUND,
         "not_a_notary",
@@ -370,11 +410,18 @@ fn audit_object(value: Vec<u8>, json: bool) -> Response {
 }
 
 async fn sth(State(app): State<App>, RawQuery(q): RawQuery) -> Response {
-    let Some(notary) = &app.conduit.notary else {
-        return no_log();
-    };
     let json = q.is_some_and(|q| q.split('&').any(|p| p == "json" || p.starts_with("json=")));
-    let sth = notary.lock().ok().and_then(|n| n.sth().cloned());
+    let sth = if let Some(f) = fleet_log(&app.conduit) {
+        match f.head().await {
+            Ok(s) => s,
+            Err(e) => return storage_problem(&e),
+        }
+    } else {
+        let Some(notary) = &app.conduit.notary else {
+            return no_log();
+        };
+        notary.lock().ok().and_then(|n| n.sth().cloned())
+    };
     match sth {
         Some(s) => audit_object(s.encode(), json),
         None => problem(
@@ -390,16 +437,27 @@ async fn inclusion(State(app): State<App>, Path(id): Path<String>) -> Response {
         Ok(id) => id,
         Err(r) => return *r,
     };
-    let Some(notary) = &app.conduit.notary else {
-        return no_log();
+    let proof = if let Some(f) = fleet_log(&app.conduit) {
+        match f.leaf_index(&id).await {
+            Ok(Some(index)) => f.inclusion(index).await.map_err(|e| e.to_string()),
+            Ok(None) => {
+                return problem(StatusCode::NOT_FOUND, "unknown_id", "no leaf with that id");
+            }
+            Err(e) => return storage_problem(&e),
+        }
+    } else {
+        let Some(notary) = &app.conduit.notary else {
+            return no_log();
+        };
+        let Ok(n) = notary.lock() else {
+            return storage_problem(&"the notary lock is poisoned");
+        };
+        let Some(index) = n.log().index_of(&id) else {
+            return problem(StatusCode::NOT_FOUND, "unknown_id", "no leaf with that id");
+        };
+        n.inclusion(index, None).map_err(|e| e.to_string())
     };
-    let Ok(n) = notary.lock() else {
-        return storage_problem(&"the notary lock is poisoned");
-    };
-    let Some(index) = n.log().index_of(&id) else {
-        return problem(StatusCode::NOT_FOUND, "unknown_id", "no leaf with that id");
-    };
-    match n.inclusion(index, None) {
+    match proof {
         Ok(Some(p)) => cbor(StatusCode::OK, CBOR, p.encode()),
         Ok(None) => problem(
             StatusCode::NOT_FOUND,
@@ -411,9 +469,9 @@ async fn inclusion(State(app): State<App>, Path(id): Path<String>) -> Response {
 }
 
 async fn consistency(State(app): State<App>, Query(q): Query<HashMap<String, String>>) -> Response {
-    let Some(notary) = &app.conduit.notary else {
+    if app.conduit.notary.is_none() && fleet_log(&app.conduit).is_none() {
         return no_log();
-    };
+    }
     let (from, to) = match (query_u64(&q, "from"), query_u64(&q, "to")) {
         (Ok(Some(f)), Ok(t)) => (f, t),
         (Ok(None), _) => {
@@ -422,13 +480,25 @@ async fn consistency(State(app): State<App>, Query(q): Query<HashMap<String, Str
         (Err(r), _) | (_, Err(r)) => return *r,
     };
     let now = app.conduit.now();
-    let proof = match notary.lock() {
-        Ok(n) => n.consistency(&app.conduit.key, from, to, now),
-        Err(_) => return storage_problem(&"the notary lock is poisoned"),
+    let proof = if let Some(f) = fleet_log(&app.conduit) {
+        match f.consistency(&app.conduit.key, from, to, now).await {
+            Ok(p) => p,
+            Err(e) => return storage_problem(&e),
+        }
+    } else {
+        let Some(notary) = &app.conduit.notary else {
+            return no_log();
+        };
+        match notary.lock() {
+            Ok(n) => n
+                .consistency(&app.conduit.key, from, to, now)
+                .map_err(|e| e.to_string()),
+            Err(_) => return storage_problem(&"the notary lock is poisoned"),
+        }
     };
     match proof {
         Ok(p) => cbor(StatusCode::OK, CBOR, p.encode()),
-        Err(e) => problem(StatusCode::BAD_REQUEST, "bad_sizes", &e.to_string()),
+        Err(e) => problem(StatusCode::BAD_REQUEST, "bad_sizes", &e),
     }
 }
 
@@ -440,8 +510,8 @@ async fn well_known(State(app): State<App>) -> Response {
         "sigil": sigil,
         "key": HEXLOWER.encode(key.as_bytes()),
         "roles": c.config.roles.names(),
-        "log": c.notary.as_ref().map(|_| sigil.clone()),
-        "origin": c.config.origin,
+        "log": c.config.roles.notary.then(|| sigil.clone()),
+        "origin": c.origin,
         "max_body": c.config.max_body,
         "deadline_ms": u64::try_from(c.config.deadline.as_millis()).unwrap_or(u64::MAX),
         "version": env!("CARGO_PKG_VERSION"),
@@ -467,11 +537,14 @@ async fn healthz(State(app): State<App>) -> Response {
 }
 
 async fn metrics(State(app): State<App>) -> Response {
-    let size = app
-        .conduit
-        .notary
-        .as_ref()
-        .and_then(|n| n.lock().ok().map(|n| n.log().len()));
+    let size = match fleet_log(&app.conduit) {
+        Some(f) => f.head_size().await.ok(),
+        None => app
+            .conduit
+            .notary
+            .as_ref()
+            .and_then(|n| n.lock().ok().map(|n| n.log().len())),
+    };
     (
         StatusCode::OK,
         [(header::CONTENT_TYPE, "text/plain; version=0.0.4")],

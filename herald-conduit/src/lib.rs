@@ -8,18 +8,26 @@
 //! claim, bytes, inbox entry and trace entry commit together, and (notary)
 //! its leaf is synced to the log before the 201 is sent.
 //!
-//! Not here: the C2SP `/checkpoint` and `/tile/...` routes and the witness
-//! (issue 17).
+//! The notary's log is also served in C2SP form (`GET /checkpoint`,
+//! `GET /tile/...`, module `tlog`) through herald-tlog, so tlog-tiles clients
+//! and tlog-witness witnesses read it with no HERALD-specific code.
+//!
+//! Storage has two backends: the redb store in the state directory (the
+//! default) and, with [`Config::store`], a PostgreSQL database shared by a
+//! fleet of conduits ([`fleet`], issue 22), over which the same
+//! [`Receiver`] rules run through herald-verify's `LiveState`.
 #![forbid(unsafe_code)]
 
 pub mod client;
 pub mod config;
+pub mod fleet;
 mod head;
 mod http;
 pub mod mailbox;
 pub mod metrics;
 pub mod notary;
 pub mod refusal;
+mod tlog;
 mod writer;
 
 use std::collections::HashMap;
@@ -54,6 +62,10 @@ pub enum OpenError {
     Store(StoreError),
     /// The audit log (notary).
     Log(String),
+    /// `--origin` is not a valid C2SP origin and key name.
+    Origin(String),
+    /// The fleet database (`--store postgres://...`).
+    Fleet(fleet::FleetError),
 }
 
 impl fmt::Display for OpenError {
@@ -62,6 +74,8 @@ impl fmt::Display for OpenError {
             Self::State(e) => write!(f, "state directory: {e}"),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Log(e) => write!(f, "{e}"),
+            Self::Origin(e) => write!(f, "--origin: {e}"),
+            Self::Fleet(e) => write!(f, "--store: {e}"),
         }
     }
 }
@@ -82,11 +96,17 @@ pub struct Conduit {
     receiver: Receiver,
     clock: Box<dyn Clock>,
     notary: Option<Mutex<Notary>>,
+    /// The fleet database, with `--store postgres://...` (then `notary`
+    /// is `None`: the log is the fleet's).
+    fleet: Option<fleet::Fleet>,
     deliveries: watch::Sender<u64>,
     closing: watch::Sender<bool>,
     metrics: metrics::Metrics,
     buckets: Mutex<HashMap<[u8; mailbox::RECIPIENT_LEN], Bucket>>,
     accepting: AtomicBool,
+    /// The C2SP origin of the log's checkpoints (`--origin`, or the
+    /// conduit's sigil).
+    origin: String,
 }
 
 impl fmt::Debug for Conduit {
@@ -103,12 +123,27 @@ impl Conduit {
     /// with `keyring` and the keys births teach (P7); with `notary`, open
     /// the log and append the leaves a crash left out.
     pub fn open(config: Config, key: SigningKey, keyring: Keyring) -> Result<Self, OpenError> {
+        let origin = match &config.origin {
+            Some(o) => o.clone(),
+            None => key
+                .public_key()
+                .sigil(herald_core::SigilForm::Default)
+                .to_string(),
+        };
+        herald_tlog::NoteVerifier::ed25519(&origin, key.public_key())
+            .map_err(|e| OpenError::Origin(e.to_string()))?;
         herald_verify::files::create_private_dir(&config.state).map_err(OpenError::State)?;
         let store = Store::open_or_create(config.state.join(STORE_FILE), STORE_OWNER)
             .map_err(OpenError::Store)?;
         mailbox::create_tables(&store).map_err(OpenError::Store)?;
         let clock: Box<dyn Clock> = Box::new(SystemClock);
-        let notary = if config.roles.notary {
+        let fleet = match &config.store {
+            Some(url) => {
+                Some(fleet::Fleet::open(url, &key.public_key()).map_err(OpenError::Fleet)?)
+            }
+            None => None,
+        };
+        let notary = if config.roles.notary && fleet.is_none() {
             let reader = Reader::new(&store).map_err(OpenError::Store)?;
             Some(Mutex::new(
                 Notary::open(&config.log_dir(), &key, &reader, clock.now())
@@ -123,11 +158,13 @@ impl Conduit {
             key,
             clock,
             notary,
+            fleet,
             deliveries: watch::Sender::new(0),
             closing: watch::Sender::new(false),
             metrics: metrics::Metrics::default(),
             buckets: Mutex::new(HashMap::new()),
             accepting: AtomicBool::new(true),
+            origin,
         })
     }
 
@@ -139,6 +176,12 @@ impl Conduit {
     /// The conduit's public key.
     pub fn public_key(&self) -> herald_core::PublicKey {
         self.key.public_key()
+    }
+
+    /// The origin line of the log's C2SP checkpoints and the key name of
+    /// their signature: `--origin`, by default the conduit's sigil.
+    pub fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// The store (replay cache and the conduit's tables).
@@ -153,6 +196,11 @@ impl Conduit {
 
     /// Sign a fresh tree head when the last is a batch interval old.
     fn refresh_tree_head(&self) {
+        if let Some(f) = &self.fleet
+            && self.config.roles.notary
+        {
+            let _ = f.sequence(&self.key, self.now(), self.config.batch);
+        }
         if let Some(n) = &self.notary
             && let Ok(mut n) = n.lock()
         {

@@ -22,6 +22,9 @@ use crate::refusal::Refusal;
 /// Most posts received in one batch.
 const MAX_BATCH: usize = 512;
 
+/// How often a fleet conduit's writer wakes when idle (sequencer duty).
+const FLEET_IDLE: std::time::Duration = std::time::Duration::from_millis(5);
+
 /// A post waiting for the writer.
 pub(crate) struct Job {
     pub(crate) bytes: Vec<u8>,
@@ -61,8 +64,14 @@ pub(crate) fn is_envelope_of(bytes: &[u8], id: &[u8; 32]) -> bool {
 
 /// The writer loop: until every sender is gone.
 pub(crate) fn run(conduit: &Conduit, jobs: &Receiver<Job>) {
+    // A fleet's sequencer signs heads for other conduits' acceptances too:
+    // it looks for new leaves often.
+    let idle = match &conduit.fleet {
+        Some(_) => conduit.config.batch.min(FLEET_IDLE),
+        None => conduit.config.batch,
+    };
     loop {
-        let first = match jobs.recv_timeout(conduit.config.batch) {
+        let first = match jobs.recv_timeout(idle) {
             Ok(job) => job,
             Err(RecvTimeoutError::Timeout) => {
                 conduit.refresh_tree_head();
@@ -81,14 +90,26 @@ pub(crate) fn run(conduit: &Conduit, jobs: &Receiver<Job>) {
     }
 }
 
-enum Step {
+/// What became of one post inside a batch's transaction.
+pub(crate) enum Step {
+    /// Stored now, with its arrival number and forwarded bytes.
     New { arrival: u64, forwarded: Vec<u8> },
+    /// Stored before (idempotent repeat).
     Existing(Stored),
+    /// Answered without storing.
     Done(Outcome),
 }
 
 fn process(conduit: &Conduit, batch: Vec<Job>) {
     let now = conduit.now();
+    if let Some(fleet) = &conduit.fleet {
+        let accepted = {
+            let prepared = prepare(conduit, &batch, now);
+            crate::fleet::writer::accept(conduit, fleet, &batch, prepared)
+        };
+        crate::fleet::writer::answer(conduit, fleet, batch, accepted, now);
+        return;
+    }
     let receiver = &conduit.receiver;
     let store = receiver.store();
     let txn = match store.begin_write("receive a batch") {
@@ -113,13 +134,12 @@ fn process(conduit: &Conduit, batch: Vec<Job>) {
         };
         steps.push(step);
     }
+    // Committed even when nothing was accepted: a refused envelope may
+    // still have changed what the receiver witnessed (a molt overlapping
+    // another disputes the sigil, P8 rule 5), and that must last.
     let mut failed = None;
-    if steps.iter().any(|s| matches!(s, Step::New { .. })) {
-        if let Err(e) = txn.commit() {
-            failed = Some(format!("store commit: {e}"));
-        }
-    } else {
-        drop(txn);
+    if let Err(e) = txn.commit() {
+        failed = Some(format!("store commit: {e}"));
     }
     if failed.is_none() {
         failed = notarize(conduit, &steps, now).err();
@@ -164,17 +184,24 @@ fn process(conduit: &Conduit, batch: Vec<Job>) {
 }
 
 /// What can be done for a post without the write lock.
-struct Prepared<'b> {
-    pre: Result<Prechecked<'b>, StoreError>,
+pub(crate) struct Prepared<'b> {
+    pub(crate) pre: Result<Prechecked<'b>, StoreError>,
     /// The envelope with the relay's receipt (relay), or as received.
-    forwarded: Option<Vec<u8>>,
+    pub(crate) forwarded: Option<Vec<u8>>,
 }
 
 /// Precheck every post of `batch` and sign its receipt (relay), spread
 /// over the available cores.
 fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b>> {
     let one = |job: &'b Job| Prepared {
-        pre: conduit.receiver.precheck(&job.bytes, now),
+        pre: match &conduit.fleet {
+            Some(fleet) => conduit.receiver.precheck_with(
+                &mut crate::fleet::ReadState { fleet },
+                &job.bytes,
+                now,
+            ),
+            None => conduit.receiver.precheck(&job.bytes, now),
+        },
         forwarded: forwarded(conduit, &job.bytes, now),
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());

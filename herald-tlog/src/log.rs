@@ -70,9 +70,20 @@ pub fn checkpoint(
     if key.public_key() != *log.public_key() {
         return Err(PublishError::WrongKey);
     }
-    verifier_key(log, origin)?;
-    let cp =
-        Checkpoint::new(origin, log.len(), log.tree().root()).map_err(PublishError::Checkpoint)?;
+    sign_checkpoint(origin, log.len(), log.tree().root(), key)
+}
+
+/// The checkpoint of a tree of `size` leaves with root `root`, for
+/// `origin`, signed by `key` under the name `origin`: for a log kept
+/// elsewhere than a [`Log`] directory (the conduit fleet's database).
+pub fn sign_checkpoint(
+    origin: &str,
+    size: u64,
+    root: herald_verify::merkle::Hash,
+    key: &SigningKey,
+) -> Result<SignedCheckpoint, PublishError> {
+    NoteVerifier::ed25519(origin, key.public_key()).map_err(PublishError::Origin)?;
+    let cp = Checkpoint::new(origin, size, root).map_err(PublishError::Checkpoint)?;
     SignedCheckpoint::sign(cp, origin, key).map_err(PublishError::Checkpoint)
 }
 
@@ -81,16 +92,21 @@ pub fn checkpoint(
 /// tree, a partial tile wider than the tree gives it). Partial tiles
 /// narrower than the current one are served too: their bytes never change.
 pub fn tile(log: &Log, path: &str) -> Result<Option<Vec<u8>>, PublishError> {
-    let Ok(id) = TileId::parse(path) else {
-        return Ok(None);
-    };
-    let Some(now) = TileId::at_size(id.kind(), id.index(), log.len()) else {
-        return Ok(None);
-    };
-    if id.width() > now.width() {
-        return Ok(None);
+    match tile_in_tree(path, log.len()) {
+        Some(id) => tile_bytes(log, id),
+        None => Ok(None),
     }
-    tile_bytes(log, id)
+}
+
+/// The tile `path` names, when a tree of `size` leaves has it: `None` for
+/// a malformed path, a full tile beyond the tree, or a partial tile wider
+/// than the tree gives it (narrower partial tiles are in the tree: their
+/// bytes never change).
+#[must_use]
+pub fn tile_in_tree(path: &str, size: u64) -> Option<TileId> {
+    let id = TileId::parse(path).ok()?;
+    let now = TileId::at_size(id.kind(), id.index(), size)?;
+    (id.width() <= now.width()).then_some(id)
 }
 
 /// The bytes of tile `id`, known to be within the tree.

@@ -6,7 +6,12 @@
 //! ratio `throughput / (cores × 1 / (verify + sign))`, and p50/p99 latency
 //! against `--batch-ms`.
 //!
-//! `cargo run --release -p herald-benches --bin conduit [POSTS] [BATCH_MS] [CLIENTS]`
+//! With a fourth argument, a PostgreSQL URL (issue 22, docs/performance.md
+//! *(9)*): the same load, in the same run, on one fleet conduit and on two
+//! (clients alternating) sharing that database, with their throughput and
+//! p99 as ratios to the redb conduit's.
+//!
+//! `cargo run --release -p herald-benches --bin conduit [POSTS] [BATCH_MS] [CLIENTS] [POSTGRES_URL]`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
@@ -84,59 +89,32 @@ fn main() {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
 
     let dir = tempfile::tempdir().unwrap();
-    let mut config = Config::new(dir.path().join("state"));
-    config.roles = Roles {
-        relay: true,
-        notary: true,
-    };
-    config.batch = Duration::from_millis(batch_ms);
-    config.max_inflight = config.max_inflight.max(clients * 2);
-    let conduit = Conduit::open(config, conduit_key, keyring).unwrap();
-    let work = Arc::new(envelopes(&alice, &bob, posts, 0xaa));
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .unwrap();
-    let cpu_before = process_cpu();
-    let (took, mut latencies) = runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-        let addr = listener.local_addr().unwrap();
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let server = tokio::spawn(herald_conduit::serve(conduit, listener, async move {
-            let _ = stopped.await;
-        }));
-        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for _ in 0..clients {
-            let (work, next) = (Arc::clone(&work), Arc::clone(&next));
-            tasks.push(tokio::spawn(async move {
-                let mut lat = Vec::new();
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(body) = work.get(i) else { break };
-                    let t = Instant::now();
-                    let r = client::post(addr, "/v1/envelopes", body, Duration::from_secs(30))
-                        .await
-                        .unwrap();
-                    assert_eq!(r.status, 201);
-                    lat.push(t.elapsed());
-                }
-                lat
-            }));
-        }
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.unwrap());
-        }
-        let took = started.elapsed();
-        let _ = stop.send(());
-        server.await.unwrap().unwrap();
-        (took, all)
-    });
-    let cpu = process_cpu() - cpu_before;
-    latencies.sort();
-    let pct = |p: f64| latencies[((latencies.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3;
+    let config = |state: &str, store: Option<&String>| {
+        let mut config = Config::new(dir.path().join(state));
+        config.roles = Roles {
+            relay: true,
+            notary: true,
+        };
+        config.batch = Duration::from_millis(batch_ms);
+        config.max_inflight = config.max_inflight.max(clients * 2);
+        config.store = store.cloned();
+        config
+    };
+    let open = |state: &str, store: Option<&String>| {
+        Conduit::open(
+            config(state, store),
+            SigningKey::from_seed(&[0xc0; 32]),
+            keyring.clone(),
+        )
+        .unwrap()
+    };
+    let redb = vec![open("state", None)];
+    let work = Arc::new(envelopes(&alice, &bob, posts, 0xaa));
+    let (took, latencies, cpu) = load(&runtime, redb, &work, clients);
     let throughput = posts as f64 / took.as_secs_f64();
     let ceiling = cores as f64 / unit;
     println!(
@@ -158,13 +136,98 @@ fn main() {
         took.as_secs_f64(),
         100.0 * cpu / (took.as_secs_f64() * cores as f64)
     );
+    let p99 = pct(&latencies, 0.99);
     println!(
-        "latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms; --batch-ms {batch_ms}, p99 / batch-ms {:.2} (target <= 2)",
-        pct(0.50),
-        pct(0.99),
-        pct(1.0),
-        pct(0.99) / batch_ms as f64
+        "latency p50 {:.1} ms, p99 {p99:.1} ms, max {:.1} ms; --batch-ms {batch_ms}, p99 / batch-ms {:.2} (target <= 2)",
+        pct(&latencies, 0.50),
+        pct(&latencies, 1.0),
+        p99 / batch_ms as f64
     );
+    let Some(url) = args.next() else {
+        return;
+    };
+    // The fleet, same load, same run: 1 then 2 conduits on one database.
+    for (n, salt) in [(1usize, 0xa1u8), (2, 0xa2)] {
+        let conduits = (0..n)
+            .map(|i| open(&format!("fleet-{n}-{i}"), Some(&url)))
+            .collect();
+        let work = Arc::new(envelopes(&alice, &bob, posts, salt));
+        let (took, lat, cpu) = load(&runtime, conduits, &work, clients);
+        let t = posts as f64 / took.as_secs_f64();
+        let q = pct(&lat, 0.99);
+        println!(
+            "fleet of {n} on PostgreSQL: {t:.0} posts/s ({:.2} x redb), p50 {:.1} ms, p99 {q:.1} ms ({:.2} x redb), process CPU {:.0}% of {cores} cores",
+            t / throughput,
+            pct(&lat, 0.5),
+            q / p99,
+            100.0 * cpu / (took.as_secs_f64() * cores as f64)
+        );
+    }
+}
+
+/// The `p` quantile of sorted `latencies`, milliseconds.
+fn pct(latencies: &[Duration], p: f64) -> f64 {
+    latencies[((latencies.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3
+}
+
+/// Serve `conduits` on loopback and post `work` through them with
+/// `clients` concurrent clients (post `i` to conduit `i mod n`): the wall
+/// time, the sorted latencies, and the process CPU seconds.
+fn load(
+    runtime: &tokio::runtime::Runtime,
+    conduits: Vec<Conduit>,
+    work: &Arc<Vec<Vec<u8>>>,
+    clients: usize,
+) -> (Duration, Vec<Duration>, f64) {
+    let work = Arc::clone(work);
+    let cpu_before = process_cpu();
+    let (took, mut latencies) = runtime.block_on(async move {
+        let mut addrs = Vec::new();
+        let mut servers = Vec::new();
+        for conduit in conduits {
+            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+            addrs.push(listener.local_addr().unwrap());
+            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+            let server = tokio::spawn(herald_conduit::serve(conduit, listener, async move {
+                let _ = stopped.await;
+            }));
+            servers.push((stop, server));
+        }
+        let addrs = Arc::new(addrs);
+        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let started = Instant::now();
+        let mut tasks = Vec::new();
+        for _ in 0..clients {
+            let (work, next, addrs) = (Arc::clone(&work), Arc::clone(&next), Arc::clone(&addrs));
+            tasks.push(tokio::spawn(async move {
+                let mut lat = Vec::new();
+                loop {
+                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let Some(body) = work.get(i) else { break };
+                    let addr = addrs[i % addrs.len()];
+                    let t = Instant::now();
+                    let r = client::post(addr, "/v1/envelopes", body, Duration::from_secs(30))
+                        .await
+                        .unwrap();
+                    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+                    lat.push(t.elapsed());
+                }
+                lat
+            }));
+        }
+        let mut all = Vec::new();
+        for t in tasks {
+            all.extend(t.await.unwrap());
+        }
+        let took = started.elapsed();
+        for (stop, server) in servers {
+            let _ = stop.send(());
+            server.await.unwrap().unwrap();
+        }
+        (took, all)
+    });
+    latencies.sort();
+    (took, latencies, process_cpu() - cpu_before)
 }
 
 /// User + system CPU seconds of this process so far (Linux; 0 elsewhere).

@@ -68,9 +68,14 @@ struct ServeArgs {
     /// Posts in flight before the conduit sheds load (503 overloaded)
     #[arg(long, value_name = "N", default_value_t = herald_conduit::config::DEFAULT_MAX_INFLIGHT)]
     max_inflight: usize,
-    /// The log's origin string, shown in /.well-known/herald-conduit
+    /// The log's C2SP origin (checkpoint origin line and key name) [default: the conduit's
+    /// sigil]
     #[arg(long, value_name = "ORIGIN")]
     origin: Option<String>,
+    /// Keep the state in a PostgreSQL database shared by a fleet of conduits (postgres://...)
+    /// instead of the redb file in --state
+    #[arg(long, value_name = "URL")]
+    store: Option<String>,
 }
 
 /// Run `conduit`.
@@ -114,6 +119,14 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     config.batch = Duration::from_millis(a.batch_ms);
     config.max_inflight = a.max_inflight;
     config.origin = a.origin;
+    if let Some(url) = &a.store
+        && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
+    {
+        return Err(CliError::new(
+            "--store: expected a postgres:// or postgresql:// URL",
+        ));
+    }
+    config.store = a.store;
     let conduit = Conduit::open(config, key, keyring).map_err(|e| CliError::new(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

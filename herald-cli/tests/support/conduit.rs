@@ -3,7 +3,66 @@
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use herald_core::cbor::Value;
+use herald_core::{EnvelopeBuilder, Nonce, SigilForm, SigningKey};
+
+/// The sender of the load tests' messages.
+pub(crate) fn alice() -> SigningKey {
+    SigningKey::from_seed(&[0x11; 32])
+}
+
+/// Their recipient.
+pub(crate) fn bob() -> SigningKey {
+    SigningKey::from_seed(&[0x22; 32])
+}
+
+/// The conduit's key (a fleet's, shared).
+pub(crate) fn conduit_key() -> SigningKey {
+    SigningKey::from_seed(&[0xc0; 32])
+}
+
+/// Now, Unix seconds.
+pub(crate) fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// Alice's message to bob with nonce number `n`.
+pub(crate) fn message(n: u64, text: &str) -> Vec<u8> {
+    let mut nonce = [0u8; 16];
+    nonce[..8].copy_from_slice(&n.to_be_bytes());
+    EnvelopeBuilder::genesis(now())
+        .nonce(Nonce(nonce))
+        .to(bob().sigil(SigilForm::Default))
+        .payload(Value::text(text))
+        .sign(&alice())
+        .unwrap()
+        .into_bytes()
+}
+
+/// `dir/conduit.key` (0600) and `dir/keyring` (alice, bob).
+pub(crate) fn write_files(dir: &Path) {
+    let seed = herald_verify::report::hex(conduit_key().to_seed().as_slice());
+    let key = dir.join("conduit.key");
+    std::fs::write(&key, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let ring = format!(
+        "{}\n{}\n",
+        herald_verify::keyring::key_line(&alice().public_key()),
+        herald_verify::keyring::key_line(&bob().public_key())
+    );
+    std::fs::write(dir.join("keyring"), ring).unwrap();
+}
 
 /// Start the real binary with `configure`'s flags added; the child and
 /// the address it listens on.
@@ -25,4 +84,34 @@ pub(crate) fn serve(configure: impl FnOnce(&mut Command)) -> (Child, SocketAddr)
         .parse()
         .unwrap();
     (child, addr)
+}
+
+/// Every envelope id in the inbox of `sigil`, paging from cursor 0 and
+/// reading each page through the next of `addrs`; and the last cursor.
+pub(crate) async fn read_inbox(
+    addrs: &[SocketAddr],
+    sigil: &str,
+    timeout: std::time::Duration,
+) -> (Vec<[u8; 32]>, u64) {
+    let mut inbox = Vec::new();
+    let mut cursor = 0u64;
+    for page in 0.. {
+        let via = addrs[page % addrs.len()];
+        let r =
+            herald_conduit::client::get(via, &format!("/v1/inbox/{sigil}?after={cursor}"), timeout)
+                .await
+                .unwrap();
+        let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
+        if next == cursor {
+            break;
+        }
+        for piece in herald_verify::sequence::split(&r.body, 1 << 20, 64) {
+            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
+                panic!("inbox is not a CBOR sequence");
+            };
+            inbox.push(*herald_core::EnvelopeRef::decode(bytes).unwrap().id());
+        }
+        cursor = next;
+    }
+    (inbox, cursor)
 }

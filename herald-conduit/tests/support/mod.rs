@@ -1,6 +1,8 @@
 //! A conduit on 127.0.0.1:0 in a temp dir, and envelopes to post to it.
 #![allow(dead_code, unreachable_pub)]
 
+pub mod pg;
+
 use std::net::SocketAddr;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -95,7 +97,12 @@ pub async fn start_as(
     };
     config.batch = Duration::from_millis(100);
     tune(&mut config);
-    let conduit = Conduit::open(config, key, keyring).unwrap();
+    // A fleet conduit connects with a runtime of its own: open it outside
+    // this one.
+    let conduit = tokio::task::spawn_blocking(move || Conduit::open(config, key, keyring))
+        .await
+        .unwrap()
+        .unwrap();
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();

@@ -8,6 +8,7 @@ use redb::{ReadableDatabase, ReadableTable};
 
 use super::rules::Lineages;
 use super::{Identity, IdentityRecord};
+use crate::live::state::{LiveState, StoreTxn};
 use crate::live::store::{LIFECYCLE, MOLTS, Store, StoreError};
 use crate::report::hex;
 
@@ -58,6 +59,42 @@ pub(crate) fn load_in(
     load_from(store, &table, who, OP)
 }
 
+/// The stored bytes of the record of `who` inside `txn`.
+pub(crate) fn raw_in(
+    store: &Store,
+    txn: &redb::WriteTransaction,
+    who: &Identity,
+) -> Result<Option<Vec<u8>>, StoreError> {
+    const OP: &str = "lifecycle read";
+    let err = |e: redb::Error| StoreError::storage(store.path(), OP, e);
+    let table = txn.open_table(LIFECYCLE).map_err(|e| err(e.into()))?;
+    Ok(table
+        .get(who)
+        .map_err(|e| err(e.into()))?
+        .map(|v| v.value().to_vec()))
+}
+
+/// Write the record bytes of `who`, and index its molts by id, in `txn`.
+pub(crate) fn save_raw_in(
+    store: &Store,
+    txn: &redb::WriteTransaction,
+    who: &Identity,
+    record: &[u8],
+    molts: &[[u8; 32]],
+) -> Result<(), StoreError> {
+    const OP: &str = "lifecycle write";
+    let err = |e: redb::Error| StoreError::storage(store.path(), OP, e);
+    txn.open_table(LIFECYCLE)
+        .map_err(|e| err(e.into()))?
+        .insert(who, record)
+        .map_err(|e| err(e.into()))?;
+    let mut index = txn.open_table(MOLTS).map_err(|e| err(e.into()))?;
+    for id in molts {
+        index.insert(id, who).map_err(|e| err(e.into()))?;
+    }
+    Ok(())
+}
+
 /// Write the record of `who`, and index its molts by id, in `txn`.
 pub(crate) fn save_in(
     store: &Store,
@@ -65,35 +102,50 @@ pub(crate) fn save_in(
     who: &Identity,
     state: &IdentityRecord,
 ) -> Result<(), StoreError> {
-    const OP: &str = "lifecycle write";
-    let err = |e: redb::Error| StoreError::storage(store.path(), OP, e);
-    txn.open_table(LIFECYCLE)
-        .map_err(|e| err(e.into()))?
-        .insert(who, state.encode().as_slice())
-        .map_err(|e| err(e.into()))?;
-    let mut index = txn.open_table(MOLTS).map_err(|e| err(e.into()))?;
-    for m in &state.molts {
-        index.insert(&m.id, who).map_err(|e| err(e.into()))?;
-    }
-    Ok(())
+    save_via(&mut StoreTxn { store, txn }, who, state)
 }
 
-/// The records of a store inside one write transaction, as the lineage
-/// rules read them (live mode: only what was witnessed).
+/// The record of `who` in a [`LiveState`].
+pub(crate) fn load_via(
+    state: &mut dyn LiveState,
+    who: &Identity,
+) -> Result<Option<IdentityRecord>, StoreError> {
+    let Some(bytes) = state.record(who)? else {
+        return Ok(None);
+    };
+    IdentityRecord::decode(&bytes).map(Some).map_err(|p| {
+        state.corrupted(std::format!(
+            "lifecycle record of identity {}: {p}",
+            hex(who)
+        ))
+    })
+}
+
+/// Write the record of `who` (and index its molts) in a [`LiveState`].
+pub(crate) fn save_via(
+    state: &mut dyn LiveState,
+    who: &Identity,
+    record: &IdentityRecord,
+) -> Result<(), StoreError> {
+    let molts: Vec<[u8; 32]> = record.molts.iter().map(|m| m.id).collect();
+    state.save_record(who, &record.encode(), &molts)
+}
+
+/// The records of a [`LiveState`], as the lineage rules read them (live
+/// mode: only what was witnessed).
 pub(crate) struct Stored<'s> {
-    pub(crate) store: &'s Store,
-    pub(crate) txn: &'s redb::WriteTransaction,
+    pub(crate) state: &'s mut dyn LiveState,
 }
 
 impl Lineages for Stored<'_> {
     type Error = StoreError;
 
     fn deprecated(&mut self, who: &Identity) -> Result<Option<u64>, StoreError> {
-        Ok(load_in(self.store, self.txn, who)?.and_then(|r| r.deprecated))
+        Ok(load_via(self.state, who)?.and_then(|r| r.deprecated))
     }
 
     fn parents(&mut self, who: &Identity) -> Result<Vec<Identity>, StoreError> {
-        Ok(load_in(self.store, self.txn, who)?
+        Ok(load_via(self.state, who)?
             .and_then(|r| r.birth)
             .map(|b| b.lineage)
             .unwrap_or_default())

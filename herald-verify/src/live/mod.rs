@@ -48,9 +48,11 @@ use crate::lifecycle::{
     valid_cosigners,
 };
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
-use store::{Claim, Store, StoreError, claim_in, contains_in};
+use state::{LiveState, StoreTxn};
+use store::{Claim, Store, StoreError};
 
 mod origin;
+pub mod state;
 pub mod store;
 
 /// How long the cache vouches for an envelope without `expires`, and the
@@ -209,7 +211,11 @@ impl Receiver {
             return Ok(Self::report(&pre.origin));
         }
         let txn = self.store.begin_write(OP)?;
-        let (report, wrote) = self.finish_in(&txn, pre)?;
+        let mut state = StoreTxn {
+            store: &self.store,
+            txn: &txn,
+        };
+        let (report, wrote) = self.finish_in(&mut state, pre)?;
         if wrote {
             txn.commit()
                 .map_err(|e| StoreError::storage(self.store.path(), OP, redb::Error::from(e)))?;
@@ -241,20 +247,47 @@ impl Receiver {
     /// [`Receiver::receive_prechecked_in`], which checks again only if the
     /// sender's witnessed record changed meanwhile.
     pub fn precheck<'b>(&self, bytes: &'b [u8], now: u64) -> Result<Prechecked<'b>, StoreError> {
-        let opts = self.options(now);
         let who = origin::claimed_identity(bytes, &self.limits);
         let seen = match &who {
             Some(w) => table::load(&self.store, w)?,
             None => None,
         };
+        Ok(self.precheck_seen(bytes, now, who, seen))
+    }
+
+    /// [`Receiver::precheck`] against the sender's record in `state`
+    /// instead of this receiver's store (a backend of its own, such as the
+    /// conduit fleet's database; see [`LiveState`]).
+    pub fn precheck_with<'b>(
+        &self,
+        state: &mut dyn LiveState,
+        bytes: &'b [u8],
+        now: u64,
+    ) -> Result<Prechecked<'b>, StoreError> {
+        let who = origin::claimed_identity(bytes, &self.limits);
+        let seen = match &who {
+            Some(w) => table::load_via(state, w)?,
+            None => None,
+        };
+        Ok(self.precheck_seen(bytes, now, who, seen))
+    }
+
+    fn precheck_seen<'b>(
+        &self,
+        bytes: &'b [u8],
+        now: u64,
+        who: Option<Identity>,
+        seen: Option<IdentityRecord>,
+    ) -> Prechecked<'b> {
+        let opts = self.options(now);
         let origin = origin::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
-        Ok(Prechecked {
+        Prechecked {
             bytes,
             now,
             who,
             seen,
             origin,
-        })
+        }
     }
 
     /// [`Receiver::receive_in`] of a [`Prechecked`] envelope.
@@ -263,10 +296,26 @@ impl Receiver {
         txn: &redb::WriteTransaction,
         pre: Prechecked<'_>,
     ) -> Result<EnvelopeReport, StoreError> {
+        let mut state = StoreTxn {
+            store: &self.store,
+            txn,
+        };
+        self.receive_prechecked_with(&mut state, pre)
+    }
+
+    /// [`Receiver::receive_prechecked_in`] over any [`LiveState`]: the
+    /// same P10 and P8 rules, with the claim and lifecycle reads and writes
+    /// in `state`'s transaction (committed by the caller; until then the
+    /// envelope must be treated as not accepted).
+    pub fn receive_prechecked_with(
+        &self,
+        state: &mut dyn LiveState,
+        pre: Prechecked<'_>,
+    ) -> Result<EnvelopeReport, StoreError> {
         if pre.origin.checked.envelope.is_none() {
             return Ok(Self::report(&pre.origin));
         }
-        let (report, _) = self.finish_in(txn, pre)?;
+        let (report, _) = self.finish_in(state, pre)?;
         Ok(report)
     }
 
@@ -285,7 +334,7 @@ impl Receiver {
     /// changed since the precheck, then the P10 and P8 rules.
     fn finish_in(
         &self,
-        txn: &redb::WriteTransaction,
+        txn: &mut dyn LiveState,
         pre: Prechecked<'_>,
     ) -> Result<(EnvelopeReport, bool), StoreError> {
         let Prechecked {
@@ -296,7 +345,7 @@ impl Receiver {
             mut origin,
         } = pre;
         let current = match &who {
-            Some(w) => table::load_in(&self.store, txn, w)?,
+            Some(w) => table::load_via(txn, w)?,
             None => None,
         };
         if current != seen {
@@ -312,13 +361,12 @@ impl Receiver {
     /// report, and whether anything was written to `txn`.
     fn judge_in(
         &self,
-        txn: &redb::WriteTransaction,
+        txn: &mut dyn LiveState,
         origin: &origin::Origin<'_>,
         who: Option<&Identity>,
         current: Option<IdentityRecord>,
         now: u64,
     ) -> Result<(EnvelopeReport, bool), StoreError> {
-        const OP: &str = "receive";
         let mut report = Self::report(origin);
         let Some(env) = origin.checked.envelope.as_ref() else {
             return Ok((report, false));
@@ -350,10 +398,7 @@ impl Receiver {
                 .and_then(|a| BirthAttestation::parse(a).ok())
         {
             let consenting = valid_cosigners(env, &report, Scope::LineageConsent);
-            let mut stored = table::Stored {
-                store: &self.store,
-                txn,
-            };
+            let mut stored = table::Stored { state: txn };
             rules::lineage(&mut report, env, &birth, &consenting, &mut stored)?;
         }
         let new_molt = match origin.signer.and_then(|s| state.key_of(s)) {
@@ -373,15 +418,13 @@ impl Receiver {
             // and no cache entry can name this signer.
             return Ok((report, false));
         };
-        let err = |e: redb::Error| StoreError::storage(self.store.path(), OP, e);
         let mut claimed = false;
         let replayed = if accepted(&report) {
             let retain_until = self.retain_until(env, now);
-            claimed = claim_in(txn, &signer, env.nonce(), retain_until, now).map_err(err)?
-                == Claim::Fresh;
+            claimed = txn.claim(&signer, env.nonce(), retain_until, now)? == Claim::Fresh;
             !claimed
         } else {
-            contains_in(txn, &signer, env.nonce(), now).map_err(err)?
+            txn.contains(&signer, env.nonce(), now)?
         };
         if replayed {
             report.push(ReportReason::new(
@@ -407,7 +450,7 @@ impl Receiver {
             None => state != IdentityRecord::default(),
         };
         if let (true, Some(w)) = (changed, who) {
-            table::save_in(&self.store, txn, w, &state)?;
+            table::save_via(txn, w, &state)?;
         }
         Ok((report, claimed || changed))
     }

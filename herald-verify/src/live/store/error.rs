@@ -74,6 +74,16 @@ pub enum StoreError {
     /// The file is not usable as a local file: not regular, group- or
     /// world-writable, or the file system refused.
     File(FileError),
+    /// A backend other than a redb file (a [`LiveState`](crate::live::state::LiveState)
+    /// of its own, such as the conduit fleet's PostgreSQL database) failed.
+    Backend {
+        /// The backend (a database name, never a password).
+        name: String,
+        /// The operation that failed.
+        operation: &'static str,
+        /// What the backend reported.
+        detail: String,
+    },
     /// A read, write or commit failed after the file was opened.
     Storage {
         /// The database file.
@@ -141,7 +151,7 @@ impl StoreError {
         }
     }
 
-    /// The database file concerned.
+    /// The database file concerned (for [`StoreError::Backend`], its name).
     pub fn path(&self) -> &Path {
         match self {
             Self::Open { path, .. }
@@ -155,6 +165,7 @@ impl StoreError {
             | Self::BadOwner { path }
             | Self::Storage { path, .. } => path,
             Self::File(e) => e.path(),
+            Self::Backend { name, .. } => Path::new(name.as_str()),
         }
     }
 }
@@ -169,6 +180,11 @@ impl fmt::Display for StoreError {
                     path.display()
                 )
             }
+            Self::Backend {
+                name,
+                operation,
+                detail,
+            } => write!(f, "{name}: {operation} failed: {detail}"),
             Self::Locked { path } => write!(
                 f,
                 "{}: the replay store is already open (another process or handle)",

@@ -1,0 +1,556 @@
+//! The fleet backend (issue 22): several conduits on one PostgreSQL
+//! database, sharing the replay cache, lifecycle, envelopes, inboxes and
+//! one audit log (`--store postgres://...`; docs/conduit.md, "Fleet").
+//!
+//! The live-reception rules are herald-verify's [`Receiver`]'s, run over
+//! this database through [`LiveState`] (`TxnState` inside the accepting
+//! transaction, `ReadState` for the lock-free precheck); nothing of P8
+//! or P10 is written here. What is here is the storage: claims by the
+//! `replay` primary key (`INSERT ... ON CONFLICT`), dense arrival numbers
+//! and inbox positions taken in the accepting transaction, the log's
+//! leaves appended in it, and (module [`log`]) one sequencer at a time
+//! signing tree heads under a PostgreSQL advisory lock.
+//!
+//! Connections: the writer and the sequencer each own one (a transaction
+//! and a session advisory lock need a connection of their own); reads
+//! share [`READ_CONNECTIONS`] more, round robin, each pipelining the
+//! queries of many requests (tokio-postgres clients are shared by
+//! reference). A closed connection is replaced on next use.
+//!
+//! [`Receiver`]: herald_verify::Receiver
+
+pub mod log;
+pub mod schema;
+pub(crate) mod writer;
+
+use std::fmt;
+use std::future::Future;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use herald_verify::{Claim, IdentityKey, LiveState, StoreError};
+use std::collections::HashMap;
+
+use tokio_postgres::{Client, NoTls, Statement, Transaction};
+
+use crate::mailbox::{RECIPIENT_LEN, Stored};
+
+/// Connections shared by reads.
+pub const READ_CONNECTIONS: usize = 4;
+
+/// Why the fleet database could not be used.
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum FleetError {
+    /// The background runtime could not start.
+    Runtime(std::io::Error),
+    /// A database operation failed.
+    Db {
+        /// What was being done.
+        operation: &'static str,
+        /// What PostgreSQL (or the connection) reported.
+        error: tokio_postgres::Error,
+    },
+    /// The database's schema is newer than this conduit knows.
+    NewerSchema {
+        /// The version found.
+        found: i32,
+        /// The newest this conduit knows.
+        known: i32,
+    },
+    /// The database belongs to a fleet signing with another key.
+    ForeignKey,
+    /// A stored value is not what this conduit wrote.
+    Corrupted(String),
+}
+
+impl FleetError {
+    /// A mapper of database errors of `operation`.
+    pub(crate) fn db(operation: &'static str) -> impl Fn(tokio_postgres::Error) -> Self {
+        move |error| Self::Db { operation, error }
+    }
+}
+
+impl fmt::Display for FleetError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Runtime(e) => write!(f, "fleet database: cannot start its runtime: {e}"),
+            Self::Db { operation, error } => {
+                write!(f, "fleet database: {operation}: {error}")?;
+                if let Some(db) = error.as_db_error() {
+                    write!(f, " ({})", db.message())?;
+                }
+                Ok(())
+            }
+            Self::NewerSchema { found, known } => write!(
+                f,
+                "fleet database: its schema is version {found}, newer than this conduit's \
+                 {known}: refusing to start (upgrade the conduit)"
+            ),
+            Self::ForeignKey => f.write_str(
+                "fleet database: it belongs to a fleet signing with another key \
+                 (every conduit of a fleet runs with the same --key)",
+            ),
+            Self::Corrupted(d) => write!(f, "fleet database: {d}"),
+        }
+    }
+}
+
+impl std::error::Error for FleetError {}
+
+/// `u64` as a PostgreSQL `bigint` (values here are far below 2^63).
+pub(crate) fn big(v: u64) -> i64 {
+    i64::try_from(v).unwrap_or(i64::MAX)
+}
+
+/// A `bigint` column read back as `u64` (never negative here: CHECKs).
+pub(crate) fn unbig(v: i64) -> u64 {
+    u64::try_from(v).unwrap_or(0)
+}
+
+/// The fleet database, as one conduit uses it.
+pub struct Fleet {
+    /// Drives the connections; shut down in the background on drop (a
+    /// runtime may not be dropped inside another's async context).
+    runtime: Option<tokio::runtime::Runtime>,
+    handle: tokio::runtime::Handle,
+    url: String,
+    reads: Vec<Mutex<Option<std::sync::Arc<Client>>>>,
+    next: AtomicUsize,
+    writer: Mutex<Option<Writer>>,
+    pub(crate) log: log::FleetLog,
+}
+
+impl fmt::Debug for Fleet {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Fleet").finish_non_exhaustive()
+    }
+}
+
+impl Drop for Fleet {
+    fn drop(&mut self) {
+        if let Some(rt) = self.runtime.take() {
+            rt.shutdown_background();
+        }
+    }
+}
+
+impl Fleet {
+    /// Connect to `url`, apply the migrations (refusing a newer schema),
+    /// and bind the database to `log_key` (refusing one bound to another).
+    pub fn open(url: &str, log_key: &herald_core::PublicKey) -> Result<Self, FleetError> {
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .thread_name("herald-fleet")
+            .enable_all()
+            .build()
+            .map_err(FleetError::Runtime)?;
+        let handle = runtime.handle().clone();
+        let fleet = Self {
+            runtime: Some(runtime),
+            handle,
+            url: url.to_owned(),
+            reads: (0..READ_CONNECTIONS).map(|_| Mutex::new(None)).collect(),
+            next: AtomicUsize::new(0),
+            writer: Mutex::new(None),
+            log: log::FleetLog::new(),
+        };
+        fleet.block_on(async {
+            let mut client = fleet.connect().await?;
+            schema::migrate(&mut client).await?;
+            client
+                .execute(
+                    "INSERT INTO meta (key, value) VALUES ('log_key', $1) ON CONFLICT DO NOTHING",
+                    &[&log_key.as_bytes().as_slice()],
+                )
+                .await
+                .map_err(FleetError::db("bind the log key"))?;
+            let row = client
+                .query_one("SELECT value FROM meta WHERE key = 'log_key'", &[])
+                .await
+                .map_err(FleetError::db("bind the log key"))?;
+            let bound: Vec<u8> = row.get(0);
+            if bound != log_key.as_bytes() {
+                return Err(FleetError::ForeignKey);
+            }
+            Ok(())
+        })?;
+        Ok(fleet)
+    }
+
+    /// Run `f` to completion from a thread outside any runtime (the
+    /// writer thread, start-up).
+    pub(crate) fn block_on<F: Future>(&self, f: F) -> F::Output {
+        self.handle.block_on(f)
+    }
+
+    /// A new connection, driven on this fleet's runtime.
+    pub(crate) async fn connect(&self) -> Result<Client, FleetError> {
+        let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
+            .await
+            .map_err(FleetError::db("connect"))?;
+        self.handle.spawn(async move {
+            let _ = connection.await;
+        });
+        Ok(client)
+    }
+
+    /// A read connection (round robin; reconnected if closed).
+    pub(crate) async fn reader(&self) -> Result<std::sync::Arc<Client>, FleetError> {
+        let i = self.next.fetch_add(1, Ordering::Relaxed) % self.reads.len().max(1);
+        let slot = self
+            .reads
+            .get(i)
+            .ok_or(FleetError::Corrupted("no read connection".into()))?;
+        if let Ok(s) = slot.lock()
+            && let Some(c) = s.as_ref()
+            && !c.is_closed()
+        {
+            return Ok(std::sync::Arc::clone(c));
+        }
+        let fresh = std::sync::Arc::new(self.connect().await?);
+        if let Ok(mut s) = slot.lock() {
+            *s = Some(std::sync::Arc::clone(&fresh));
+        }
+        Ok(fresh)
+    }
+
+    /// The stored envelope with `id`.
+    pub(crate) async fn envelope(&self, id: &[u8; 32]) -> Result<Option<Stored>, FleetError> {
+        let c = self.reader().await?;
+        let row = c
+            .query_opt(
+                "SELECT arrival, bytes FROM envelopes WHERE id = $1",
+                &[&id.as_slice()],
+            )
+            .await
+            .map_err(FleetError::db("read an envelope"))?;
+        Ok(row.map(|r| Stored {
+            arrival: unbig(r.get(0)),
+            bytes: r.get(1),
+        }))
+    }
+
+    /// The 201 body first sent for `id`, if recorded.
+    pub(crate) async fn answer(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, FleetError> {
+        let c = self.reader().await?;
+        let row = c
+            .query_opt("SELECT body FROM answers WHERE id = $1", &[&id.as_slice()])
+            .await
+            .map_err(FleetError::db("read an answer"))?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    /// Inbox entries of `recipient` after `after`, oldest first, at most
+    /// `limit`: (position, envelope as forwarded).
+    pub(crate) async fn inbox(
+        &self,
+        recipient: &[u8; RECIPIENT_LEN],
+        after: u64,
+        limit: usize,
+    ) -> Result<Vec<(u64, Vec<u8>)>, FleetError> {
+        let c = self.reader().await?;
+        let rows = c
+            .query(
+                "SELECT i.position, e.bytes FROM inbox i JOIN envelopes e ON e.id = i.id \
+                 WHERE i.recipient = $1 AND i.position > $2 ORDER BY i.position LIMIT $3",
+                &[
+                    &recipient.as_slice(),
+                    &big(after),
+                    &big(u64::try_from(limit).unwrap_or(u64::MAX)),
+                ],
+            )
+            .await
+            .map_err(FleetError::db("read an inbox"))?;
+        Ok(rows.iter().map(|r| (unbig(r.get(0)), r.get(1))).collect())
+    }
+
+    /// Every envelope of `trace`, in arrival order.
+    pub(crate) async fn trace(&self, trace: &[u8; 32]) -> Result<Vec<Stored>, FleetError> {
+        let c = self.reader().await?;
+        let rows = c
+            .query(
+                "SELECT arrival, bytes FROM envelopes WHERE trace = $1 ORDER BY arrival",
+                &[&trace.as_slice()],
+            )
+            .await
+            .map_err(FleetError::db("read a trace"))?;
+        Ok(rows
+            .iter()
+            .map(|r| Stored {
+                arrival: unbig(r.get(0)),
+                bytes: r.get(1),
+            })
+            .collect())
+    }
+
+    /// Record the first 201 bodies sent (best effort, as on redb), in one
+    /// statement.
+    pub(crate) async fn put_answers(
+        &self,
+        answers: &[([u8; 32], &[u8])],
+    ) -> Result<(), FleetError> {
+        let c = self.reader().await?;
+        let ids: Vec<&[u8]> = answers.iter().map(|(id, _)| id.as_slice()).collect();
+        let bodies: Vec<&[u8]> = answers.iter().map(|(_, b)| *b).collect();
+        c.execute(
+            "INSERT INTO answers (id, body) SELECT * FROM unnest($1::bytea[], $2::bytea[]) \
+             ON CONFLICT DO NOTHING",
+            &[&ids, &bodies],
+        )
+        .await
+        .map_err(FleetError::db("record answers"))?;
+        Ok(())
+    }
+
+    /// The database name for errors (the URL without its password).
+    fn name(&self) -> String {
+        match self.url.split_once('@') {
+            Some((_, host)) => format!("postgres://…@{host}"),
+            None => "postgres".to_owned(),
+        }
+    }
+
+    fn store_error(
+        &self,
+        operation: &'static str,
+    ) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
+        move |e| StoreError::Backend {
+            name: self.name(),
+            operation,
+            detail: FleetError::Db {
+                operation,
+                error: e,
+            }
+            .to_string(),
+        }
+    }
+}
+
+/// The lifecycle record of `who`, read outside any transaction.
+async fn read_record(
+    c: &Client,
+    who: &IdentityKey,
+) -> Result<Option<Vec<u8>>, tokio_postgres::Error> {
+    Ok(c.query_opt(
+        "SELECT record FROM lifecycle WHERE identity = $1",
+        &[&who.as_slice()],
+    )
+    .await?
+    .map(|r| r.get(0)))
+}
+
+/// The precheck's view of the fleet: lifecycle records as last committed,
+/// read without a lock ([`herald_verify::Receiver::precheck_with`]); the
+/// accepting transaction checks again if a record changed meanwhile.
+pub(crate) struct ReadState<'f> {
+    pub(crate) fleet: &'f Fleet,
+}
+
+impl LiveState for ReadState<'_> {
+    fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
+        let f = self.fleet;
+        f.block_on(async {
+            let c = f.reader().await.map_err(|e| StoreError::Backend {
+                name: f.name(),
+                operation: "lifecycle read",
+                detail: e.to_string(),
+            })?;
+            read_record(&c, who)
+                .await
+                .map_err(f.store_error("lifecycle read"))
+        })
+    }
+
+    fn save_record(&mut self, _: &IdentityKey, _: &[u8], _: &[[u8; 32]]) -> Result<(), StoreError> {
+        Err(self.read_only())
+    }
+
+    fn claim(&mut self, _: &[u8; 32], _: &[u8; 16], _: u64, _: u64) -> Result<Claim, StoreError> {
+        Err(self.read_only())
+    }
+
+    fn contains(&mut self, _: &[u8; 32], _: &[u8; 16], _: u64) -> Result<bool, StoreError> {
+        Err(self.read_only())
+    }
+
+    fn corrupted(&self, detail: String) -> StoreError {
+        StoreError::Backend {
+            name: self.fleet.name(),
+            operation: "lifecycle read",
+            detail,
+        }
+    }
+}
+
+impl ReadState<'_> {
+    fn read_only(&self) -> StoreError {
+        StoreError::Backend {
+            name: self.fleet.name(),
+            operation: "precheck",
+            detail: "the precheck only reads".into(),
+        }
+    }
+}
+
+/// The accepting transaction as live reception sees it. It holds the
+/// `arrivals` row lock (taken first), so every read here sees every
+/// earlier acceptance of the fleet and no other acceptance interleaves.
+pub(crate) struct TxnState<'f, 't, 'c> {
+    pub(crate) fleet: &'f Fleet,
+    pub(crate) txn: &'t Transaction<'c>,
+    pub(crate) stmts: &'t mut Statements,
+}
+
+impl TxnState<'_, '_, '_> {
+    /// `sql`, prepared once per connection.
+    pub(crate) fn stmt(&mut self, sql: &'static str) -> Result<Statement, tokio_postgres::Error> {
+        self.stmts.get(self.fleet, self.txn, sql)
+    }
+}
+
+/// The writer connection's prepared statements: a statement given as text
+/// costs a round trip to prepare on every use; these are prepared once.
+#[derive(Default)]
+pub(crate) struct Statements(HashMap<&'static str, Statement>);
+
+impl Statements {
+    /// `sql`, prepared on `txn`'s connection the first time.
+    pub(crate) fn get(
+        &mut self,
+        fleet: &Fleet,
+        txn: &Transaction<'_>,
+        sql: &'static str,
+    ) -> Result<Statement, tokio_postgres::Error> {
+        if let Some(s) = self.0.get(sql) {
+            return Ok(s.clone());
+        }
+        let s = fleet.block_on(txn.prepare(sql))?;
+        self.0.insert(sql, s.clone());
+        Ok(s)
+    }
+}
+
+/// The writer's connection and its prepared statements.
+pub(crate) struct Writer {
+    pub(crate) client: Client,
+    pub(crate) stmts: Statements,
+}
+
+const RECORD_FOR_UPDATE: &str = "SELECT record FROM lifecycle WHERE identity = $1 FOR UPDATE";
+const SAVE_RECORD: &str = "INSERT INTO lifecycle (identity, record) VALUES ($1, $2) \
+     ON CONFLICT (identity) DO UPDATE SET record = EXCLUDED.record";
+const SAVE_MOLT: &str = "INSERT INTO molts (id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING";
+/// Fresh: inserted, or an entry past its retention replaced. Replayed: the
+/// pair is held (no row comes back, nothing written).
+const CLAIM: &str = "INSERT INTO replay (signer, nonce, retain_until) VALUES ($1, $2, $3) \
+     ON CONFLICT (signer, nonce) DO UPDATE SET retain_until = EXCLUDED.retain_until \
+     WHERE replay.retain_until < $4 RETURNING 1";
+const CONTAINS: &str =
+    "SELECT 1 FROM replay WHERE signer = $1 AND nonce = $2 AND retain_until >= $3";
+
+impl LiveState for TxnState<'_, '_, '_> {
+    fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
+        let f = self.fleet;
+        let st = self
+            .stmt(RECORD_FOR_UPDATE)
+            .map_err(f.store_error("lifecycle read"))?;
+        let row = f
+            .block_on(self.txn.query_opt(&st, &[&who.as_slice()]))
+            .map_err(f.store_error("lifecycle read"))?;
+        Ok(row.map(|r| r.get(0)))
+    }
+
+    fn save_record(
+        &mut self,
+        who: &IdentityKey,
+        record: &[u8],
+        molts: &[[u8; 32]],
+    ) -> Result<(), StoreError> {
+        let f = self.fleet;
+        let err = f.store_error("lifecycle write");
+        let save = self.stmt(SAVE_RECORD).map_err(&err)?;
+        let molt = self.stmt(SAVE_MOLT).map_err(&err)?;
+        let txn = self.txn;
+        f.block_on(async {
+            txn.execute(&save, &[&who.as_slice(), &record]).await?;
+            for id in molts {
+                txn.execute(&molt, &[&id.as_slice(), &who.as_slice()])
+                    .await?;
+            }
+            Ok(())
+        })
+        .map_err(err)
+    }
+
+    fn claim(
+        &mut self,
+        signer: &[u8; 32],
+        nonce: &[u8; 16],
+        retain_until: u64,
+        now: u64,
+    ) -> Result<Claim, StoreError> {
+        let f = self.fleet;
+        let st = self.stmt(CLAIM).map_err(f.store_error("claim"))?;
+        let row = f
+            .block_on(self.txn.query_opt(
+                &st,
+                &[
+                    &signer.as_slice(),
+                    &nonce.as_slice(),
+                    &big(retain_until),
+                    &big(now),
+                ],
+            ))
+            .map_err(f.store_error("claim"))?;
+        Ok(if row.is_some() {
+            Claim::Fresh
+        } else {
+            Claim::Replayed
+        })
+    }
+
+    fn contains(
+        &mut self,
+        signer: &[u8; 32],
+        nonce: &[u8; 16],
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        let f = self.fleet;
+        let st = self.stmt(CONTAINS).map_err(f.store_error("claim lookup"))?;
+        let row = f
+            .block_on(
+                self.txn
+                    .query_opt(&st, &[&signer.as_slice(), &nonce.as_slice(), &big(now)]),
+            )
+            .map_err(f.store_error("claim lookup"))?;
+        Ok(row.is_some())
+    }
+
+    fn corrupted(&self, detail: String) -> StoreError {
+        StoreError::Backend {
+            name: self.fleet.name(),
+            operation: "lifecycle read",
+            detail,
+        }
+    }
+}
+
+/// Take the writer connection (reconnecting a closed one).
+impl Fleet {
+    pub(crate) fn writer_client(
+        &self,
+    ) -> Result<std::sync::MutexGuard<'_, Option<Writer>>, FleetError> {
+        let mut w = self
+            .writer
+            .lock()
+            .map_err(|_| FleetError::Corrupted("the writer lock is poisoned".into()))?;
+        if w.as_ref().is_none_or(|w| w.client.is_closed()) {
+            *w = Some(Writer {
+                client: self.block_on(self.connect())?,
+                stmts: Statements::default(),
+            });
+        }
+        Ok(w)
+    }
+}

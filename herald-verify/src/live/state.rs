@@ -1,0 +1,120 @@
+//! [`LiveState`]: what the P10 and P8 rules of live reception read and
+//! write, inside one transaction of whatever holds the state. The rules
+//! themselves stay in [`crate::live`] and [`crate::lifecycle`]; a backend
+//! only answers these four questions. Two implement it: the redb
+//! [`Store`] (inside a write transaction, [`StoreTxn`]) and the conduit
+//! fleet's PostgreSQL database (herald-conduit, issue 22), so the rules are
+//! never written twice.
+//!
+//! An implementation must make [`LiveState::claim`] exact (two
+//! transactions never both get [`Claim::Fresh`] for one pair) and must
+//! serialise the record of an identity between [`LiveState::record`] and
+//! the end of the transaction, so that two molts racing through two
+//! receivers end `disputed` exactly as through one (P8 rule 5).
+
+use alloc::{string::String, vec::Vec};
+
+use super::store::{Claim, Store, StoreError, claim_in, contains_in};
+
+/// The 10-byte identity key of a P8 record: the key-hash prefix all its
+/// sigil forms share.
+pub type IdentityKey = [u8; 10];
+
+/// The replay cache and lifecycle records of live reception, inside one
+/// transaction (module docs).
+pub trait LiveState {
+    /// The stored P8 record of `who` (its bytes, as [`LiveState::save_record`]
+    /// was given them), if any. Inside the transaction, later writers of
+    /// `who` wait for this one.
+    fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError>;
+
+    /// Store the P8 record of `who` and index its molts' envelope ids.
+    fn save_record(
+        &mut self,
+        who: &IdentityKey,
+        record: &[u8],
+        molts: &[[u8; 32]],
+    ) -> Result<(), StoreError>;
+
+    /// P10: claim `(signer, nonce)`, kept until `retain_until`; a pair
+    /// already held with a retain-until ≥ `now` is [`Claim::Replayed`] and
+    /// nothing is written.
+    fn claim(
+        &mut self,
+        signer: &[u8; 32],
+        nonce: &[u8; 16],
+        retain_until: u64,
+        now: u64,
+    ) -> Result<Claim, StoreError>;
+
+    /// Whether `(signer, nonce)` is held at `now` (a read that changes
+    /// nothing).
+    fn contains(
+        &mut self,
+        signer: &[u8; 32],
+        nonce: &[u8; 16],
+        now: u64,
+    ) -> Result<bool, StoreError>;
+
+    /// The error for a stored record that does not decode.
+    fn corrupted(&self, detail: String) -> StoreError;
+}
+
+/// A [`Store`] inside one of its write transactions.
+pub struct StoreTxn<'a> {
+    /// The store (for its path in errors).
+    pub store: &'a Store,
+    /// The write transaction.
+    pub txn: &'a redb::WriteTransaction,
+}
+
+impl core::fmt::Debug for StoreTxn<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StoreTxn")
+            .field("store", self.store)
+            .finish_non_exhaustive()
+    }
+}
+
+impl LiveState for StoreTxn<'_> {
+    fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
+        crate::lifecycle::table::raw_in(self.store, self.txn, who)
+    }
+
+    fn save_record(
+        &mut self,
+        who: &IdentityKey,
+        record: &[u8],
+        molts: &[[u8; 32]],
+    ) -> Result<(), StoreError> {
+        crate::lifecycle::table::save_raw_in(self.store, self.txn, who, record, molts)
+    }
+
+    fn claim(
+        &mut self,
+        signer: &[u8; 32],
+        nonce: &[u8; 16],
+        retain_until: u64,
+        now: u64,
+    ) -> Result<Claim, StoreError> {
+        claim_in(self.txn, signer, nonce, retain_until, now)
+            .map_err(|e| StoreError::storage(self.store.path(), "receive", e))
+    }
+
+    fn contains(
+        &mut self,
+        signer: &[u8; 32],
+        nonce: &[u8; 16],
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        contains_in(self.txn, signer, nonce, now)
+            .map_err(|e| StoreError::storage(self.store.path(), "receive", e))
+    }
+
+    fn corrupted(&self, detail: String) -> StoreError {
+        StoreError::Corrupted {
+            path: self.store.path().to_path_buf(),
+            detail,
+        }
+    }
+}
