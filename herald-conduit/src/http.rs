@@ -21,6 +21,7 @@ use crate::config::{MAX_INBOX_ANSWER, MAX_WAIT};
 use crate::head::{self, Head};
 use crate::mailbox::{self, Reader};
 use crate::refusal::Refusal;
+use crate::tlog;
 use crate::writer::{self, Job, Outcome, Queue};
 
 /// Bytes read past `--max-body` at most, so that the head of an oversize
@@ -34,8 +35,8 @@ const CBOR: &str = "application/cbor";
 const CBOR_SEQ: &str = "application/cbor-seq";
 
 #[derive(Clone)]
-struct App {
-    conduit: Arc<Conduit>,
+pub(crate) struct App {
+    pub(crate) conduit: Arc<Conduit>,
     queue: Queue,
     inflight: Arc<Semaphore>,
 }
@@ -56,6 +57,8 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
         .route("/v1/sth", get(sth))
         .route("/v1/proof/inclusion/{id}", get(inclusion))
         .route("/v1/proof/consistency", get(consistency))
+        .route("/checkpoint", get(tlog::checkpoint))
+        .route("/tile/{*path}", get(tlog::tile))
         .route("/.well-known/herald-conduit", get(well_known))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))
@@ -65,7 +68,7 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
 }
 
 /// An RFC 9457 problem (`application/problem+json`).
-fn problem(status: StatusCode, kind: &str, detail: &str) -> Response {
+pub(crate) fn problem(status: StatusCode, kind: &str, detail: &str) -> Response {
     let body = serde_json::json!({
         "type": format!("urn:herald:conduit:{kind}"),
         "title": status.canonical_reason().unwrap_or("error"),
@@ -102,7 +105,7 @@ fn hash32(text: &str) -> Result<[u8; 32], Box<Response>> {
         .ok_or_else(bad)
 }
 
-fn storage_problem(e: &dyn std::fmt::Display) -> Response {
+pub(crate) fn storage_problem(e: &dyn std::fmt::Display) -> Response {
     problem(StatusCode::INTERNAL_SERVER_ERROR, "storage", &e.to_string())
 }
 
@@ -345,7 +348,7 @@ async fn trace(State(app): State<App>, Path(trace): Path<String>) -> Response {
     }
 }
 
-fn no_log() -> Response {
+pub(crate) fn no_log() -> Response {
     problem(
         StatusCode::NOT_FOUND,
         "not_a_notary",
@@ -441,7 +444,7 @@ async fn well_known(State(app): State<App>) -> Response {
         "key": HEXLOWER.encode(key.as_bytes()),
         "roles": c.config.roles.names(),
         "log": c.notary.as_ref().map(|_| sigil.clone()),
-        "origin": c.config.origin,
+        "origin": c.origin,
         "max_body": c.config.max_body,
         "deadline_ms": u64::try_from(c.config.deadline.as_millis()).unwrap_or(u64::MAX),
         "version": env!("CARGO_PKG_VERSION"),

@@ -8,8 +8,9 @@
 //! claim, bytes, inbox entry and trace entry commit together, and (notary)
 //! its leaf is synced to the log before the 201 is sent.
 //!
-//! Not here: the C2SP `/checkpoint` and `/tile/...` routes and the witness
-//! (issue 17).
+//! The notary's log is also served in C2SP form (`GET /checkpoint`,
+//! `GET /tile/...`, [`tlog`]) through herald-tlog, so tlog-tiles clients
+//! and tlog-witness witnesses read it with no HERALD-specific code.
 #![forbid(unsafe_code)]
 
 pub mod client;
@@ -20,6 +21,7 @@ pub mod mailbox;
 pub mod metrics;
 pub mod notary;
 pub mod refusal;
+mod tlog;
 mod writer;
 
 use std::collections::HashMap;
@@ -54,6 +56,8 @@ pub enum OpenError {
     Store(StoreError),
     /// The audit log (notary).
     Log(String),
+    /// `--origin` is not a valid C2SP origin and key name.
+    Origin(String),
 }
 
 impl fmt::Display for OpenError {
@@ -62,6 +66,7 @@ impl fmt::Display for OpenError {
             Self::State(e) => write!(f, "state directory: {e}"),
             Self::Store(e) => write!(f, "store: {e}"),
             Self::Log(e) => write!(f, "{e}"),
+            Self::Origin(e) => write!(f, "--origin: {e}"),
         }
     }
 }
@@ -87,6 +92,9 @@ pub struct Conduit {
     metrics: metrics::Metrics,
     buckets: Mutex<HashMap<[u8; mailbox::RECIPIENT_LEN], Bucket>>,
     accepting: AtomicBool,
+    /// The C2SP origin of the log's checkpoints (`--origin`, or the
+    /// conduit's sigil).
+    origin: String,
 }
 
 impl fmt::Debug for Conduit {
@@ -103,6 +111,15 @@ impl Conduit {
     /// with `keyring` and the keys births teach (P7); with `notary`, open
     /// the log and append the leaves a crash left out.
     pub fn open(config: Config, key: SigningKey, keyring: Keyring) -> Result<Self, OpenError> {
+        let origin = match &config.origin {
+            Some(o) => o.clone(),
+            None => key
+                .public_key()
+                .sigil(herald_core::SigilForm::Default)
+                .to_string(),
+        };
+        herald_tlog::NoteVerifier::ed25519(&origin, key.public_key())
+            .map_err(|e| OpenError::Origin(e.to_string()))?;
         herald_verify::files::create_private_dir(&config.state).map_err(OpenError::State)?;
         let store = Store::open_or_create(config.state.join(STORE_FILE), STORE_OWNER)
             .map_err(OpenError::Store)?;
@@ -128,6 +145,7 @@ impl Conduit {
             metrics: metrics::Metrics::default(),
             buckets: Mutex::new(HashMap::new()),
             accepting: AtomicBool::new(true),
+            origin,
         })
     }
 
@@ -139,6 +157,12 @@ impl Conduit {
     /// The conduit's public key.
     pub fn public_key(&self) -> herald_core::PublicKey {
         self.key.public_key()
+    }
+
+    /// The origin line of the log's C2SP checkpoints and the key name of
+    /// their signature: `--origin`, by default the conduit's sigil.
+    pub fn origin(&self) -> &str {
+        &self.origin
     }
 
     /// The store (replay cache and the conduit's tables).

@@ -1,10 +1,15 @@
 //! The notary role (spec §5.3, P9): the audit log of every accepted
 //! envelope's leaf, the latest signed tree head, and inclusion and
 //! consistency proofs against it. The log is herald-verify's [`Log`];
-//! leaf indices are the conduit's arrival numbers.
+//! leaf indices are the conduit's arrival numbers. The same log is also
+//! published in C2SP form (`GET /checkpoint`, `GET /tile/...`) through
+//! herald-tlog's [`herald_tlog::log`], the code `herald log checkpoint` and
+//! `herald log tiles` use.
 
 use herald_core::{EnvelopeRef, SigningKey};
 use herald_verify::{ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead};
+
+use herald_tlog::log::PublishError;
 
 use crate::mailbox::Reader;
 
@@ -13,6 +18,8 @@ use crate::mailbox::Reader;
 pub struct Notary {
     log: Log,
     sth: Option<SignedTreeHead>,
+    /// The signed-note text of the latest checkpoint and its tree size.
+    checkpoint: Option<(u64, String)>,
 }
 
 impl Notary {
@@ -55,7 +62,11 @@ impl Notary {
                 .map_err(|e| format!("store: arrival {arrival}: {e}"))?;
             log.append(&env).map_err(|e| format!("audit log: {e}"))?;
         }
-        let mut notary = Self { log, sth: None };
+        let mut notary = Self {
+            log,
+            sth: None,
+            checkpoint: None,
+        };
         notary
             .sign(key, now)
             .map_err(|e| format!("audit log: {e}"))?;
@@ -88,6 +99,31 @@ impl Notary {
             self.sth = Some(self.log.signed_tree_head(key, None, now)?);
         }
         Ok(())
+    }
+
+    /// The C2SP tlog-checkpoint of the log as it is now (the tree of the
+    /// latest tree head: leaves are appended and the head signed under one
+    /// lock), a signed note by the conduit key named `origin`; signed once
+    /// per tree size.
+    pub fn checkpoint(&mut self, key: &SigningKey, origin: &str) -> Result<String, PublishError> {
+        let size = self.log.len();
+        if let Some((at, text)) = &self.checkpoint
+            && *at == size
+        {
+            return Ok(text.clone());
+        }
+        let text = herald_tlog::log::checkpoint(&self.log, origin, key)?
+            .note()
+            .to_text();
+        self.checkpoint = Some((size, text.clone()));
+        Ok(text)
+    }
+
+    /// The C2SP tlog-tiles resource at `path` (`tile/...`): a hash tile or
+    /// an entry bundle, full or partial; `None` when there is none (a
+    /// malformed path, a tile beyond the tree).
+    pub fn tile(&self, path: &str) -> Result<Option<Vec<u8>>, PublishError> {
+        herald_tlog::log::tile(&self.log, path)
     }
 
     /// The inclusion proof of leaf `index` against the latest tree head;
