@@ -62,6 +62,8 @@ pub struct Config {
     pub max_inflight: usize,
     /// The log's origin string (`--origin`), shown in `.well-known`.
     pub origin: Option<String>,
+    /// Witnesses asked to cosign each new checkpoint (`--witness`, notary).
+    pub witnesses: Vec<crate::witnesses::WitnessTarget>,
 }
 
 impl Config {
@@ -78,6 +80,7 @@ impl Config {
             batch: DEFAULT_BATCH,
             max_inflight: DEFAULT_MAX_INFLIGHT,
             origin: None,
+            witnesses: Vec::new(),
         }
     }
 

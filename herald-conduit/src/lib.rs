@@ -22,6 +22,7 @@ pub mod metrics;
 pub mod notary;
 pub mod refusal;
 mod tlog;
+pub mod witnesses;
 mod writer;
 
 use std::collections::HashMap;
@@ -95,6 +96,8 @@ pub struct Conduit {
     /// The C2SP origin of the log's checkpoints (`--origin`, or the
     /// conduit's sigil).
     origin: String,
+    /// The witnesses that cosign the notary's checkpoints (`--witness`).
+    witnesses: witnesses::Witnesses,
 }
 
 impl fmt::Debug for Conduit {
@@ -135,6 +138,7 @@ impl Conduit {
             None
         };
         Ok(Self {
+            witnesses: witnesses::Witnesses::new(config.witnesses.clone()),
             receiver: Receiver::new(store, keyring),
             config,
             key,
@@ -241,6 +245,7 @@ pub async fn serve(
             .name("herald-conduit-writer".into())
             .spawn(move || writer::run(&conduit, &jobs))?
     };
+    let witnesses = witnesses::Witnesses::spawn(&conduit)?;
     let app = http::router(Arc::clone(&conduit), queue);
     let closing = Arc::clone(&conduit);
     // No Nagle: an answer is written whole, and waiting for the client's
@@ -257,6 +262,9 @@ pub async fn serve(
         .await;
     // The router (and with it the queue) is gone: the writer drains and ends.
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    if let Some(w) = witnesses {
+        let _ = tokio::task::spawn_blocking(move || w.join()).await;
+    }
     result
 }
 

@@ -71,6 +71,10 @@ struct ServeArgs {
     /// The log's origin string, shown in /.well-known/herald-conduit
     #[arg(long, value_name = "ORIGIN")]
     origin: Option<String>,
+    /// A witness that cosigns each new checkpoint (notary): its cosigner verifier key (as `herald
+    /// witness key` prints it), `=`, its tlog-witness URL prefix (repeatable)
+    #[arg(long = "witness", value_name = "VKEY=URL")]
+    witnesses: Vec<String>,
 }
 
 /// Run `conduit`.
@@ -114,6 +118,16 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     config.batch = Duration::from_millis(a.batch_ms);
     config.max_inflight = a.max_inflight;
     config.origin = a.origin;
+    let roles_notary = config.roles.notary;
+    for spec in &a.witnesses {
+        if !roles_notary {
+            return Err(CliError::new("--witness needs --roles notary"));
+        }
+        config.witnesses.push(
+            herald_conduit::witnesses::WitnessTarget::parse(spec)
+                .map_err(|e| CliError::new(format!("--witness: {e}")))?,
+        );
+    }
     let conduit = Conduit::open(config, key, keyring).map_err(|e| CliError::new(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -275,20 +275,17 @@ fn witness(a: &WitnessArgs) -> Result<ExitCode, CliError> {
         };
         match client::add_checkpoint(url, &cp, proof) {
             Ok(lines) => {
-                for line in lines {
-                    if !keys.is_empty() {
-                        let mut probe = cp.note().clone();
-                        probe
-                            .push(line.clone())
-                            .map_err(|e| CliError::new(e.to_string()))?;
-                        if probe.verify(&keys).is_err() {
-                            eprintln!(
-                                "herald: {url}: a cosignature by no --witness-key, or invalid"
-                            );
-                            failed += 1;
-                            continue;
-                        }
+                let lines = if keys.is_empty() {
+                    lines
+                } else {
+                    let (good, bad) = client::verified_cosignatures(&cp, lines, &keys);
+                    for _ in 0..bad {
+                        eprintln!("herald: {url}: a cosignature by no --witness-key, or invalid");
                     }
+                    failed += bad;
+                    good
+                };
+                for line in lines {
                     cp.note_mut()
                         .push(line)
                         .map_err(|e| CliError::new(e.to_string()))?;

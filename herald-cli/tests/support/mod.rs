@@ -4,6 +4,7 @@
 
 pub(crate) mod conduit;
 pub(crate) mod rss;
+pub(crate) mod witness;
 
 use std::io::Write;
 use std::path::Path;
