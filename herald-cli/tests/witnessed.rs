@@ -225,6 +225,78 @@ fn a_conduit_with_two_witnesses_under_a_two_of_two_policy() {
     bad.expect(1);
     assert!(bad.out().contains("quorum not met"), "{}", bad.out());
 
+    // `herald verify --log-policy` over a bundle carrying the envelope, its
+    // proof and the cosigned checkpoint: the proof counts; with the
+    // checkpoint that lacks a cosignature (or none) it does not.
+    let verify_bundle = |name: &str, checkpoint: Option<&str>| {
+        let mut args = vec!["bundle", "env1", "--proof", "proof1", "-o", name];
+        if let Some(cp) = checkpoint {
+            args.extend(["--checkpoint", cp]);
+        }
+        herald(d, &args).expect(0);
+        herald(
+            d,
+            &[
+                "verify",
+                name,
+                "--keyring",
+                "keyring",
+                "--keyring",
+                "conduit.pub",
+                "--log-policy",
+                "policy",
+                "--json",
+            ],
+        )
+    };
+    let good = verify_bundle("b-good", Some("cosigned"));
+    good.expect(0);
+    let proof = &good.json()["proofs"][0];
+    assert_eq!(proof["status"], "valid", "{}", good.out());
+    assert_eq!(proof["witnessed"], "cosigned by W1, W2");
+    for (name, cp) in [("b-one", Some("one")), ("b-none", None)] {
+        let bad = verify_bundle(name, cp);
+        bad.expect(1);
+        let proof = &bad.json()["proofs"][0];
+        assert_eq!(proof["status"], "invalid", "{}", bad.out());
+        assert!(
+            proof["detail"]
+                .as_str()
+                .unwrap()
+                .starts_with("log policy: "),
+            "{}",
+            bad.out()
+        );
+    }
+    // Without --log-policy the log key's signature is enough (as before).
+    herald(
+        d,
+        &[
+            "verify",
+            "b-none",
+            "--keyring",
+            "keyring",
+            "--keyring",
+            "conduit.pub",
+        ],
+    )
+    .expect(0);
+    // A file that is not a checkpoint is refused by `herald bundle`.
+    herald(
+        d,
+        &[
+            "bundle",
+            "env1",
+            "--proof",
+            "proof1",
+            "--checkpoint",
+            "policy",
+            "-o",
+            "x",
+        ],
+    )
+    .expect(2);
+
     // A witness goes down: posts are still answered at once, and the next
     // checkpoint is published with the one cosignature there is.
     drop(w2);
