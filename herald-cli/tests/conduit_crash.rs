@@ -12,33 +12,17 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Child;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use herald_conduit::client;
 use herald_core::cbor::Value;
-use herald_core::{EnvelopeBuilder, EnvelopeRef, Nonce, SigilForm, SigningKey};
+use herald_core::{EnvelopeBuilder, EnvelopeRef, Nonce, SigilForm};
 use herald_verify::{ConsistencyProof, InclusionProof, Keyring, Provenance, SignedTreeHead};
+use support::conduit::{alice, bob, conduit_key, now, write_files};
 
 const KILLS: usize = 24;
 const CLIENTS: usize = 8;
 const T: Duration = Duration::from_secs(10);
-
-fn alice() -> SigningKey {
-    SigningKey::from_seed(&[0x11; 32])
-}
-fn bob() -> SigningKey {
-    SigningKey::from_seed(&[0x22; 32])
-}
-fn conduit_key() -> SigningKey {
-    SigningKey::from_seed(&[0xc0; 32])
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
 
 fn message(n: u64, text: &str) -> Vec<u8> {
     let mut nonce = [0u8; 16];
@@ -50,23 +34,6 @@ fn message(n: u64, text: &str) -> Vec<u8> {
         .sign(&alice())
         .unwrap()
         .into_bytes()
-}
-
-fn write_files(dir: &Path) {
-    let seed = herald_verify::report::hex(conduit_key().to_seed().as_slice());
-    let key = dir.join("conduit.key");
-    std::fs::write(&key, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
-    let ring = format!(
-        "{}\n{}\n",
-        herald_verify::keyring::key_line(&alice().public_key()),
-        herald_verify::keyring::key_line(&bob().public_key())
-    );
-    std::fs::write(dir.join("keyring"), ring).unwrap();
 }
 
 /// Start the conduit (relay + notary) over the state in `dir`.

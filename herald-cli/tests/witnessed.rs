@@ -14,35 +14,19 @@ mod support;
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Child;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, EnvelopeRef, Nonce, SigilForm, SigningKey};
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::NoteVerifier;
 use herald_witness::client;
+use support::conduit::{alice, bob, conduit_key, now, write_files};
 use support::herald;
 
 const ORIGIN: &str = "example.test/conduit";
 /// Every wait is bounded by this.
 const T: Duration = Duration::from_secs(20);
-
-fn alice() -> SigningKey {
-    SigningKey::from_seed(&[0x11; 32])
-}
-fn bob() -> SigningKey {
-    SigningKey::from_seed(&[0x22; 32])
-}
-fn conduit_key() -> SigningKey {
-    SigningKey::from_seed(&[0xc0; 32])
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .unwrap()
-        .as_secs()
-}
 
 fn message(from: &SigningKey, to: &SigningKey, n: u64) -> Vec<u8> {
     let mut nonce = [0u8; 16];
@@ -54,25 +38,6 @@ fn message(from: &SigningKey, to: &SigningKey, n: u64) -> Vec<u8> {
         .sign(from)
         .unwrap()
         .into_bytes()
-}
-
-/// The conduit's key file, the senders' keyring, the log's keyring.
-fn write_files(d: &Path) {
-    let seed = herald_verify::report::hex(conduit_key().to_seed().as_slice());
-    let key = d.join("conduit.key");
-    std::fs::write(&key, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
-    let line = |k: &SigningKey| herald_verify::keyring::key_line(&k.public_key());
-    std::fs::write(
-        d.join("keyring"),
-        format!("{}\n{}\n", line(&alice()), line(&bob())),
-    )
-    .unwrap();
-    std::fs::write(d.join("conduit.pub"), format!("{}\n", line(&conduit_key()))).unwrap();
 }
 
 struct Conduit(Child, SocketAddr);

@@ -1,9 +1,13 @@
 //! `herald conduit serve` on 127.0.0.1:0, its address from the
-//! `listening on http://ADDR` line (CONDUIT.md).
+//! `listening on http://ADDR` line (CONDUIT.md), and the keys and files the
+//! conduit tests share.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use herald_core::SigningKey;
 
 /// Start the real binary with `configure`'s flags added; the child and
 /// the address it listens on.
@@ -14,15 +18,55 @@ pub(crate) fn serve(configure: impl FnOnce(&mut Command)) -> (Child, SocketAddr)
         .stderr(Stdio::inherit());
     configure(&mut cmd);
     let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+    let addr = super::listening(&mut child, "listening on http://")
         .parse()
         .unwrap();
     (child, addr)
+}
+
+/// A sender.
+pub(crate) fn alice() -> SigningKey {
+    SigningKey::from_seed(&[0x11; 32])
+}
+
+/// A recipient.
+pub(crate) fn bob() -> SigningKey {
+    SigningKey::from_seed(&[0x22; 32])
+}
+
+/// The conduit's key (and so its log's).
+pub(crate) fn conduit_key() -> SigningKey {
+    SigningKey::from_seed(&[0xc0; 32])
+}
+
+/// Now, Unix seconds.
+pub(crate) fn now() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap()
+        .as_secs()
+}
+
+/// In `dir`: the conduit's key file `conduit.key` (0600), the senders'
+/// keyring `keyring` (alice, bob) and the log's keyring `conduit.pub`.
+pub(crate) fn write_files(dir: &Path) {
+    let seed = herald_verify::report::hex(conduit_key().to_seed().as_slice());
+    let key = dir.join("conduit.key");
+    std::fs::write(&key, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+    let line = |k: &SigningKey| herald_verify::keyring::key_line(&k.public_key());
+    std::fs::write(
+        dir.join("keyring"),
+        format!("{}\n{}\n", line(&alice()), line(&bob())),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("conduit.pub"),
+        format!("{}\n", line(&conduit_key())),
+    )
+    .unwrap();
 }

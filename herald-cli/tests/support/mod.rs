@@ -42,6 +42,21 @@ impl Run {
     }
 }
 
+/// The rest of the first line `child` prints on standard output after
+/// `prefix` (a server's `listening on …` line).
+pub(crate) fn listening(child: &mut std::process::Child, prefix: &str) -> String {
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    line.trim()
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_owned()
+}
+
 /// Run `herald args…` in `dir`, with `stdin` (or nothing) on standard input.
 pub(crate) fn herald_in(dir: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
     let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))

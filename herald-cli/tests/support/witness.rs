@@ -1,7 +1,6 @@
 //! `herald witness serve` on 127.0.0.1:0, its URL from the `listening on`
 //! line, killed when dropped.
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
@@ -40,14 +39,6 @@ pub(crate) fn serve(d: &Path, name: &str, origin: &str, vkey: &str) -> (Serve, S
         .stdout(Stdio::piped())
         .spawn()
         .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
+    let url = super::listening(&mut child, "listening on ");
     (Serve(child, url), v.out().trim().to_owned())
 }
