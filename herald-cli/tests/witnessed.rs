@@ -174,6 +174,25 @@ fn a_conduit_with_two_witnesses_under_a_two_of_two_policy() {
             ],
         )
     };
+    // A tile client reads the conduit under the policy alone.
+    let fetched = herald(
+        d,
+        &[
+            "log",
+            "fetch",
+            &a.url(),
+            "--log-policy",
+            "policy",
+            "--index",
+            "1",
+        ],
+    );
+    fetched.expect(0);
+    assert!(
+        fetched.out().contains("size 3") && fetched.out().contains("cosigned by W1, W2"),
+        "{}",
+        fetched.out()
+    );
     let ok = verify_proof("cosigned");
     ok.expect(0);
     assert!(ok.out().contains("cosigned by W1, W2"), "{}", ok.out());

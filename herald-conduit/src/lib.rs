@@ -10,7 +10,9 @@
 //!
 //! The notary's log is also served in C2SP form (`GET /checkpoint`,
 //! `GET /tile/...`, [`tlog`]) through herald-tlog, so tlog-tiles clients
-//! and tlog-witness witnesses read it with no HERALD-specific code.
+//! and tlog-witness witnesses read it with no HERALD-specific code; with
+//! `--witness`, each new checkpoint is submitted to the witnesses and
+//! served with their cosignatures ([`witnesses`]).
 #![forbid(unsafe_code)]
 
 pub mod client;

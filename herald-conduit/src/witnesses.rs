@@ -232,6 +232,11 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
         }
         let Some(r) = &mut round else { continue };
         for (target, peer) in targets.iter().zip(&mut peers) {
+            // A slow witness must not hold a shutdown up longer than one
+            // request (herald-witness's client timeout).
+            if *conduit.closing.borrow() {
+                return;
+            }
             if peer.line.is_some() || Instant::now() < peer.retry_at {
                 continue;
             }
