@@ -129,11 +129,13 @@ fn main() -> ExitCode {
             require: a.require,
             verbose: a.verbose,
             tree: !a.no_tree,
+            log_policy: a.log_policy,
         }),
         Command::Bundle(a) => commands::bundle::run(&commands::bundle::Options {
             files: a.files,
             proofs: a.proof,
             keys: a.key,
+            checkpoints: a.checkpoint,
             output: a.output,
         }),
         Command::Encode(a) => commands::encode::run(&a),

@@ -178,6 +178,9 @@ fn write_proofs(out: &mut dyn Write, report: &Report, opts: &Options) -> io::Res
         if !p.detail.is_empty() {
             line.push_str(&format!("  ({})", p.detail));
         }
+        if let Some(by) = &p.witnessed {
+            line.push_str(&format!("  ({by})"));
+        }
         writeln!(out, "{}", line.trim_end())?;
     }
     let n = report.proofs.len();

@@ -7,9 +7,7 @@
 
 mod support;
 
-use std::io::{BufRead, BufReader};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::NoteVerifier;
@@ -36,45 +34,8 @@ fn append(d: &Path, log: &str, k: u8, from: u64, to: u64) -> Vec<String> {
         .collect()
 }
 
-struct Serve(Child, String);
-
-impl Drop for Serve {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn witness(d: &Path, name: &str, vkey: &str) -> (Serve, String) {
-    keygen(d, name);
-    let key = format!("{name}.key");
-    let wname = format!("{name}.example");
-    let v = herald(d, &["witness", "key", "--key", &key, "--name", &wname]);
-    v.expect(0);
-    let mut child = Command::new(env!("CARGO_BIN_EXE_herald"))
-        .current_dir(d)
-        .args(["witness", "serve", "--key", &key, "--name", &wname])
-        .args([
-            "--state",
-            &format!("{name}-state"),
-            "--listen",
-            "127.0.0.1:0",
-        ])
-        .arg("--log-key")
-        .arg(format!("{ORIGIN}={vkey}"))
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on ")
-        .unwrap()
-        .to_owned();
-    (Serve(child, url), v.out().trim().to_owned())
+fn witness(d: &Path, name: &str, vkey: &str) -> (support::witness::Serve, String) {
+    support::witness::serve(d, name, ORIGIN, vkey)
 }
 
 #[test]

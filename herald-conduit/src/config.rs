@@ -65,6 +65,8 @@ pub struct Config {
     /// `--store postgres://...`: the fleet database (docs/conduit.md,
     /// "Fleet"); `None`: the redb store in `state` (the default).
     pub store: Option<String>,
+    /// Witnesses asked to cosign each new checkpoint (`--witness`, notary).
+    pub witnesses: Vec<crate::witnesses::WitnessTarget>,
 }
 
 impl Config {
@@ -82,6 +84,7 @@ impl Config {
             max_inflight: DEFAULT_MAX_INFLIGHT,
             origin: None,
             store: None,
+            witnesses: Vec::new(),
         }
     }
 

@@ -10,7 +10,9 @@
 //!
 //! The notary's log is also served in C2SP form (`GET /checkpoint`,
 //! `GET /tile/...`, module `tlog`) through herald-tlog, so tlog-tiles clients
-//! and tlog-witness witnesses read it with no HERALD-specific code.
+//! and tlog-witness witnesses read it with no HERALD-specific code; with
+//! `--witness`, each new checkpoint is submitted to the witnesses and
+//! served with their cosignatures ([`witnesses`]).
 //!
 //! Storage has two backends: the redb store in the state directory (the
 //! default) and, with [`Config::store`], a PostgreSQL database shared by a
@@ -28,6 +30,7 @@ pub mod metrics;
 pub mod notary;
 pub mod refusal;
 mod tlog;
+pub mod witnesses;
 mod writer;
 
 use std::collections::HashMap;
@@ -107,6 +110,8 @@ pub struct Conduit {
     /// The C2SP origin of the log's checkpoints (`--origin`, or the
     /// conduit's sigil).
     origin: String,
+    /// The witnesses that cosign the notary's checkpoints (`--witness`).
+    witnesses: witnesses::Witnesses,
 }
 
 impl fmt::Debug for Conduit {
@@ -153,6 +158,7 @@ impl Conduit {
             None
         };
         Ok(Self {
+            witnesses: witnesses::Witnesses::new(config.witnesses.clone()),
             receiver: Receiver::new(store, keyring),
             config,
             key,
@@ -265,6 +271,7 @@ pub async fn serve(
             .name("herald-conduit-writer".into())
             .spawn(move || writer::run(&conduit, &jobs))?
     };
+    let witnesses = witnesses::Witnesses::spawn(&conduit)?;
     let app = http::router(Arc::clone(&conduit), queue);
     let closing = Arc::clone(&conduit);
     // No Nagle: an answer is written whole, and waiting for the client's
@@ -281,6 +288,9 @@ pub async fn serve(
         .await;
     // The router (and with it the queue) is gone: the writer drains and ends.
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    if let Some(w) = witnesses {
+        let _ = tokio::task::spawn_blocking(move || w.join()).await;
+    }
     result
 }
 

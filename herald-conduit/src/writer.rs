@@ -317,7 +317,9 @@ fn notarize(conduit: &Conduit, steps: &[Step], now: u64) -> Result<(), String> {
         }
     }
     n.sign(&conduit.key, now)
-        .map_err(|e| format!("audit log: {e}"))
+        .map_err(|e| format!("audit log: {e}"))?;
+    conduit.witnesses.nudge();
+    Ok(())
 }
 
 /// The P1 map of a 201 body (CONDUIT.md): `{envelope, index?, proof?}`.

@@ -12,6 +12,7 @@
 //! | `envelopes` | array (≥ 1) of bstr | each one envelope's wire bytes |
 //! | `proofs` | array of bstr | each one inclusion proof (CLI.md `herald log prove`) |
 //! | `keys` | array of text | optional: keyring lines (CLI.md) |
+//! | `checkpoints` | array of bstr | optional: C2SP checkpoints (signed notes) with cosignatures, for a [`LogPolicy`] |
 //!
 //! Envelopes and proofs are byte strings holding their own encodings: the
 //! bundle only carries them, each is checked over the very bytes it was
@@ -25,6 +26,12 @@
 //! hashes to; such keys are reported as `key_source: "bundle"`. A bundle
 //! key never makes a log or a Herald trusted: a proof's signed tree head
 //! verifies only under a key the verifier pinned ([`Keyring::pinned`]).
+//!
+//! Witnesses (issue 17): when the verifier gives a [`LogPolicy`] (`herald
+//! verify --log-policy`), a proof counts only when one of the bundle's
+//! `checkpoints` is its tree head, signed by the log and cosigned by the
+//! policy's quorum. That is decided here, in [`check_proofs`], once for
+//! every proof, so a molt (P8 rule 3) is proven only under the policy too.
 
 use alloc::{
     collections::{BTreeMap, BTreeSet},
@@ -36,7 +43,7 @@ use core::fmt;
 use herald_core::cbor::{self, DecodeError, Limits, Map, Value, ValueRef};
 use herald_core::{EnvelopeRef, PublicKey, Status};
 
-use crate::auditlog::InclusionProof;
+use crate::auditlog::{InclusionProof, TreeHead};
 use crate::keyring::{Keyring, KeyringError, Provenance, key_line};
 use crate::report::{ProofReport, Source, hex};
 
@@ -119,6 +126,18 @@ pub struct Bundle<'a> {
     envelopes: Vec<(usize, &'a [u8])>,
     proofs: Vec<(usize, &'a [u8])>,
     keys: Vec<PublicKey>,
+    checkpoints: Vec<(usize, &'a [u8])>,
+}
+
+/// What a verifier demands of a proof's tree head beyond the log key's
+/// signature: a quorum of witness cosignatures (C2SP tlog-policy; herald-tlog
+/// implements it for its `Policy`). herald-verify knows no checkpoint
+/// format: it hands over the tree head and the bundle's checkpoints.
+pub trait LogPolicy: fmt::Debug + Send + Sync {
+    /// Whether one of `checkpoints` (each a checkpoint's bytes, as the
+    /// bundle carries them) is `head`, signed by its log and cosigned as
+    /// the policy demands: who vouches for it, or why none does.
+    fn covers(&self, head: &TreeHead, checkpoints: &[&[u8]]) -> Result<String, String>;
 }
 
 /// Whether `bytes` is meant as a bundle: its first item is a map with a
@@ -166,12 +185,14 @@ impl<'a> Bundle<'a> {
         let value = cbor::decode_with(bytes, &LIMITS).map_err(BundleError::Cbor)?;
         let map = value.as_map().ok_or(BundleError::NotAMap)?;
         let (mut format, mut envelopes, mut proofs, mut keys) = (None, None, None, None);
+        let mut checkpoints = None;
         for (key, item) in map.iter() {
             match key {
                 "format" => format = Some(item),
                 "envelopes" => envelopes = Some(item),
                 "proofs" => proofs = Some(item),
                 "keys" => keys = Some(item),
+                "checkpoints" => checkpoints = Some(item),
                 other => return Err(BundleError::UnknownField(other.into())),
             }
         }
@@ -192,6 +213,10 @@ impl<'a> Bundle<'a> {
             proofs.ok_or(BundleError::MissingField("proofs"))?,
             "proofs",
         )?;
+        let checkpoints = match checkpoints {
+            Some(c) => byte_strings(bytes, c, "checkpoints")?,
+            None => Vec::new(),
+        };
         let mut parsed = Vec::new();
         if let Some(keys) = keys {
             let expected = "an array of keyring lines";
@@ -210,6 +235,7 @@ impl<'a> Bundle<'a> {
             envelopes,
             proofs,
             keys: parsed,
+            checkpoints,
         })
     }
 
@@ -226,6 +252,12 @@ impl<'a> Bundle<'a> {
     /// The keys the bundle carries.
     pub fn keys(&self) -> &[PublicKey] {
         &self.keys
+    }
+
+    /// The checkpoints' bytes (for a [`LogPolicy`]), each with its byte
+    /// offset in the bundle.
+    pub fn checkpoints(&self) -> &[(usize, &'a [u8])] {
+        &self.checkpoints
     }
 }
 
@@ -248,6 +280,17 @@ fn parse_key(line: &str) -> Result<PublicKey, KeyringError> {
 /// bytes) and `keys`. Nothing is checked here: `herald bundle` checks its
 /// inputs, and [`Bundle::decode`] reads any bundle strictly.
 pub fn encode(envelopes: &[&[u8]], proofs: &[&[u8]], keys: &[PublicKey]) -> Vec<u8> {
+    encode_with_checkpoints(envelopes, proofs, keys, &[])
+}
+
+/// [`encode`], also carrying `checkpoints` (each a C2SP checkpoint's
+/// bytes, with its cosignatures), when there are any.
+pub fn encode_with_checkpoints(
+    envelopes: &[&[u8]],
+    proofs: &[&[u8]],
+    keys: &[PublicKey],
+    checkpoints: &[&[u8]],
+) -> Vec<u8> {
     let strings =
         |items: &[&[u8]]| Value::Array(items.iter().map(|b| Value::Bytes(b.to_vec())).collect());
     let mut map = Map::new();
@@ -260,6 +303,9 @@ pub fn encode(envelopes: &[&[u8]], proofs: &[&[u8]], keys: &[PublicKey]) -> Vec<
             Value::Array(keys.iter().map(|k| Value::text(key_line(k))).collect()),
         );
     }
+    if !checkpoints.is_empty() {
+        map.insert("checkpoints", strings(checkpoints));
+    }
     Value::Map(map).to_vec()
 }
 
@@ -270,6 +316,8 @@ pub struct ProofInput<'a> {
     pub bytes: &'a [u8],
     /// The bundle and the offset in it.
     pub source: Source,
+    /// The checkpoints of the bundle it came from.
+    pub checkpoints: Vec<&'a [u8]>,
 }
 
 /// Check every proof against the pinned keys of `keyring` and the
@@ -277,8 +325,9 @@ pub struct ProofInput<'a> {
 /// decoded; each is decoded again with `limits` only when a proof names
 /// its id): a proof is valid when it decodes, verifies (its tree head under
 /// a pinned key, its Merkle path, P9) and its leaf is exactly the leaf of
-/// an envelope of the set whose id is the hash of its body. Returns a
-/// report per proof, in order, and the ids of the envelopes proven
+/// an envelope of the set whose id is the hash of its body, and (with
+/// `policy`) one of its bundle's checkpoints covers its tree head. Returns
+/// a report per proof, in order, and the ids of the envelopes proven
 /// included.
 pub(crate) fn check_proofs(
     proofs: &[ProofInput<'_>],
@@ -286,6 +335,7 @@ pub(crate) fn check_proofs(
     ids: &[Option<[u8; 32]>],
     limits: &Limits,
     keyring: &Keyring,
+    policy: Option<&dyn LogPolicy>,
 ) -> (Vec<ProofReport>, BTreeSet<[u8; 32]>) {
     let mut reports = Vec::with_capacity(proofs.len());
     let mut proven = BTreeSet::new();
@@ -317,8 +367,16 @@ pub(crate) fn check_proofs(
                     .iter()
                     .filter_map(|&i| EnvelopeRef::decode_with(bytes.get(i)?, limits).ok())
                     .collect();
-                match verdict(&proof, &named, keyring) {
-                    Ok(()) => {
+                let witnessed = |()| match policy {
+                    None => Ok(None),
+                    Some(rule) => rule
+                        .covers(proof.sth().head(), &p.checkpoints)
+                        .map(Some)
+                        .map_err(|e| std::format!("log policy: {e}")),
+                };
+                match verdict(&proof, &named, keyring).and_then(witnessed) {
+                    Ok(by) => {
+                        report.witnessed = by;
                         report.status = Status::Valid;
                         proven.insert(*proof.leaf().id());
                     }

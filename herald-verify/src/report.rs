@@ -300,6 +300,10 @@ pub struct ProofReport {
     pub status: Status,
     /// Why it is invalid (empty when valid).
     pub detail: String,
+    /// With a log policy (`--log-policy`): who vouches for its tree head
+    /// (the witnesses that cosigned its checkpoint).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub witnessed: Option<String>,
     /// The bundle it came from and the byte offset there (not part of the JSON contract).
     #[serde(skip)]
     pub source: Source,

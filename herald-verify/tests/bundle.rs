@@ -418,3 +418,79 @@ fn a_bad_envelope_in_a_bundle_hides_nothing_else() {
     assert!(r.proofs[0].id.is_none());
     assert!(!r.all_valid());
 }
+
+/// A witness policy for the test: a tree head is vouched for when the
+/// bundle carries the checkpoint `good <size>`.
+#[derive(Debug)]
+struct Vouch;
+
+impl bundle::LogPolicy for Vouch {
+    fn covers(
+        &self,
+        head: &herald_verify::TreeHead,
+        checkpoints: &[&[u8]],
+    ) -> Result<String, String> {
+        let want = format!("good {}", head.size());
+        if checkpoints.contains(&want.as_bytes()) {
+            Ok("vouched".into())
+        } else {
+            Err(format!(
+                "no {want:?} among {} checkpoints",
+                checkpoints.len()
+            ))
+        }
+    }
+}
+
+#[test]
+fn under_a_log_policy_a_molt_is_proven_only_with_a_checkpoint_it_accepts() {
+    let s = story();
+    let dir = tempfile::tempdir().unwrap();
+    let log_key = key(9);
+    let proofs = log_and_prove(dir.path(), &log_key, &[&s.envs[MOLT]]);
+    let envs: Vec<&[u8]> = s.envs.iter().map(|e| e.as_bytes()).collect();
+    let audit_with = |checkpoints: &[&[u8]]| {
+        let b = bundle::encode_with_checkpoints(&envs, &[&proofs[0]], &[], checkpoints);
+        // The checkpoints round-trip through the bundle.
+        let decoded: Vec<&[u8]> = Bundle::decode(&b)
+            .unwrap()
+            .checkpoints()
+            .iter()
+            .map(|c| c.1)
+            .collect();
+        assert_eq!(decoded, checkpoints);
+        let opts = AuditOptions {
+            log_policy: Some(std::sync::Arc::new(Vouch)),
+            ..AuditOptions::default()
+        };
+        let input = Input {
+            name: "b".into(),
+            bytes: b,
+        };
+        audit(&[input], &pinned(&[&log_key]), &opts)
+    };
+
+    // The checkpoint the policy accepts: the proof counts, the molt is proven.
+    let r = audit_with(&[b"other", b"good 1"]);
+    assert!(r.all_valid(), "{}", serde_json::to_string(&r).unwrap());
+    assert_eq!(r.proofs[0].witnessed.as_deref(), Some("vouched"));
+    assert!(
+        serde_json::to_string(&r)
+            .unwrap()
+            .contains("\"witnessed\":\"vouched\"")
+    );
+
+    // None it accepts (or none at all): the same valid proof does not
+    // count, so the new key's envelope is molt_unproven (P8 rule 3).
+    for cps in [&[&b"good 2"[..]][..], &[]] {
+        let r = audit_with(cps);
+        assert_eq!(r.proofs[0].status, Status::Invalid);
+        assert!(
+            r.proofs[0].detail.starts_with("log policy: "),
+            "{}",
+            r.proofs[0].detail
+        );
+        assert_eq!(codes(&r, NEW_KEY_SPEAKS), vec![ReasonCode::MoltUnproven]);
+        assert!(!r.all_valid());
+    }
+}

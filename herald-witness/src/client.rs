@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use data_encoding::BASE64;
 use herald_tlog::checkpoint::SignedCheckpoint;
-use herald_tlog::note::{Note, NoteSignature};
+use herald_tlog::note::{Note, NoteSignature, NoteVerifier};
 use herald_verify::merkle::Hash;
 
 /// Connect and read timeout.
@@ -149,9 +149,21 @@ pub fn add_checkpoint(
     checkpoint: &SignedCheckpoint,
     proof: impl Fn(u64) -> Result<Vec<Hash>, String>,
 ) -> Result<Vec<NoteSignature>, String> {
+    add_checkpoint_from(prefix, checkpoint, 0, proof)
+}
+
+/// [`add_checkpoint`], first from `old`: the size this witness last
+/// cosigned for the log, as far as the caller knows (a log that keeps
+/// submitting saves the 409 round trip). A wrong guess costs one 409.
+pub fn add_checkpoint_from(
+    prefix: &str,
+    checkpoint: &SignedCheckpoint,
+    old: u64,
+    proof: impl Fn(u64) -> Result<Vec<Hash>, String>,
+) -> Result<Vec<NoteSignature>, String> {
     let url = format!("{}/add-checkpoint", prefix.trim_end_matches('/'));
     let text = checkpoint.note().to_text();
-    let mut old = 0u64;
+    let mut old = old.min(checkpoint.checkpoint().size());
     for _ in 0..2 {
         let path = if old == 0 { Vec::new() } else { proof(old)? };
         let body = add_checkpoint_body(old, &path, &text);
@@ -190,4 +202,34 @@ pub fn add_checkpoint(
         }
     }
     Err("the witness answered 409 twice".to_owned())
+}
+
+/// The lines of `lines` (a witness's answer for `checkpoint`) that are a
+/// valid signature by one of `keys` over it, and how many were not:
+/// a log publishes only cosignatures it checked (tlog-witness: the log
+/// verifies the response before it adds it).
+#[must_use]
+pub fn verified_cosignatures(
+    checkpoint: &SignedCheckpoint,
+    lines: Vec<NoteSignature>,
+    keys: &[NoteVerifier],
+) -> (Vec<NoteSignature>, usize) {
+    let mut good = Vec::new();
+    let mut bad = 0;
+    for line in lines {
+        // The bare text and this one line: another line already on the
+        // checkpoint must not vouch for this one.
+        let ok = Note::new(checkpoint.note().text()).is_ok_and(|mut probe| {
+            probe.push(line.clone()).is_ok()
+                && probe
+                    .verify(keys)
+                    .is_ok_and(|v| v.iter().any(|v| v.time.is_some()))
+        });
+        if ok {
+            good.push(line);
+        } else {
+            bad += 1;
+        }
+    }
+    (good, bad)
 }

@@ -1,4 +1,4 @@
-//! `herald bundle FILE… [--proof PROOF]… [--key PATH]… -o OUT`: one proof
+//! `herald bundle FILE… [--proof PROOF]… [--key PATH]… [--checkpoint CP]… -o OUT`: one proof
 //! bundle (`herald_verify::bundle`, docs/audit-log.md "Proof bundles")
 //! holding the envelopes of every FILE, the inclusion proofs given, and the
 //! public keys of the keyrings given. `herald verify OUT` then verifies
@@ -32,6 +32,8 @@ pub(crate) struct Options {
     pub(crate) proofs: Vec<PathBuf>,
     /// Keyring files or directories whose keys the bundle carries.
     pub(crate) keys: Vec<PathBuf>,
+    /// C2SP checkpoint files (with cosignatures) the bundle carries.
+    pub(crate) checkpoints: Vec<PathBuf>,
     /// Where to write the bundle (`-` for standard output), and whether to
     /// replace it.
     pub(crate) output: OutputArgs,
@@ -51,6 +53,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let mut envelopes: Vec<Vec<u8>> = Vec::new();
     let mut proofs: Vec<(String, Vec<u8>)> = Vec::new();
     let mut keys: Vec<PublicKey> = Vec::new();
+    let mut checkpoints: Vec<Vec<u8>> = Vec::new();
     for path in &opts.files {
         let bytes = input::read_envelopes(path)?;
         let name = input::display_name(path);
@@ -65,6 +68,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
                 proofs.push((format!("{name}: byte {offset}"), p.to_vec()));
             }
             keys.extend_from_slice(b.keys());
+            checkpoints.extend(b.checkpoints().iter().map(|c| c.1.to_vec()));
             continue;
         }
         for item in input::items(&bytes) {
@@ -97,6 +101,14 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
             .matches(env)
             .map_err(|e| CliError::new(format!("--proof {name}: {e}")))?;
     }
+    for path in &opts.checkpoints {
+        let bytes = std::fs::read(path).map_err(|e| CliError::io(path, &e))?;
+        herald_tlog::checkpoint::SignedCheckpoint::parse_unverified(&bytes)
+            .map_err(|e| CliError::new(format!("--checkpoint {}: {e}", path.display())))?;
+        checkpoints.push(bytes);
+    }
+    checkpoints.sort();
+    checkpoints.dedup();
     keys.extend(load_keyrings(&opts.keys)?.keys());
     keys.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
     keys.dedup();
@@ -105,7 +117,9 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     }
     let envelope_refs: Vec<&[u8]> = envelopes.iter().map(Vec::as_slice).collect();
     let proof_refs: Vec<&[u8]> = proofs.iter().map(|(_, b)| b.as_slice()).collect();
-    let bytes = bundle::encode(&envelope_refs, &proof_refs, &keys);
+    let checkpoint_refs: Vec<&[u8]> = checkpoints.iter().map(Vec::as_slice).collect();
+    let bytes =
+        bundle::encode_with_checkpoints(&envelope_refs, &proof_refs, &keys, &checkpoint_refs);
     opts.output.write(&bytes)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -128,6 +142,10 @@ pub(crate) struct BundleArgs {
     /// A keyring file, or directory of *.pub files, whose public keys to carry (repeatable)
     #[arg(long, value_name = "PATH")]
     pub(crate) key: Vec<PathBuf>,
+    /// A C2SP checkpoint with its cosignatures (e.g. the conduit's GET /checkpoint), for
+    /// `herald verify --log-policy` (repeatable)
+    #[arg(long, value_name = "CHECKPOINT")]
+    pub(crate) checkpoint: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }

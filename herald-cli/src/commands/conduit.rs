@@ -76,6 +76,10 @@ struct ServeArgs {
     /// instead of the redb file in --state
     #[arg(long, value_name = "URL")]
     store: Option<String>,
+    /// A witness that cosigns each new checkpoint (notary): its cosigner verifier key (as `herald
+    /// witness key` prints it), `=`, its tlog-witness URL prefix (repeatable)
+    #[arg(long = "witness", value_name = "VKEY=URL")]
+    witnesses: Vec<String>,
 }
 
 /// Run `conduit`.
@@ -127,6 +131,21 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
         ));
     }
     config.store = a.store;
+    if config.store.is_some() && !a.witnesses.is_empty() {
+        return Err(CliError::new(
+            "--witness works with the file log only, not yet with --store (docs/conduit.md, Witnesses)",
+        ));
+    }
+    let roles_notary = config.roles.notary;
+    for spec in &a.witnesses {
+        if !roles_notary {
+            return Err(CliError::new("--witness needs --roles notary"));
+        }
+        config.witnesses.push(
+            herald_conduit::witnesses::WitnessTarget::parse(spec)
+                .map_err(|e| CliError::new(format!("--witness: {e}")))?,
+        );
+    }
     let conduit = Conduit::open(config, key, keyring).map_err(|e| CliError::new(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

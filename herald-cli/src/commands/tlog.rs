@@ -275,20 +275,17 @@ fn witness(a: &WitnessArgs) -> Result<ExitCode, CliError> {
         };
         match client::add_checkpoint(url, &cp, proof) {
             Ok(lines) => {
-                for line in lines {
-                    if !keys.is_empty() {
-                        let mut probe = cp.note().clone();
-                        probe
-                            .push(line.clone())
-                            .map_err(|e| CliError::new(e.to_string()))?;
-                        if probe.verify(&keys).is_err() {
-                            eprintln!(
-                                "herald: {url}: a cosignature by no --witness-key, or invalid"
-                            );
-                            failed += 1;
-                            continue;
-                        }
+                let lines = if keys.is_empty() {
+                    lines
+                } else {
+                    let (good, bad) = client::verified_cosignatures(&cp, lines, &keys);
+                    for _ in 0..bad {
+                        eprintln!("herald: {url}: a cosignature by no --witness-key, or invalid");
                     }
+                    failed += bad;
+                    good
+                };
+                for line in lines {
                     cp.note_mut()
                         .push(line)
                         .map_err(|e| CliError::new(e.to_string()))?;
@@ -331,9 +328,7 @@ pub(crate) fn open_checkpoint(
     policy: Option<&Path>,
 ) -> Result<(SignedCheckpoint, String), CliError> {
     if let Some(path) = policy {
-        let text = std::fs::read(path).map_err(|e| CliError::io(path, &e))?;
-        let policy =
-            Policy::parse(&text).map_err(|e| CliError::new(format!("{}: {e}", path.display())))?;
+        let policy = read_policy(path).map_err(CliError::new)?;
         let (cp, names) = policy
             .verify_checkpoint(bytes)
             .map_err(|e| CliError::new(format!("checkpoint: {e}")))?;
@@ -351,52 +346,25 @@ pub(crate) fn open_checkpoint(
     Ok((cp, "signed by the log key".to_owned()))
 }
 
-/// `verify-proof --log-policy FILE --checkpoint CP` (C2SP tlog-policy): the
-/// checkpoint satisfies the policy (signed by one of its logs, cosigned by
-/// its quorum), is signed by the key of the proof's log, and is the tree
-/// head the proof was checked against (same size and root). Returns who
-/// cosigned it.
+/// `verify-proof --log-policy FILE --checkpoint CP` (C2SP tlog-policy):
+/// [`Policy::covers`], the rule `herald verify --log-policy` applies too.
+/// Returns who cosigned it.
 pub(crate) fn policy_covers(
     policy: &Path,
     checkpoint: &Path,
     head: &herald_verify::TreeHead,
 ) -> Result<String, String> {
-    let text = std::fs::read(policy).map_err(|e| format!("{}: {e}", policy.display()))?;
-    let policy = Policy::parse(&text).map_err(|e| format!("{}: {e}", policy.display()))?;
+    let policy = read_policy(policy)?;
     let bytes = std::fs::read(checkpoint).map_err(|e| format!("{}: {e}", checkpoint.display()))?;
-    let (cp, names) = policy
-        .verify_checkpoint(&bytes)
-        .map_err(|e| format!("{}: {e}", checkpoint.display()))?;
-    let c = cp.checkpoint();
-    let own = policy
-        .logs()
-        .iter()
-        .filter(|l| {
-            l.key.name() == c.origin() && head.log().names_key(l.key.public_key().as_bytes())
-        })
-        .any(|l| SignedCheckpoint::open(&bytes, std::slice::from_ref(&l.key)).is_ok());
-    if !own {
-        return Err(format!(
-            "{}: not signed by the key of log {} under the policy",
-            checkpoint.display(),
-            head.log()
-        ));
-    }
-    if c.size() != head.size() || c.root() != head.root() {
-        return Err(format!(
-            "{}: checkpoint of size {} root {} is not the proof's tree head (size {} root {})",
-            checkpoint.display(),
-            c.size(),
-            hex(c.root()),
-            head.size(),
-            hex(head.root())
-        ));
-    }
-    Ok(if names.is_empty() {
-        "the policy needs no cosignature".to_owned()
-    } else {
-        format!("cosigned by {}", names.join(", "))
-    })
+    policy
+        .covers(&bytes, head)
+        .map_err(|e| format!("{}: {e}", checkpoint.display()))
+}
+
+/// Read and parse a `--log-policy` file.
+pub(crate) fn read_policy(path: &Path) -> Result<Policy, String> {
+    let text = std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    Policy::parse(&text).map_err(|e| format!("{}: {e}", path.display()))
 }
 
 fn fetch(a: &FetchArgs) -> Result<ExitCode, CliError> {

@@ -35,6 +35,8 @@ pub(crate) struct Options {
     pub(crate) verbose: bool,
     /// Draw the trace tree in the human form.
     pub(crate) tree: bool,
+    /// A C2SP tlog-policy file: bundled proofs count only under it.
+    pub(crate) log_policy: Option<PathBuf>,
 }
 
 /// Run `verify`.
@@ -101,9 +103,17 @@ pub(crate) fn verify(opts: &Options) -> Result<(Report, Keyring), CliError> {
         Some(now) => now,
         None => clock::now()?,
     };
+    let log_policy = match &opts.log_policy {
+        Some(path) => Some(std::sync::Arc::new(
+            super::tlog::read_policy(path).map_err(CliError::new)?,
+        )
+            as std::sync::Arc<dyn herald_verify::bundle::LogPolicy>),
+        None => None,
+    };
     let options = AuditOptions {
         now: Some(now),
         required_scopes,
+        log_policy,
         ..AuditOptions::default()
     };
     let inputs = opts
@@ -201,4 +211,9 @@ pub(crate) struct VerifyArgs {
     /// Do not draw the trace tree
     #[arg(long)]
     pub(crate) no_tree: bool,
+    /// A C2SP tlog-policy file: a bundled inclusion proof (and so a molt it proves) counts only
+    /// when a checkpoint of its bundle is its tree head, signed by a policy log and cosigned by
+    /// the policy's quorum of witnesses
+    #[arg(long = "log-policy", value_name = "FILE")]
+    pub(crate) log_policy: Option<PathBuf>,
 }

@@ -1,7 +1,7 @@
 //! `herald conduit serve` on 127.0.0.1:0, its address from the
-//! `listening on http://ADDR` line (CONDUIT.md).
+//! `listening on http://ADDR` line (CONDUIT.md), and the keys and files the
+//! conduit tests share.
 
-use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
@@ -46,7 +46,8 @@ pub(crate) fn message(n: u64, text: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-/// `dir/conduit.key` (0600) and `dir/keyring` (alice, bob).
+/// In `dir`: the conduit's key file `conduit.key` (0600), the senders'
+/// keyring `keyring` (alice, bob) and the log's keyring `conduit.pub`.
 pub(crate) fn write_files(dir: &Path) {
     let seed = herald_verify::report::hex(conduit_key().to_seed().as_slice());
     let key = dir.join("conduit.key");
@@ -56,13 +57,17 @@ pub(crate) fn write_files(dir: &Path) {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    let ring = format!(
-        "{}\n{}\n",
-        herald_verify::keyring::key_line(&alice().public_key()),
-        herald_verify::keyring::key_line(&bob().public_key())
-    );
-    std::fs::write(dir.join("keyring"), ring).unwrap();
-}
+    let line = |k: &SigningKey| herald_verify::keyring::key_line(&k.public_key());
+    std::fs::write(
+        dir.join("keyring"),
+        format!("{}\n{}\n", line(&alice()), line(&bob())),
+    )
+    .unwrap();
+    std::fs::write(
+        dir.join("conduit.pub"),
+        format!("{}\n", line(&conduit_key())),
+    )
+    .unwrap();
 
 /// Start the real binary with `configure`'s flags added; the child and
 /// the address it listens on.
@@ -73,14 +78,7 @@ pub(crate) fn serve(configure: impl FnOnce(&mut Command)) -> (Child, SocketAddr)
         .stderr(Stdio::inherit());
     configure(&mut cmd);
     let mut child = cmd.spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let addr = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+    let addr = super::listening(&mut child, "listening on http://")
         .parse()
         .unwrap();
     (child, addr)

@@ -4,6 +4,7 @@
 
 pub(crate) mod conduit;
 pub(crate) mod rss;
+pub(crate) mod witness;
 
 use std::io::Write;
 use std::path::Path;
@@ -39,6 +40,21 @@ impl Run {
         );
         self
     }
+}
+
+/// The rest of the first line `child` prints on standard output after
+/// `prefix` (a server's `listening on …` line).
+pub(crate) fn listening(child: &mut std::process::Child, prefix: &str) -> String {
+    let mut line = String::new();
+    std::io::BufRead::read_line(
+        &mut std::io::BufReader::new(child.stdout.take().unwrap()),
+        &mut line,
+    )
+    .unwrap();
+    line.trim()
+        .strip_prefix(prefix)
+        .unwrap_or_else(|| panic!("unexpected first line {line:?}"))
+        .to_owned()
 }
 
 /// Run `herald args…` in `dir`, with `stdin` (or nothing) on standard input.

@@ -63,6 +63,10 @@ pub struct AuditOptions {
     pub max_envelopes: usize,
     /// Learn keys from births whose key hashes to their sigil (P7).
     pub learn_birth_keys: bool,
+    /// What a bundled proof's tree head must also meet: a witness policy
+    /// (`--log-policy`, [`bundle::LogPolicy`]); `None`: the log key's
+    /// signature is enough.
+    pub log_policy: Option<std::sync::Arc<dyn bundle::LogPolicy>>,
 }
 
 impl Default for AuditOptions {
@@ -76,6 +80,7 @@ impl Default for AuditOptions {
             // (docs/fuzzing.md, F2): a million bounds a hostile stream to ~1.5 GB.
             max_envelopes: 1_000_000,
             learn_birth_keys: true,
+            log_policy: None,
         }
     }
 }
@@ -180,6 +185,7 @@ fn audit_with(
             .collect::<Vec<_>>(),
         &opts.limits,
         &learned.keys,
+        opts.log_policy.as_deref(),
     );
     // 3c. The identity lifecycle across the set (P8), molts proven by 3b.
     let lifecycle_set = lifecycle::audit::Set {
@@ -266,6 +272,7 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
                         items.entries.push(Entry { bytes, input });
                     }
                     items.bundle_keys.extend_from_slice(b.keys());
+                    let checkpoints: Vec<&[u8]> = b.checkpoints().iter().map(|c| c.1).collect();
                     items
                         .proofs
                         .extend(b.proofs().iter().map(|&(offset, bytes)| ProofInput {
@@ -274,6 +281,7 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
                                 input: input.name.clone(),
                                 offset,
                             },
+                            checkpoints: checkpoints.clone(),
                         }));
                 }
                 Err(e) => {

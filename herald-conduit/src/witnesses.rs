@@ -1,0 +1,373 @@
+//! The notary asks witnesses to cosign its checkpoints (CONDUIT.md,
+//! *Witnesses*; C2SP tlog-witness v1.0.0, tlog-cosignature v1): each new
+//! checkpoint goes to every `--witness` with the consistency proof from
+//! the size that witness last cosigned (a 409 names it, and the submission
+//! is retried from there, herald-witness's [`client`]); each answer is
+//! checked against that witness's verifier key before it is published;
+//! `GET /checkpoint` then serves the checkpoint with the cosignatures
+//! gathered so far.
+//!
+//! This never blocks or fails a post: the rounds run on their own thread,
+//! which takes the notary lock only to read the checkpoint and a proof,
+//! never across a request. A witness that is down or answers wrongly is
+//! logged (standard error) and retried with a backoff (1 s doubling to
+//! 30 s). A round's checkpoint is published once every witness has
+//! cosigned it, or after 5 s with the cosignatures it has (more are added
+//! as they come); only then does a newer checkpoint start a new round, so
+//! a slow witness under steady traffic still gets to cosign.
+
+use core::fmt;
+use std::sync::Mutex;
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
+use std::time::{Duration, Instant};
+
+use herald_tlog::checkpoint::SignedCheckpoint;
+use herald_tlog::note::{NoteSignature, NoteVerifier};
+use herald_witness::client;
+
+use crate::Conduit;
+
+/// How often the round thread looks for a new tree head or a due retry
+/// when nothing nudges it.
+const TICK: Duration = Duration::from_millis(250);
+/// The first retry delay after a witness fails.
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+/// The longest retry delay.
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// How long a round waits for every witness before its checkpoint is
+/// published with the cosignatures it has and a newer one may start.
+const PATIENCE: Duration = Duration::from_secs(5);
+
+/// A witness the notary submits its checkpoints to (`--witness URL`, or
+/// `--witness VKEY=URL`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WitnessTarget {
+    /// Its cosigning verifier key (type 0x04), when given: then only its
+    /// valid cosignatures are published. Without it (CONDUIT.md's plain
+    /// `--witness URL`) the lines it answers are published as they are,
+    /// when they have the shape of a tlog-cosignature (an 8-byte time and
+    /// a 64-byte signature); verifiers check them against their policy.
+    pub key: Option<NoteVerifier>,
+    /// Its tlog-witness submission prefix (`http://…`; `/add-checkpoint`
+    /// is appended).
+    pub url: String,
+}
+
+/// A `--witness` value is neither `URL` nor `VKEY=URL`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WitnessSpecError(String);
+
+impl fmt::Display for WitnessSpecError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for WitnessSpecError {}
+
+impl WitnessTarget {
+    /// Parse `URL` (an `http://` prefix) or `VKEY=URL`: a cosigner
+    /// verifier key (`name+hex(id)+base64(0x04‖key)`, as `herald witness
+    /// key` prints it), `=`, the URL. The split is at the first
+    /// `=http://`, so neither part needs escaping.
+    pub fn parse(spec: &str) -> Result<Self, WitnessSpecError> {
+        if spec.starts_with("http://") {
+            return Ok(Self {
+                key: None,
+                url: spec.to_owned(),
+            });
+        }
+        let (vkey, url) = spec
+            .find("=http://")
+            .map(|i| (&spec[..i], &spec[i + 1..]))
+            .ok_or_else(|| {
+                WitnessSpecError(format!(
+                    "{spec:?} is neither http://HOST:PORT nor VKEY=http://HOST:PORT"
+                ))
+            })?;
+        let key =
+            NoteVerifier::parse(vkey).map_err(|e| WitnessSpecError(format!("{vkey}: {e}")))?;
+        if key.signature_type() != herald_tlog::note::TYPE_COSIGNATURE {
+            return Err(WitnessSpecError(format!(
+                "{vkey}: not a cosigner key (type 0x{:02x}, expected 0x{:02x})",
+                key.signature_type(),
+                herald_tlog::note::TYPE_COSIGNATURE
+            )));
+        }
+        Ok(Self {
+            key: Some(key),
+            url: url.to_owned(),
+        })
+    }
+}
+
+/// The witnesses of a conduit and what they have cosigned.
+#[derive(Debug)]
+pub(crate) struct Witnesses {
+    targets: Vec<WitnessTarget>,
+    nudge: SyncSender<()>,
+    rounds: Mutex<Option<Receiver<()>>>,
+    /// The newest checkpoint submitted, with the cosignatures so far.
+    published: Mutex<Option<String>>,
+}
+
+impl Witnesses {
+    /// The witnesses of `targets` (none: the thread is never started).
+    pub(crate) fn new(targets: Vec<WitnessTarget>) -> Self {
+        let (nudge, rounds) = std::sync::mpsc::sync_channel(1);
+        Self {
+            targets,
+            nudge,
+            rounds: Mutex::new(Some(rounds)),
+            published: Mutex::new(None),
+        }
+    }
+
+    /// A new tree head was signed: start a round now rather than at the
+    /// next tick. Never waits.
+    pub(crate) fn nudge(&self) {
+        // Full: a nudge is already pending; disconnected: shutting down.
+        if !self.targets.is_empty() {
+            let _ = self.nudge.try_send(());
+        }
+    }
+
+    /// The newest checkpoint submitted to the witnesses with the
+    /// cosignatures gathered so far (`GET /checkpoint`), once there is one.
+    pub(crate) fn published(&self) -> Option<String> {
+        self.published.lock().ok().and_then(|p| p.clone())
+    }
+
+    /// Start the round thread (when there are witnesses); it ends when the
+    /// conduit closes. Join it after the server has stopped.
+    pub(crate) fn spawn(
+        conduit: &std::sync::Arc<Conduit>,
+    ) -> std::io::Result<Option<std::thread::JoinHandle<()>>> {
+        if conduit.witnesses.targets.is_empty() || conduit.notary.is_none() {
+            return Ok(None);
+        }
+        let Some(rounds) = conduit
+            .witnesses
+            .rounds
+            .lock()
+            .ok()
+            .and_then(|mut r| r.take())
+        else {
+            return Ok(None);
+        };
+        let conduit = std::sync::Arc::clone(conduit);
+        std::thread::Builder::new()
+            .name("herald-conduit-witnesses".into())
+            .spawn(move || run(&conduit, &rounds))
+            .map(Some)
+    }
+}
+
+/// What the notary knows of one witness.
+struct Peer {
+    /// The size it last cosigned for this log (0: unknown).
+    cosigned: u64,
+    /// Its cosignatures of the current round's checkpoint, once it gave
+    /// them.
+    line: Option<Vec<NoteSignature>>,
+    /// When to try it again, and the delay after that.
+    retry_at: Instant,
+    backoff: Duration,
+}
+
+/// One checkpoint being cosigned.
+struct Round {
+    checkpoint: SignedCheckpoint,
+    started: Instant,
+    /// How many cosignatures the published copy of it carries, if any.
+    published: Option<usize>,
+}
+
+/// The round thread: until the conduit closes.
+fn run(conduit: &Conduit, rounds: &Receiver<()>) {
+    let targets = &conduit.witnesses.targets;
+    let now = Instant::now();
+    let mut peers: Vec<Peer> = targets
+        .iter()
+        .map(|_| Peer {
+            cosigned: 0,
+            line: None,
+            retry_at: now,
+            backoff: FIRST_BACKOFF,
+        })
+        .collect();
+    let mut round: Option<Round> = None;
+    loop {
+        match rounds.recv_timeout(TICK) {
+            Ok(()) | Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        if *conduit.closing.borrow() {
+            return;
+        }
+        // A round gives way to a newer checkpoint once it is complete or
+        // has waited PATIENCE for a witness.
+        let settled = round.as_ref().is_none_or(|r| {
+            peers.iter().all(|p| p.line.is_some()) || r.started.elapsed() >= PATIENCE
+        });
+        if settled {
+            match latest_checkpoint(conduit) {
+                Ok(Some(cp))
+                    if round.as_ref().is_none_or(|r| {
+                        r.checkpoint.checkpoint().size() < cp.checkpoint().size()
+                    }) =>
+                {
+                    for p in &mut peers {
+                        p.line = None;
+                    }
+                    round = Some(Round {
+                        checkpoint: cp,
+                        started: Instant::now(),
+                        published: None,
+                    });
+                }
+                Ok(_) => {}
+                Err(e) => eprintln!("herald-conduit: witnesses: checkpoint: {e}"),
+            }
+        }
+        let Some(r) = &mut round else { continue };
+        for (target, peer) in targets.iter().zip(&mut peers) {
+            // A slow witness must not hold a shutdown up longer than one
+            // request (herald-witness's client timeout).
+            if *conduit.closing.borrow() {
+                return;
+            }
+            if peer.line.is_some() || Instant::now() < peer.retry_at {
+                continue;
+            }
+            match submit(conduit, target, peer.cosigned, &r.checkpoint) {
+                Ok(line) => {
+                    if peer.backoff > FIRST_BACKOFF {
+                        eprintln!("herald-conduit: witness {}: cosigning again", target.url);
+                    }
+                    peer.cosigned = r.checkpoint.checkpoint().size();
+                    peer.line = Some(line);
+                    peer.backoff = FIRST_BACKOFF;
+                }
+                Err(e) => {
+                    eprintln!(
+                        "herald-conduit: witness {}: {e}; retrying in {} s",
+                        target.url,
+                        peer.backoff.as_secs()
+                    );
+                    peer.retry_at = Instant::now() + peer.backoff;
+                    peer.backoff = (peer.backoff * 2).min(MAX_BACKOFF);
+                }
+            }
+        }
+        // Published once complete, or after PATIENCE with what it has (and
+        // again as late cosignatures arrive).
+        let n = peers.iter().filter(|p| p.line.is_some()).count();
+        let due = n == peers.len() || r.started.elapsed() >= PATIENCE;
+        if due && r.published != Some(n) {
+            let lines = peers.iter().filter_map(|p| p.line.clone()).flatten();
+            publish(conduit, &r.checkpoint, lines);
+            r.published = Some(n);
+        }
+    }
+}
+
+/// The notary's checkpoint of its latest tree head (`None` while the log
+/// is empty).
+fn latest_checkpoint(conduit: &Conduit) -> Result<Option<SignedCheckpoint>, String> {
+    let Some(notary) = &conduit.notary else {
+        return Ok(None);
+    };
+    let text = {
+        let mut n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
+        if n.log().is_empty() {
+            return Ok(None);
+        }
+        n.checkpoint(&conduit.key, &conduit.origin)
+            .map_err(|e| e.to_string())?
+    };
+    let own = NoteVerifier::ed25519(&conduit.origin, conduit.key.public_key())
+        .map_err(|e| e.to_string())?;
+    SignedCheckpoint::open(text.as_bytes(), &[own])
+        .map(|(cp, _)| Some(cp))
+        .map_err(|e| e.to_string())
+}
+
+/// The length of a tlog-cosignature v1 signature field: the big-endian
+/// u64 time, then the Ed25519 signature.
+const COSIGNATURE_LEN: usize = 8 + 64;
+
+/// Submit `cp` to `target` (from the size it last cosigned, as far as we
+/// know); its cosignatures, verified when its key is known.
+fn submit(
+    conduit: &Conduit,
+    target: &WitnessTarget,
+    from: u64,
+    cp: &SignedCheckpoint,
+) -> Result<Vec<NoteSignature>, String> {
+    let size = cp.checkpoint().size();
+    let proof = |old: u64| {
+        let notary = conduit.notary.as_ref().ok_or("not a notary")?;
+        let n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
+        n.log()
+            .tree()
+            .consistency_proof(old, size)
+            .map_err(|e| e.to_string())
+    };
+    let lines = client::add_checkpoint_from(&target.url, cp, from, proof)?;
+    let good: Vec<NoteSignature> = match &target.key {
+        Some(key) => client::verified_cosignatures(cp, lines, std::slice::from_ref(key)).0,
+        None => lines
+            .into_iter()
+            .filter(|l| l.signature().len() == COSIGNATURE_LEN)
+            .collect(),
+    };
+    if good.is_empty() {
+        return Err(match &target.key {
+            Some(k) => format!("no valid cosignature by {k} in its answer"),
+            None => "no tlog-cosignature line in its answer".to_owned(),
+        });
+    }
+    Ok(good)
+}
+
+/// Publish `cp` with `lines` (`GET /checkpoint`).
+fn publish(conduit: &Conduit, cp: &SignedCheckpoint, lines: impl Iterator<Item = NoteSignature>) {
+    let mut note = cp.note().clone();
+    for line in lines {
+        if let Err(e) = note.push(line) {
+            eprintln!("herald-conduit: witnesses: {e}");
+        }
+    }
+    if let Ok(mut p) = conduit.witnesses.published.lock() {
+        *p = Some(note.to_text());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use herald_core::SigningKey;
+
+    #[test]
+    fn witness_specs() {
+        let key = SigningKey::from_seed(&[4; 32]).public_key();
+        let v = NoteVerifier::cosigner("w.example", key).unwrap();
+        let t = WitnessTarget::parse(&format!("{v}=http://127.0.0.1:8471")).unwrap();
+        assert_eq!(t.key.as_ref(), Some(&v));
+        assert_eq!(t.url, "http://127.0.0.1:8471");
+        let bare = WitnessTarget::parse("http://127.0.0.1:8471/w").unwrap();
+        assert_eq!(
+            (bare.key, bare.url.as_str()),
+            (None, "http://127.0.0.1:8471/w")
+        );
+        // A log key (type 0x01) is not a cosigner key.
+        let log = NoteVerifier::ed25519("log.example", key).unwrap();
+        let e = WitnessTarget::parse(&format!("{log}=http://127.0.0.1:1")).unwrap_err();
+        assert!(e.to_string().contains("not a cosigner key"), "{e}");
+        assert!(WitnessTarget::parse("127.0.0.1:8471").is_err());
+        assert!(WitnessTarget::parse(&format!("{v}=https://x")).is_err());
+        assert!(WitnessTarget::parse("garbage=http://127.0.0.1:1").is_err());
+    }
+}
