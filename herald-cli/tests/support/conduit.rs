@@ -68,6 +68,7 @@ pub(crate) fn write_files(dir: &Path) {
         format!("{}\n", line(&conduit_key())),
     )
     .unwrap();
+}
 
 /// Start the real binary with `configure`'s flags added; the child and
 /// the address it listens on.
