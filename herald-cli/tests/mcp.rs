@@ -860,15 +860,23 @@ fn rmcp_client_through_the_wrapper() {
                 .unwrap()
                 .contains("completed")
         );
-        let steps: Vec<f64> = seen
-            .0
-            .lock()
-            .unwrap()
-            .iter()
-            .filter(|p| p.progress_token == token)
-            .map(|p| p.progress)
-            .collect();
-        assert_eq!(steps, [1.0, 2.0, 3.0, 4.0]);
+        // rmcp hands notifications to the client's handler on their own
+        // task, so the last one may reach `seen` just after the result even
+        // though the proxy wrote them in order: wait for it, boundedly.
+        let steps = |seen: &Progress| -> Vec<f64> {
+            seen.0
+                .lock()
+                .unwrap()
+                .iter()
+                .filter(|p| p.progress_token == token)
+                .map(|p| p.progress)
+                .collect()
+        };
+        let waited = std::time::Instant::now();
+        while steps(&seen).len() < 4 && waited.elapsed() < std::time::Duration::from_secs(5) {
+            tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+        }
+        assert_eq!(steps(&seen), [1.0, 2.0, 3.0, 4.0]);
 
         // Cancelled mid-way: the server is told, the trace records it.
         let handle = client
