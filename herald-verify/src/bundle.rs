@@ -30,7 +30,7 @@
 //! Witnesses (issue 17): when the verifier gives a [`LogPolicy`] (`herald
 //! verify --log-policy`), a proof counts only when one of the bundle's
 //! `checkpoints` is its tree head, signed by the log and cosigned by the
-//! policy's quorum. That is decided here, in [`check_proofs`], once for
+//! policy's quorum. That is decided here, in `check_proofs`, once for
 //! every proof, so a molt (P8 rule 3) is proven only under the policy too.
 
 use alloc::{
