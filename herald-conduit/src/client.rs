@@ -1,5 +1,7 @@
-//! A small HTTP/1.1 client for agents and tests: one request per
-//! connection (`Connection: close`), loopback or any address it is given.
+//! A small HTTP/1.1 client for agents, tests and benchmarks: one request
+//! per connection (`Connection: close`, [`request`]), or requests one after
+//! another on one kept-alive connection ([`Connection`]); loopback or any
+//! address it is given.
 
 use std::fmt;
 use std::net::SocketAddr;
@@ -85,14 +87,18 @@ pub async fn request(
         .map_err(|_| ClientError::Timeout)?
 }
 
-async fn exchange(
+/// The bytes of one request; `close` asks the server to close after it.
+fn request_bytes(
     addr: SocketAddr,
     method: &str,
     path: &str,
     body: Option<&[u8]>,
-) -> Result<Response, ClientError> {
-    let mut stream = TcpStream::connect(addr).await.map_err(ClientError::Io)?;
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n");
+    close: bool,
+) -> Vec<u8> {
+    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {addr}\r\n");
+    if close {
+        head.push_str("Connection: close\r\n");
+    }
     if let Some(b) = body {
         head.push_str(&format!(
             "Content-Type: application/cbor\r\nContent-Length: {}\r\n",
@@ -100,11 +106,22 @@ async fn exchange(
         ));
     }
     head.push_str("\r\n");
+    let mut request = head.into_bytes();
+    request.extend_from_slice(body.unwrap_or_default());
+    request
+}
+
+async fn exchange(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    body: Option<&[u8]>,
+) -> Result<Response, ClientError> {
+    let mut stream = TcpStream::connect(addr).await.map_err(ClientError::Io)?;
     // One write, no Nagle: a head and a body in two segments would wait for
     // the server's delayed ACK (40 ms) between them.
     let _ = stream.set_nodelay(true);
-    let mut request = head.into_bytes();
-    request.extend_from_slice(body.unwrap_or_default());
+    let request = request_bytes(addr, method, path, body, true);
     // The server may answer (413) before reading everything: keep what it
     // said.
     if let Err(e) = stream.write_all(&request).await
@@ -130,6 +147,98 @@ async fn exchange(
         }
     }
     parse(&raw)
+}
+
+/// One kept-alive HTTP/1.1 connection: requests are sent one after
+/// another, each answer read to its `Content-Length` (the conduit sends
+/// one with every answer but the chunked ones, which this refuses). After
+/// an error the connection is not used again.
+#[derive(Debug)]
+pub struct Connection {
+    addr: SocketAddr,
+    stream: Option<TcpStream>,
+    /// Bytes read past the last answer.
+    pending: Vec<u8>,
+}
+
+impl Connection {
+    /// Connect to `addr`.
+    pub async fn connect(addr: SocketAddr) -> Result<Self, ClientError> {
+        let stream = TcpStream::connect(addr).await.map_err(ClientError::Io)?;
+        let _ = stream.set_nodelay(true);
+        Ok(Self {
+            addr,
+            stream: Some(stream),
+            pending: Vec::new(),
+        })
+    }
+
+    /// `POST path` with an `application/cbor` body, answered within
+    /// `timeout`.
+    pub async fn post(
+        &mut self,
+        path: &str,
+        body: &[u8],
+        timeout: Duration,
+    ) -> Result<Response, ClientError> {
+        let request = request_bytes(self.addr, "POST", path, Some(body), false);
+        let answer = tokio::time::timeout(timeout, self.exchange(&request)).await;
+        match answer {
+            Ok(Ok(r)) => Ok(r),
+            Ok(Err(e)) => {
+                self.stream = None;
+                Err(e)
+            }
+            Err(_) => {
+                self.stream = None;
+                Err(ClientError::Timeout)
+            }
+        }
+    }
+
+    async fn exchange(&mut self, request: &[u8]) -> Result<Response, ClientError> {
+        let stream = self
+            .stream
+            .as_mut()
+            .ok_or(ClientError::Malformed("connection closed after an error"))?;
+        stream.write_all(request).await.map_err(ClientError::Io)?;
+        let mut raw = std::mem::take(&mut self.pending);
+        let mut buf = vec![0u8; 16 << 10];
+        let mut need = None;
+        loop {
+            if need.is_none()
+                && let Some(end) = raw.windows(4).position(|w| w == b"\r\n\r\n")
+            {
+                need = Some(end + 4 + content_length(raw.get(..end).unwrap_or_default())?);
+            }
+            if let Some(n) = need
+                && raw.len() >= n
+            {
+                self.pending = raw.split_off(n);
+                return parse(&raw);
+            }
+            let n = stream.read(&mut buf).await.map_err(ClientError::Io)?;
+            if n == 0 {
+                return Err(ClientError::Malformed("connection closed mid-answer"));
+            }
+            raw.extend_from_slice(buf.get(..n).unwrap_or_default());
+            if raw.len() > MAX_RESPONSE {
+                return Err(ClientError::Malformed("answer too large"));
+            }
+        }
+    }
+}
+
+/// The `Content-Length` of an answer's head (without its blank line).
+fn content_length(head: &[u8]) -> Result<usize, ClientError> {
+    let head = std::str::from_utf8(head).map_err(|_| ClientError::Malformed("head not UTF-8"))?;
+    head.split("\r\n")
+        .filter_map(|l| l.split_once(':'))
+        .find(|(n, _)| n.trim().eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.trim().parse().ok())
+        .ok_or(ClientError::Malformed(
+            "a kept-alive answer without Content-Length",
+        ))
 }
 
 fn parse(raw: &[u8]) -> Result<Response, ClientError> {

@@ -214,6 +214,18 @@ impl Conduit {
         }
     }
 
+    /// Whether the envelope that arrived `arrival`-th may be acknowledged
+    /// as far as the log goes: no notary, or its leaf is under the latest
+    /// signed tree head (so durable: the head is signed after the sync).
+    fn signed_over(&self, arrival: u64) -> bool {
+        match &self.notary {
+            None => true,
+            Some(n) => n
+                .lock()
+                .is_ok_and(|n| n.sth().is_some_and(|s| s.size() > arrival)),
+        }
+    }
+
     /// The 201 body of the envelope that arrived `arrival`-th.
     fn created_body(&self, arrival: u64, forwarded: Vec<u8>) -> Vec<u8> {
         let leaf = herald_core::EnvelopeRef::decode(&forwarded)
@@ -269,7 +281,7 @@ pub async fn serve(
         let conduit = Arc::clone(&conduit);
         std::thread::Builder::new()
             .name("herald-conduit-writer".into())
-            .spawn(move || writer::run(&conduit, &jobs))?
+            .spawn(move || writer::run(&conduit, jobs))?
     };
     let witnesses = witnesses::Witnesses::spawn(&conduit)?;
     let app = http::router(Arc::clone(&conduit), queue);

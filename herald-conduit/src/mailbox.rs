@@ -115,20 +115,27 @@ pub fn put_in(
     Ok(arrival)
 }
 
-/// Record the 201 body first sent for `id` (no fsync of its own: it
-/// becomes durable with the next batch; if a crash loses it the answer is
-/// rebuilt).
+/// Record the 201 bodies first sent (`id`, body) in `txn`.
+pub fn put_answers_in(
+    txn: &redb::WriteTransaction,
+    answers: &[([u8; 32], &[u8])],
+) -> Result<(), redb::Error> {
+    let mut t = txn.open_table(ANSWERS)?;
+    for (id, body) in answers {
+        t.insert(id.as_slice(), *body)?;
+    }
+    Ok(())
+}
+
+/// Record the 201 bodies first sent (`id`, body) in a transaction of their
+/// own, without an fsync: they become durable with the next batch; if a
+/// crash loses one the answer is rebuilt.
 pub fn put_answers(store: &Store, answers: &[([u8; 32], &[u8])]) -> Result<(), StoreError> {
     let err = storage(store, "record answers");
     let mut txn = store.begin_write("record answers")?;
     txn.set_durability(redb::Durability::None)
         .map_err(|e| err(e.into()))?;
-    {
-        let mut t = txn.open_table(ANSWERS).map_err(|e| err(e.into()))?;
-        for (id, body) in answers {
-            t.insert(id.as_slice(), *body).map_err(|e| err(e.into()))?;
-        }
-    }
+    put_answers_in(&txn, answers).map_err(&err)?;
     txn.commit().map_err(|e| err(e.into()))
 }
 

@@ -539,3 +539,52 @@ async fn a_thousand_idle_connections_do_not_block_others() {
     drop(held);
     c.stop().await;
 }
+
+/// Posts on kept-alive connections (`client::Connection`), several in
+/// flight, so batches overlap in the writer's stages: every one is
+/// acknowledged once with its own leaf and a proof, and a repeat on the
+/// same connection, at once and later, gets the first 201 body (whether
+/// the body is still waiting to be recorded or recorded).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kept_alive_posts_and_their_repeats() {
+    let c = start(|_| {}).await;
+    let mut tasks = Vec::new();
+    for k in 0..4u64 {
+        let addr = c.addr;
+        tasks.push(tokio::spawn(async move {
+            let mut conn = client::Connection::connect(addr).await.unwrap();
+            let mut out = Vec::new();
+            for n in 0..10 {
+                let m = message(&alice(), &bob(), 1000 + k * 100 + n, "kept alive");
+                let r = conn.post("/v1/envelopes", &m, T).await.unwrap();
+                assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+                let again = conn.post("/v1/envelopes", &m, T).await.unwrap();
+                assert_eq!((again.status, &again.body), (201, &r.body));
+                out.push((m, r.body));
+            }
+            out
+        }));
+    }
+    let mut answered = Vec::new();
+    for t in tasks {
+        answered.extend(t.await.unwrap());
+    }
+    let mut indices: Vec<u64> = answered
+        .iter()
+        .map(|(_, body)| {
+            let cr = created(body);
+            assert_proof(&cr.proof.unwrap(), &cr.envelope);
+            cr.index.unwrap()
+        })
+        .collect();
+    indices.sort_unstable();
+    assert_eq!(indices, (0..40).collect::<Vec<u64>>());
+    let mut conn = client::Connection::connect(c.addr).await.unwrap();
+    for (m, body) in &answered {
+        let r = conn.post("/v1/envelopes", m, T).await.unwrap();
+        assert_eq!((r.status, &r.body), (201, body));
+    }
+    let sth = SignedTreeHead::decode(&c.get("/v1/sth").await.body).unwrap();
+    assert_eq!(sth.size(), 40);
+    c.stop().await;
+}

@@ -6,12 +6,17 @@
 //! ratio `throughput / (cores × 1 / (verify + sign))`, and p50/p99 latency
 //! against `--batch-ms`.
 //!
+//! With `--keep-alive N`, the same run then posts the same number of
+//! envelopes again with N clients that each keep one HTTP/1.1 connection
+//! open (the load shape of a busy agent or an upstream relay: many posts in
+//! flight, no TCP handshake per post), and reports that row too.
+//!
 //! With a fourth argument, a PostgreSQL URL (issue 22, docs/performance.md
 //! *(9)*): the same load, in the same run, on one fleet conduit and on two
 //! (clients alternating) sharing that database, with their throughput and
 //! p99 as ratios to the redb conduit's.
 //!
-//! `cargo run --release -p herald-benches --bin conduit [POSTS] [BATCH_MS] [CLIENTS] [POSTGRES_URL]`
+//! `cargo run --release -p herald-benches --bin conduit [POSTS] [BATCH_MS] [CLIENTS] [POSTGRES_URL] [--keep-alive N]`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::Arc;
@@ -73,7 +78,13 @@ fn verify_plus_sign(envs: &[Vec<u8>], keyring: &Keyring, conduit: &SigningKey) -
 }
 
 fn main() {
-    let mut args = std::env::args().skip(1);
+    let mut args: Vec<String> = std::env::args().skip(1).collect();
+    let keep_alive: Option<usize> = args.iter().position(|a| a == "--keep-alive").map(|i| {
+        let n = args.get(i + 1).and_then(|v| v.parse().ok());
+        args.drain(i..(i + 2).min(args.len()));
+        n.expect("--keep-alive N: a number of clients")
+    });
+    let mut args = args.into_iter();
     let posts: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(20_000);
     let batch_ms: u64 = args.next().and_then(|a| a.parse().ok()).unwrap_or(100);
     let clients: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(CLIENTS);
@@ -100,7 +111,9 @@ fn main() {
             notary: true,
         };
         config.batch = Duration::from_millis(batch_ms);
-        config.max_inflight = config.max_inflight.max(clients * 2);
+        config.max_inflight = config
+            .max_inflight
+            .max(clients.max(keep_alive.unwrap_or(0)) * 2);
         config.store = store.cloned();
         config
     };
@@ -114,7 +127,7 @@ fn main() {
     };
     let redb = vec![open("state", None)];
     let work = Arc::new(envelopes(&alice, &bob, posts, 0xaa));
-    let (took, latencies, cpu) = load(&runtime, redb, &work, clients);
+    let (took, latencies, cpu) = load(&runtime, redb, &work, clients, false);
     let throughput = posts as f64 / took.as_secs_f64();
     let ceiling = cores as f64 / unit;
     println!(
@@ -143,6 +156,20 @@ fn main() {
         pct(&latencies, 1.0),
         p99 / batch_ms as f64
     );
+    if let Some(kept) = keep_alive {
+        let work = Arc::new(envelopes(&alice, &bob, posts, 0xab));
+        let (took, lat, cpu) = load(&runtime, vec![open("kept", None)], &work, kept, true);
+        let t = posts as f64 / took.as_secs_f64();
+        let q = pct(&lat, 0.99);
+        println!(
+            "keep-alive, {kept} clients, {posts} posts: {:.2} s, {t:.0} posts/s, ratio {:.3}, process CPU {:.0}% of {cores} cores, p50 {:.1} ms, p99 {q:.1} ms, p99 / batch-ms {:.2}",
+            took.as_secs_f64(),
+            t / ceiling,
+            100.0 * cpu / (took.as_secs_f64() * cores as f64),
+            pct(&lat, 0.5),
+            q / batch_ms as f64
+        );
+    }
     let Some(url) = args.next() else {
         return;
     };
@@ -152,7 +179,7 @@ fn main() {
             .map(|i| open(&format!("fleet-{n}-{i}"), Some(&url)))
             .collect();
         let work = Arc::new(envelopes(&alice, &bob, posts, salt));
-        let (took, lat, cpu) = load(&runtime, conduits, &work, clients);
+        let (took, lat, cpu) = load(&runtime, conduits, &work, clients, false);
         let t = posts as f64 / took.as_secs_f64();
         let q = pct(&lat, 0.99);
         println!(
@@ -171,13 +198,15 @@ fn pct(latencies: &[Duration], p: f64) -> f64 {
 }
 
 /// Serve `conduits` on loopback and post `work` through them with
-/// `clients` concurrent clients (post `i` to conduit `i mod n`): the wall
-/// time, the sorted latencies, and the process CPU seconds.
+/// `clients` concurrent clients (post `i` to conduit `i mod n`), each post
+/// on a new connection or (`keep_alive`) on the client's kept-alive one:
+/// the wall time, the sorted latencies, and the process CPU seconds.
 fn load(
     runtime: &tokio::runtime::Runtime,
     conduits: Vec<Conduit>,
     work: &Arc<Vec<Vec<u8>>>,
     clients: usize,
+    keep_alive: bool,
 ) -> (Duration, Vec<Duration>, f64) {
     let work = Arc::clone(work);
     let cpu_before = process_cpu();
@@ -201,14 +230,26 @@ fn load(
             let (work, next, addrs) = (Arc::clone(&work), Arc::clone(&next), Arc::clone(&addrs));
             tasks.push(tokio::spawn(async move {
                 let mut lat = Vec::new();
+                let mut kept: Vec<Option<client::Connection>> =
+                    addrs.iter().map(|_| None).collect();
                 loop {
                     let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
                     let Some(body) = work.get(i) else { break };
                     let addr = addrs[i % addrs.len()];
                     let t = Instant::now();
-                    let r = client::post(addr, "/v1/envelopes", body, Duration::from_secs(30))
-                        .await
-                        .unwrap();
+                    let timeout = Duration::from_secs(30);
+                    let r = if keep_alive {
+                        let slot = &mut kept[i % addrs.len()];
+                        if slot.is_none() {
+                            *slot = Some(client::Connection::connect(addr).await.unwrap());
+                        }
+                        let c = slot.as_mut().unwrap();
+                        c.post("/v1/envelopes", body, timeout).await.unwrap()
+                    } else {
+                        client::post(addr, "/v1/envelopes", body, timeout)
+                            .await
+                            .unwrap()
+                    };
                     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
                     lat.push(t.elapsed());
                 }

@@ -1,13 +1,17 @@
-//! The one writer: posts that passed the front door queue here and are
+//! The writer: posts that passed the front door queue here and are
 //! received in batches, each batch in one write transaction of the store
 //! ([`herald_verify::Receiver::receive_in`]: claims, lifecycle, stored
 //! envelopes, inboxes, traces) committed durably once, then (notary) its
 //! leaves appended to the log with one sync and a tree head signed over
 //! them. Only then is any post of the batch answered 201: 200 concurrent
-//! posts cost a few fsyncs, not 200 (issue 16).
+//! posts cost a few fsyncs, not 200 (issue 16). How the stages overlap:
+//! [`pipeline`].
 
-use std::sync::Arc;
+mod answers;
+mod pipeline;
+
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
 use herald_core::cbor::{Map, Value};
@@ -16,7 +20,7 @@ use herald_verify::{EnvelopeReport, Prechecked, StoreError};
 use tokio::sync::oneshot;
 
 use crate::Conduit;
-use crate::mailbox::{self, Reader, Stored};
+use crate::mailbox::{self, Stored};
 use crate::refusal::Refusal;
 
 /// Most posts received in one batch.
@@ -62,34 +66,6 @@ pub(crate) fn is_envelope_of(bytes: &[u8], id: &[u8; 32]) -> bool {
     EnvelopeRef::decode(bytes).is_ok_and(|e| e.id() == id && e.computed_id() == *id)
 }
 
-/// The writer loop: until every sender is gone.
-pub(crate) fn run(conduit: &Conduit, jobs: &Receiver<Job>) {
-    // A fleet's sequencer signs heads for other conduits' acceptances too:
-    // it looks for new leaves often.
-    let idle = match &conduit.fleet {
-        Some(_) => conduit.config.batch.min(FLEET_IDLE),
-        None => conduit.config.batch,
-    };
-    loop {
-        let first = match jobs.recv_timeout(idle) {
-            Ok(job) => job,
-            Err(RecvTimeoutError::Timeout) => {
-                conduit.refresh_tree_head();
-                continue;
-            }
-            Err(RecvTimeoutError::Disconnected) => return,
-        };
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
-            match jobs.try_recv() {
-                Ok(job) => batch.push(job),
-                Err(_) => break,
-            }
-        }
-        process(conduit, batch);
-    }
-}
-
 /// What became of one post inside a batch's transaction.
 pub(crate) enum Step {
     /// Stored now, with its arrival number and forwarded bytes.
@@ -100,86 +76,63 @@ pub(crate) enum Step {
     Done(Outcome),
 }
 
-fn process(conduit: &Conduit, batch: Vec<Job>) {
-    let now = conduit.now();
-    if let Some(fleet) = &conduit.fleet {
+/// The writer loop: until every sender of `jobs` is gone.
+pub(crate) fn run(conduit: &Conduit, jobs: Receiver<Job>) {
+    let jobs = Mutex::new(jobs);
+    let Some(fleet) = &conduit.fleet else {
+        return pipeline::run(conduit, &jobs);
+    };
+    // The fleet's one transaction holds the leaves too: one stage.
+    receive_loop(conduit, &jobs, &|| {}, &mut |batch| {
+        let now = conduit.now();
         let accepted = {
             let prepared = prepare(conduit, &batch, now);
             crate::fleet::writer::accept(conduit, fleet, &batch, prepared)
         };
         crate::fleet::writer::answer(conduit, fleet, batch, accepted, now);
-        return;
-    }
-    let receiver = &conduit.receiver;
-    let store = receiver.store();
-    let txn = match store.begin_write("receive a batch") {
-        Ok(t) => t,
-        Err(e) => {
-            let msg = e.to_string();
-            for job in batch {
-                let _ = job.reply.send(Outcome::Failed(msg.clone()));
-            }
-            return;
-        }
+    });
+}
+
+/// Take the queued posts in batches of at most [`MAX_BATCH`] and hand
+/// each to `batch`; when idle, keep the tree head fresh and call `idle`.
+/// Several threads may share `jobs`: each batch goes to one of them.
+fn receive_loop(
+    conduit: &Conduit,
+    jobs: &Mutex<Receiver<Job>>,
+    idle: &dyn Fn(),
+    batch: &mut dyn FnMut(Vec<Job>),
+) {
+    // A fleet's sequencer signs heads for other conduits' acceptances too:
+    // it looks for new leaves often.
+    let wake = match &conduit.fleet {
+        Some(_) => conduit.config.batch.min(FLEET_IDLE),
+        None => conduit.config.batch,
     };
-    // The signature work (origin check, receipt) on every core, outside
-    // the write lock; then the batch is finished in order, in `txn`.
-    let prepared = prepare(conduit, &batch, now);
-    let mut steps = Vec::with_capacity(batch.len());
-    for (job, prep) in batch.iter().zip(prepared) {
-        let step = if Instant::now() >= job.deadline {
-            Step::Done(Outcome::Refused(Refusal::Deadline))
-        } else {
-            receive_one(conduit, &txn, job, prep)
-        };
-        steps.push(step);
-    }
-    // Committed even when nothing was accepted: a refused envelope may
-    // still have changed what the receiver witnessed (a molt overlapping
-    // another disputes the sigil, P8 rule 5), and that must last.
-    let mut failed = None;
-    if let Err(e) = txn.commit() {
-        failed = Some(format!("store commit: {e}"));
-    }
-    if failed.is_none() {
-        failed = notarize(conduit, &steps, now).err();
-    }
-    let reader = Reader::new(store).ok();
-    let mut answers: Vec<([u8; 32], Arc<Vec<u8>>)> = Vec::new();
-    for (job, step) in batch.into_iter().zip(steps) {
-        let outcome = match step {
-            Step::Done(o) => o,
-            Step::New { .. } | Step::Existing(_) if failed.is_some() => {
-                Outcome::Failed(failed.clone().unwrap_or_default())
-            }
-            Step::New { arrival, forwarded } => {
-                let body = Arc::new(conduit.created_body(arrival, forwarded));
-                answers.push((job.id, Arc::clone(&body)));
-                Outcome::Created(body)
-            }
-            Step::Existing(stored) => {
-                let earlier = answers.iter().find(|(id, _)| *id == job.id);
-                let recorded = reader
-                    .as_ref()
-                    .and_then(|r| r.answer(&job.id).ok().flatten());
-                match (earlier, recorded) {
-                    (Some((_, body)), _) => Outcome::Created(Arc::clone(body)),
-                    (None, Some(body)) => Outcome::Created(Arc::new(body)),
-                    (None, None) => Outcome::Created(Arc::new(
-                        conduit.created_body(stored.arrival, stored.bytes),
-                    )),
+    loop {
+        let next = {
+            let jobs = jobs.lock().unwrap_or_else(PoisonError::into_inner);
+            match jobs.recv_timeout(wake) {
+                Ok(first) => {
+                    let mut next = vec![first];
+                    while next.len() < MAX_BATCH {
+                        match jobs.try_recv() {
+                            Ok(job) => next.push(job),
+                            Err(_) => break,
+                        }
+                    }
+                    Some(next)
                 }
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => return,
             }
         };
-        if let Outcome::Created(_) = outcome {
-            conduit.deliveries.send_modify(|n| *n += 1);
+        match next {
+            Some(next) => batch(next),
+            None => {
+                conduit.refresh_tree_head();
+                idle();
+            }
         }
-        let _ = job.reply.send(outcome);
-    }
-    let refs: Vec<([u8; 32], &[u8])> = answers.iter().map(|(id, b)| (*id, b.as_slice())).collect();
-    if !refs.is_empty() {
-        // Best effort: a lost answer is rebuilt from the store and the log.
-        let _ = mailbox::put_answers(store, &refs);
     }
 }
 
@@ -295,8 +248,13 @@ pub(crate) fn refusal_of(report: &EnvelopeReport) -> Refusal {
     Refusal::Invalid(codes)
 }
 
-/// Notary: log the batch's new envelopes (one sync) and sign a tree head.
-fn notarize(conduit: &Conduit, steps: &[Step], now: u64) -> Result<(), String> {
+/// Notary: log the new envelopes of `steps` (one sync) and sign a tree
+/// head over them.
+fn notarize<'s>(
+    conduit: &Conduit,
+    steps: impl Iterator<Item = &'s Step>,
+    now: u64,
+) -> Result<(), String> {
     let Some(notary) = &conduit.notary else {
         return Ok(());
     };
