@@ -14,6 +14,7 @@ use std::time::Instant;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, EnvelopeRef, ReasonCode, SigilForm, SigningKey};
 use herald_testkit::{key, nonce};
+use herald_verify::auditlog::checkpoint::{CHECKPOINT_FILE, SLOT};
 use herald_verify::auditlog::file::DATA_FILE;
 use herald_verify::auditlog::proof::EnvelopeMismatch;
 use herald_verify::auditlog::{
@@ -1023,4 +1024,57 @@ fn a_hundred_thousand_leaves() {
         N - 100,
         prove / 1000
     );
+}
+
+/// The checkpoint's two slots (docs/audit-log.md, "What a local writer
+/// cannot do"): a larger head goes over the older slot, a smaller one
+/// changes nothing; a spoiled latest slot (a write torn by a crash) leaves
+/// the head before; with neither slot valid the log is refused; the first
+/// form of the file (one bare head) is read and replaced by two slots.
+#[test]
+fn the_checkpoint_has_two_slots_and_a_torn_one_leaves_the_head_before() {
+    let dir = tempfile::tempdir().unwrap();
+    let lk = key(20);
+    let path = dir.path().join(CHECKPOINT_FILE);
+    let (log, _) = envelope_log(dir.path(), &lk, 6);
+    assert!(!path.exists());
+    let three = log.signed_tree_head(&lk, Some(3), TS).unwrap();
+    let first = std::fs::read(&path).unwrap();
+    assert_eq!(first.len(), 2 * SLOT);
+    assert_eq!(first[..2], (three.encode().len() as u16).to_be_bytes());
+    assert!(first[SLOT..].iter().all(|b| *b == 0));
+    log.signed_tree_head(&lk, Some(5), TS).unwrap();
+    let second = std::fs::read(&path).unwrap();
+    assert_eq!(
+        second[..SLOT],
+        first[..SLOT],
+        "the older slot is overwritten"
+    );
+    log.signed_tree_head(&lk, Some(4), TS).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap(), second);
+    drop(log);
+    assert_eq!(Log::open(dir.path()).unwrap().signed_size(), 5);
+
+    let mut torn = second.clone();
+    torn[SLOT + 40..].fill(0);
+    std::fs::write(&path, &torn).unwrap();
+    let log = Log::open(dir.path()).unwrap();
+    assert_eq!(log.signed_size(), 3);
+    // Signing past it again goes over the torn slot.
+    log.signed_tree_head(&lk, None, TS).unwrap();
+    drop(log);
+    assert_eq!(Log::open(dir.path()).unwrap().signed_size(), 6);
+
+    torn[10] ^= 1;
+    std::fs::write(&path, &torn).unwrap();
+    let err = Log::open(dir.path()).unwrap_err().to_string();
+    assert!(err.contains("slot 0") && err.contains("slot 1"), "{err}");
+
+    std::fs::write(&path, three.encode()).unwrap();
+    let log = Log::open(dir.path()).unwrap();
+    assert_eq!(log.signed_size(), 3);
+    log.signed_tree_head(&lk, Some(4), TS).unwrap();
+    assert_eq!(std::fs::read(&path).unwrap().len(), 2 * SLOT);
+    drop(log);
+    assert_eq!(Log::open(dir.path()).unwrap().signed_size(), 4);
 }

@@ -4,7 +4,10 @@
 //! one thread, and (2) a relay + notary conduit on loopback under 50
 //! concurrent clients posting pre-signed envelopes. Reports posts/s, the
 //! ratio `throughput / (cores × 1 / (verify + sign))`, and p50/p99 latency
-//! against `--batch-ms`.
+//! against `--batch-ms`. It also reports the process's CPU time per post
+//! (server and clients: they share the machine) and `(verify + sign)` over
+//! it: the ratio the conduit would reach if the process had every core to
+//! itself, which on a shared machine it does not.
 //!
 //! With `--keep-alive N`, the same run then posts the same number of
 //! envelopes again with N clients that each keep one HTTP/1.1 connection
@@ -144,10 +147,12 @@ fn main() {
         throughput / ceiling
     );
     println!(
-        "process CPU during the load: {:.2} s of {:.2} s wall on {cores} cores ({:.0}% of them)",
+        "process CPU during the load: {:.2} s of {:.2} s wall on {cores} cores ({:.0}% of them); {:.0} µs per post, (verify + sign) / that {:.3}",
         cpu,
         took.as_secs_f64(),
-        100.0 * cpu / (took.as_secs_f64() * cores as f64)
+        100.0 * cpu / (took.as_secs_f64() * cores as f64),
+        cpu / posts as f64 * 1e6,
+        unit * posts as f64 / cpu
     );
     let p99 = pct(&latencies, 0.99);
     println!(
@@ -162,10 +167,12 @@ fn main() {
         let t = posts as f64 / took.as_secs_f64();
         let q = pct(&lat, 0.99);
         println!(
-            "keep-alive, {kept} clients, {posts} posts: {:.2} s, {t:.0} posts/s, ratio {:.3}, process CPU {:.0}% of {cores} cores, p50 {:.1} ms, p99 {q:.1} ms, p99 / batch-ms {:.2}",
+            "keep-alive, {kept} clients, {posts} posts: {:.2} s, {t:.0} posts/s, ratio {:.3}, process CPU {:.0}% of {cores} cores ({:.0} µs per post, (verify + sign) / that {:.3}), p50 {:.1} ms, p99 {q:.1} ms, p99 / batch-ms {:.2}",
             took.as_secs_f64(),
             t / ceiling,
             100.0 * cpu / (took.as_secs_f64() * cores as f64),
+            cpu / posts as f64 * 1e6,
+            unit * posts as f64 / cpu,
             pct(&lat, 0.5),
             q / batch_ms as f64
         );
