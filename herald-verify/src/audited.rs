@@ -527,3 +527,17 @@ where
         s.collect_seq((self.0)())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an audit keeps per decoded envelope beyond its facts stays
+    /// small (issue 14; docs/performance.md): a reason is 16 bytes, a
+    /// report as codes 56 plus its reasons.
+    #[test]
+    fn kept_reports_are_small() {
+        assert!(core::mem::size_of::<Why>() <= 16);
+        assert!(core::mem::size_of::<Kept>() <= 64);
+    }
+}

@@ -77,8 +77,9 @@ impl Default for AuditOptions {
             skew: crate::live::DEFAULT_SKEW,
             required_scopes: Vec::new(),
             limits: Limits::DEFAULT,
-            // Each entry costs ~1.5 KB of report even for a one-byte item
-            // (docs/fuzzing.md, F2): a million bounds a hostile stream to ~1.5 GB.
+            // Items that are not envelopes past the first thousand cost
+            // nothing; an envelope's state is its facts and its report as
+            // codes, a few hundred bytes (issue 14, docs/performance.md).
             max_envelopes: 1_000_000,
             learn_birth_keys: true,
             log_policy: None,
