@@ -12,7 +12,7 @@
 use std::io::{self, Write};
 
 use herald_core::{Kind, ReasonCode, Sigil, SigilForm, Status};
-use herald_verify::{EnvelopeReport, Keyring, Report};
+use herald_verify::{Audited, EnvelopeReport, Keyring};
 
 use crate::error::CliError;
 use crate::render::short;
@@ -55,9 +55,9 @@ enum Part {
 }
 
 /// Every node, then every edge.
-fn parts(report: &Report, keyring: &Keyring) -> Vec<Part> {
-    let envelopes = &report.envelopes;
-    let links = forest(envelopes);
+fn parts(report: &Audited<'_>, keyring: &Keyring) -> Vec<Part> {
+    let envelopes: Vec<EnvelopeReport> = report.envelopes().collect();
+    let links = forest(report);
     let mut parts = Vec::new();
     for (i, e) in envelopes.iter().enumerate() {
         let kind = e.kind.filter(|k| *k != Kind::Message);
@@ -130,7 +130,7 @@ fn fill(status: Option<Status>) -> &'static str {
 }
 
 /// The DOT text of the picture.
-pub(crate) fn dot(report: &Report, keyring: &Keyring) -> String {
+pub(crate) fn dot(report: &Audited<'_>, keyring: &Keyring) -> String {
     let mut out = String::from(
         "digraph trace {\n  rankdir=TB;\n  node [shape=box, style=filled, fontcolor=white, fontsize=11];\n",
     );
@@ -181,7 +181,7 @@ fn dot_escape(text: &str) -> String {
 }
 
 /// The Mermaid flowchart of the picture.
-pub(crate) fn mermaid(report: &Report, keyring: &Keyring) -> String {
+pub(crate) fn mermaid(report: &Audited<'_>, keyring: &Keyring) -> String {
     let mut out = String::from("flowchart TD\n");
     for part in parts(report, keyring) {
         out.push_str(&match part {
@@ -235,19 +235,19 @@ fn mermaid_escape(text: &str) -> String {
 }
 
 /// Whether `report` can be drawn in `format` (SVG has a size cap).
-pub(crate) fn check(report: &Report, format: Format) -> Result<(), CliError> {
-    if format == Format::Svg && report.envelopes.len() > MAX_SVG_NODES {
+pub(crate) fn check(report: &Audited<'_>, format: Format) -> Result<(), CliError> {
+    if format == Format::Svg && report.len() > MAX_SVG_NODES {
         return Err(CliError::new(format!(
             "--format svg lays out at most {MAX_SVG_NODES} envelopes ({} here): use --format dot \
              with Graphviz, or the inspector (herald inspect --serve)",
-            report.envelopes.len()
+            report.len()
         )));
     }
     Ok(())
 }
 
 /// The SVG of the picture, laid out by layout-rs from [`dot`].
-fn svg(report: &Report, keyring: &Keyring) -> Result<String, String> {
+fn svg(report: &Audited<'_>, keyring: &Keyring) -> Result<String, String> {
     let text = dot(report, keyring);
     let mut parser = layout::gv::DotParser::new(&text);
     let graph = parser
@@ -264,7 +264,7 @@ fn svg(report: &Report, keyring: &Keyring) -> Result<String, String> {
 /// Write the picture of `report` in `format`.
 pub(crate) fn write(
     out: &mut dyn Write,
-    report: &Report,
+    report: &Audited<'_>,
     keyring: &Keyring,
     format: Format,
 ) -> io::Result<()> {

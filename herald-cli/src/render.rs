@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 
 use herald_core::{ReasonCode, Sigil, SigilForm, Status};
-use herald_verify::{EnvelopeReport, KeyOrigin, Keyring, Report, ReportReason};
+use herald_verify::{Audited, EnvelopeReport, KeyOrigin, Keyring, ProofReport, ReportReason};
 
 use crate::tree;
 
@@ -85,29 +85,32 @@ pub(crate) fn reason_label(r: &ReportReason) -> String {
     }
 }
 
-/// Write the whole human report.
-pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options) -> io::Result<()> {
-    let width = report
-        .envelopes
-        .iter()
-        .map(|e| signer(e.from.as_deref(), opts.keyring).len())
+/// Write the whole human report, each envelope's formed as it is written.
+pub(crate) fn write_report(
+    out: &mut dyn Write,
+    report: &Audited<'_>,
+    opts: &Options,
+) -> io::Result<()> {
+    let width = (0..report.len())
+        .map(|k| signer(report.from(k), opts.keyring).len())
         .max()
         .unwrap_or(1)
         .min(64);
-    for e in &report.envelopes {
-        write_envelope(out, e, width, opts)?;
+    for e in report.envelopes() {
+        write_envelope(out, &e, width, opts)?;
     }
-    if report.unlisted > 0 {
+    let unlisted = report.unlisted();
+    if unlisted > 0 {
         writeln!(
             out,
             "… {} more item{} that {} not envelopes (invalid, malformed), not listed",
-            report.unlisted,
-            if report.unlisted == 1 { "" } else { "s" },
-            if report.unlisted == 1 { "is" } else { "are" }
+            unlisted,
+            if unlisted == 1 { "" } else { "s" },
+            if unlisted == 1 { "is" } else { "are" }
         )?;
     }
-    let s = &report.summary;
-    let n = report.envelopes.len() + report.unlisted;
+    let s = report.summary();
+    let n = report.len() + unlisted;
     writeln!(
         out,
         "{n} envelope{}: {} valid, {} partial, {} invalid",
@@ -116,11 +119,9 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
         s.partial,
         s.invalid
     )?;
-    write_proofs(out, report, opts)?;
-    let from_bundle = report
-        .envelopes
-        .iter()
-        .filter(|e| e.key_source == Some(KeyOrigin::Bundle))
+    write_proofs(out, report.proofs(), opts)?;
+    let from_bundle = (0..report.len())
+        .filter(|&k| report.key_source(k) == Some(KeyOrigin::Bundle))
         .count();
     if from_bundle > 0 {
         // Why a bundle's envelopes can be valid where the loose files are
@@ -133,12 +134,7 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
             if from_bundle == 1 { "" } else { "s" }
         )?;
     }
-    if !opts.keyring_given
-        && report
-            .envelopes
-            .iter()
-            .any(|e| e.has(ReasonCode::UnknownSigner))
-    {
+    if !opts.keyring_given && (0..report.len()).any(|k| report.has(k, ReasonCode::UnknownSigner)) {
         writeln!(
             out,
             "note: no --keyring given: only keys of birth envelopes are known"
@@ -156,12 +152,12 @@ pub(crate) fn write_report(out: &mut dyn Write, report: &Report, opts: &Options)
 }
 
 /// One line per bundled inclusion proof, then a count; nothing without proofs.
-fn write_proofs(out: &mut dyn Write, report: &Report, opts: &Options) -> io::Result<()> {
-    if report.proofs.is_empty() {
+fn write_proofs(out: &mut dyn Write, proofs: &[ProofReport], opts: &Options) -> io::Result<()> {
+    if proofs.is_empty() {
         return Ok(());
     }
     let mut valid = 0;
-    for p in &report.proofs {
+    for p in proofs {
         if p.status == Status::Valid {
             valid += 1;
         }
@@ -183,7 +179,7 @@ fn write_proofs(out: &mut dyn Write, report: &Report, opts: &Options) -> io::Res
         }
         writeln!(out, "{}", line.trim_end())?;
     }
-    let n = report.proofs.len();
+    let n = proofs.len();
     writeln!(
         out,
         "{n} inclusion proof{}: {valid} valid, {} invalid",

@@ -16,7 +16,10 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use herald_core::ReasonCode;
-use herald_verify::{EnvelopeReport, Keyring, Report};
+use herald_verify::audited::TraceCounts;
+use herald_verify::{Audited, Keyring};
+
+use herald_verify::report::hex;
 
 use crate::render::{Style, short, signer};
 
@@ -34,29 +37,26 @@ pub(crate) struct Forest {
     roots: Vec<usize>,
     /// Envelopes whose parent is not in the set.
     pub(crate) orphans: Vec<usize>,
-    /// Entries that decoded (the others are not in the tree).
-    pub(crate) decoded: Vec<bool>,
     /// Later entries carrying an id seen before.
     repeat: Vec<bool>,
 }
 
 /// Who is whose parent: by id, an id owned by its first envelope whose
 /// carried id is its own.
-pub(crate) fn forest(envelopes: &[EnvelopeReport]) -> Forest {
-    let n = envelopes.len();
-    // Only decoded envelopes carry `trace`; the first of an id owns it. An
+pub(crate) fn forest(report: &Audited<'_>) -> Forest {
+    let n = report.len();
+    // Only decoded envelopes have links; the first of an id owns it. An
     // envelope whose carried id is not its own (`id_mismatch`) is nobody's
     // parent, as in the audit (P13 revision 2): drawn, but owning no id.
-    let decoded: Vec<bool> = envelopes.iter().map(|e| e.trace.is_some()).collect();
-    let mut by_id: HashMap<&str, usize> = HashMap::new();
+    let mut by_id: HashMap<&[u8; 32], usize> = HashMap::new();
     let mut repeat = vec![false; n];
-    for (i, e) in envelopes.iter().enumerate() {
-        if e.has(ReasonCode::IdMismatch) {
+    for (i, repeated) in repeat.iter_mut().enumerate() {
+        if report.has(i, ReasonCode::IdMismatch) {
             continue;
         }
-        if let (true, Some(id)) = (decoded[i], e.id.as_deref()) {
+        if let Some(id) = report.links(i).map(|l| l.id) {
             if by_id.contains_key(id) {
-                repeat[i] = true;
+                *repeated = true;
             } else {
                 by_id.insert(id, i);
             }
@@ -66,14 +66,13 @@ pub(crate) fn forest(envelopes: &[EnvelopeReport]) -> Forest {
         children: vec![Vec::new(); n],
         roots: Vec::new(),
         orphans: Vec::new(),
-        decoded,
         repeat,
     };
-    for (i, e) in envelopes.iter().enumerate() {
-        if !f.decoded[i] {
+    for i in 0..n {
+        let Some(links) = report.links(i) else {
             continue;
-        }
-        match e.parent.as_deref() {
+        };
+        match links.parent {
             None => f.roots.push(i),
             Some(p) => match by_id.get(p) {
                 Some(&j) => f.children[j].push(i),
@@ -86,7 +85,7 @@ pub(crate) fn forest(envelopes: &[EnvelopeReport]) -> Forest {
 
 struct Drawing<'a> {
     out: &'a mut dyn Write,
-    envelopes: &'a [EnvelopeReport],
+    report: &'a Audited<'a>,
     forest: &'a Forest,
     style: &'a Style,
     keyring: &'a Keyring,
@@ -96,7 +95,9 @@ struct Drawing<'a> {
 
 impl Drawing<'_> {
     fn label(&self, i: usize) -> String {
-        let e = &self.envelopes[i];
+        let Some(e) = self.report.envelope(i) else {
+            return String::new();
+        };
         let mut label = format!(
             "{}  {}  {}",
             short(e.id.as_deref()),
@@ -175,38 +176,37 @@ impl Drawing<'_> {
 /// Draw the forest of `report`.
 pub(crate) fn write(
     out: &mut dyn Write,
-    report: &Report,
+    report: &Audited<'_>,
     style: &Style,
     keyring: &Keyring,
 ) -> io::Result<()> {
-    let envelopes = &report.envelopes;
-    let forest = forest(envelopes);
+    let forest = forest(report);
+    let counts: HashMap<&[u8; 32], TraceCounts> = report.trace_counts().collect();
     let mut d = Drawing {
         out,
-        envelopes,
+        report,
         forest: &forest,
         style,
         keyring,
-        visited: vec![false; envelopes.len()],
+        visited: vec![false; report.len()],
         lines: 0,
     };
-    let mut headed: HashSet<&str> = HashSet::new();
+    let mut headed: HashSet<&[u8; 32]> = HashSet::new();
     let mut complete = true;
     for &root in &forest.roots {
-        let e = &envelopes[root];
-        let trace = e.trace.as_deref().unwrap_or_default();
-        if headed.insert(trace)
-            && let Some(t) = report.traces.iter().find(|t| t.trace == trace)
+        if let Some(trace) = report.links(root).map(|l| l.trace)
+            && headed.insert(trace)
+            && let Some(t) = counts.get(trace)
         {
             writeln!(
                 d.out,
                 "trace {}: {} valid, {} partial, {} invalid, {} lea{}",
-                short(Some(trace)),
+                short(Some(&hex(trace))),
                 t.valid,
                 t.partial,
                 t.invalid,
-                t.leaves.len(),
-                if t.leaves.len() == 1 { "f" } else { "ves" }
+                t.leaves,
+                if t.leaves == 1 { "f" } else { "ves" }
             )?;
         }
         complete = d.subtree(root, "")?;
@@ -222,7 +222,8 @@ pub(crate) fn write(
             if forest.orphans.len() == 1 { "" } else { "s" }
         )?;
         for &orphan in &forest.orphans {
-            let parent = short(envelopes[orphan].parent.as_deref()).to_owned();
+            let parent = report.links(orphan).and_then(|l| l.parent).map(|p| hex(p));
+            let parent = short(parent.as_deref()).to_owned();
             complete = d.subtree(orphan, &format!("  (parent {parent} not in the set)"))?;
             if !complete {
                 break;

@@ -405,3 +405,84 @@ fn b7_a_million_empty_maps_cost_the_input() {
     );
     assert!(text.contains("1000000 envelopes: 0 valid, 0 partial, 1000000 invalid"));
 }
+
+/// 300 000 invalid 323-byte envelopes: one genesis by a pinned key, its
+/// nonce rewritten in each copy, so each one's id is not its own
+/// (`id_mismatch`) and its signature fails (`bad_signature`). Every one
+/// decodes and is reported, with two reasons and a leaf of the trace each:
+/// the report state per envelope must stay well under the input's own
+/// size (issue 14; 514 MB = 5.3 × input before reports were kept as codes).
+#[test]
+fn many_small_invalid_envelopes_cost_the_input() {
+    const COUNT: usize = 300_000;
+    const SIZE: usize = 323;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    let key = cosigner(0);
+    std::fs::write(d.join("k.pub"), key_line(&key.public_key()) + "\n").unwrap();
+    let nonce = [0x5au8; 16];
+    let one = (0..SIZE)
+        .map(|n| {
+            EnvelopeBuilder::genesis(TS)
+                .nonce(Nonce(nonce))
+                .payload(Value::text("x".repeat(n).as_str()))
+                .sign(&key)
+                .unwrap()
+                .as_bytes()
+                .to_vec()
+        })
+        .find(|e| e.len() == SIZE)
+        .expect("a payload length gives a 323-byte envelope");
+    let at = one
+        .windows(16)
+        .position(|w| w == nonce)
+        .expect("the nonce is in the envelope");
+    let mut bytes = Vec::with_capacity(COUNT * SIZE);
+    for i in 0..COUNT {
+        bytes.extend_from_slice(&one[..at]);
+        bytes.extend_from_slice(&(i as u64).to_be_bytes());
+        bytes.extend_from_slice(&one[at + 8..]);
+    }
+    std::fs::write(d.join("set.cbor"), &bytes).unwrap();
+    let size = bytes.len() as u64;
+    let now = (TS + 10).to_string();
+    for json in [false, true] {
+        let mut args = vec!["verify", "set.cbor", "--keyring", "k.pub", "--now", &now];
+        if json {
+            args.push("--json");
+        }
+        let what = format!(
+            "{COUNT} invalid {SIZE}-byte envelopes, verify{}",
+            if json { " --json" } else { "" }
+        );
+        let m = measured(d, &what, size, &args);
+        assert_eq!(m.code, 1, "{what}: {}", m.stderr);
+        // Every envelope is listed: a line each, or a JSON object each.
+        assert!(m.written > COUNT * 60, "{what}: {} B written", m.written);
+    }
+    // The verdicts themselves, on the first few.
+    std::fs::write(d.join("few.cbor"), &bytes[..3 * SIZE]).unwrap();
+    let run = herald(
+        d,
+        &[
+            "verify",
+            "few.cbor",
+            "--keyring",
+            "k.pub",
+            "--now",
+            &now,
+            "--json",
+        ],
+    );
+    let report = run.json();
+    assert_eq!(report["summary"]["invalid"], 3);
+    for e in report["envelopes"].as_array().unwrap() {
+        let codes: Vec<&str> = e["reasons"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| r["code"].as_str().unwrap())
+            .collect();
+        assert_eq!(codes, ["id_mismatch", "bad_signature"], "{e}");
+    }
+}

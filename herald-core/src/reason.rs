@@ -169,8 +169,9 @@ impl fmt::Display for Status {
 /// (issue 18).
 const UNKNOWN_KEY: &str = "a top-level field outside P3: signed and kept, not interpreted";
 
-/// What a reason says beyond its code.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// What a reason says beyond its code. `Hash`, so a verifier can keep
+/// each distinct detail once (issue 14).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Detail {
     /// Nothing more.

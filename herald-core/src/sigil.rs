@@ -108,7 +108,7 @@ reserved! {
 }
 
 /// Why a string is not a sigil (P2).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum SigilError {
     /// It does not start with `sigil:`.

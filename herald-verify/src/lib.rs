@@ -6,6 +6,7 @@
 extern crate alloc;
 extern crate std;
 
+pub mod audited;
 pub mod auditlog;
 pub mod batch;
 pub mod bundle;
@@ -24,6 +25,7 @@ pub mod sequence;
 pub mod trace;
 mod verdicts;
 
+pub use audited::Audited;
 pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
 };
@@ -38,4 +40,4 @@ pub use live::{Clock, Prechecked, Receiver, SystemClock};
 pub use report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
 };
-pub use trace::{AuditOptions, Input, audit};
+pub use trace::{AuditOptions, Input, audit, audited};

@@ -108,13 +108,18 @@ impl ReportReason {
 
     /// The status this reason imposes (P13).
     pub fn status(&self) -> Status {
-        herald_core::Reason {
-            code: self.code,
-            index: self.index,
-            detail: herald_core::Detail::None,
-        }
-        .status()
+        status_of(self.code, self.index)
     }
+}
+
+/// The status a reason with `code` about signature `index` imposes (P13).
+pub(crate) fn status_of(code: ReasonCode, index: Option<u32>) -> Status {
+    herald_core::Reason {
+        code,
+        index,
+        detail: herald_core::Detail::None,
+    }
+    .status()
 }
 
 impl ReportReason {
@@ -310,7 +315,7 @@ pub struct ProofReport {
 }
 
 /// A whole verification: every envelope in input order, every trace, a summary.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Report {
     /// Per envelope, in input order.
@@ -321,14 +326,12 @@ pub struct Report {
     pub summary: Summary,
     /// Per inclusion proof of the bundles among the inputs, in input order
     /// (absent from the JSON when there are none).
-    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub proofs: Vec<ProofReport>,
     /// Items that did not decode as envelopes past the first
     /// [`crate::trace::MAX_LISTED_UNPARSED`]: counted in `summary` as
     /// invalid, not listed in `envelopes` (issue 14, B7: a report per
     /// one-byte item once cost a kilobyte each). Absent from the JSON
     /// when 0.
-    #[serde(skip_serializing_if = "is_zero")]
     pub unlisted: usize,
 }
 
@@ -336,14 +339,61 @@ fn is_zero(n: &usize) -> bool {
     *n == 0
 }
 
+fn no_proofs(p: &&[ProofReport]) -> bool {
+    p.is_empty()
+}
+
+/// The CLI.md JSON shape of a whole verification, for [`Report`] and
+/// [`crate::audited::Audited`] alike (one shape, two ways of holding the
+/// envelopes' reports).
+#[derive(Serialize)]
+#[serde(rename = "Report")]
+pub(crate) struct Shape<'r, E, T> {
+    pub(crate) envelopes: E,
+    pub(crate) traces: T,
+    pub(crate) summary: Summary,
+    #[serde(skip_serializing_if = "no_proofs")]
+    pub(crate) proofs: &'r [ProofReport],
+    #[serde(skip_serializing_if = "is_zero")]
+    pub(crate) unlisted: usize,
+}
+
+impl Serialize for Report {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Shape {
+            envelopes: &self.envelopes,
+            traces: &self.traces,
+            summary: self.summary,
+            proofs: &self.proofs,
+            unlisted: self.unlisted,
+        }
+        .serialize(s)
+    }
+}
+
+/// Whether a verification passes (exit code 0, CLI.md; a bundle is
+/// verified as a unit): at least one envelope, every one valid, none
+/// unlisted, every bundled proof valid.
+pub(crate) fn all_valid(
+    mut statuses: impl ExactSizeIterator<Item = Status>,
+    unlisted: usize,
+    proofs: &[ProofReport],
+) -> bool {
+    statuses.len() > 0
+        && unlisted == 0
+        && statuses.all(|s| s == Status::Valid)
+        && proofs.iter().all(|p| p.status == Status::Valid)
+}
+
 impl Report {
     /// Whether every envelope is valid and every bundled proof holds (exit
     /// code 0, CLI.md; a bundle is verified as a unit).
     pub fn all_valid(&self) -> bool {
-        !self.envelopes.is_empty()
-            && self.unlisted == 0
-            && self.envelopes.iter().all(|e| e.status() == Status::Valid)
-            && self.proofs.iter().all(|p| p.status == Status::Valid)
+        all_valid(
+            self.envelopes.iter().map(EnvelopeReport::status),
+            self.unlisted,
+            &self.proofs,
+        )
     }
 
     /// Write the CLI.md JSON form to `out`, streamed (no string of the
@@ -357,18 +407,57 @@ impl Report {
     /// member, `"format"` (issue 18; additive), so a reader can tell which
     /// shape it has. The CLI and the inspector's WASM build both write this.
     pub fn write_document(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
-        let mut json = Vec::new();
-        self.write_json(&mut json)?;
-        match json.strip_prefix(b"{") {
-            Some(rest) => {
-                write!(out, "{{\"format\":\"{FORMAT}\"")?;
-                if rest.first() != Some(&b'}') {
-                    out.write_all(b",")?;
+        write_document(self, out)
+    }
+}
+
+/// `value`'s JSON with [`FORMAT`] as its first member, streamed to `out`:
+/// the object's opening brace is replaced as it passes.
+pub(crate) fn write_document(
+    value: &impl Serialize,
+    out: &mut dyn std::io::Write,
+) -> std::io::Result<()> {
+    let mut formatted = Formatted { out, seen: 0 };
+    serde_json::to_writer(&mut formatted, value).map_err(std::io::Error::other)
+}
+
+/// A writer that puts `"format"` after the first byte, `{`, of a JSON
+/// object (and a comma when the object has other members).
+struct Formatted<'w> {
+    out: &'w mut dyn std::io::Write,
+    /// Bytes seen so far, up to 2.
+    seen: u8,
+}
+
+impl std::io::Write for Formatted<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let mut rest = buf;
+        while self.seen < 2 {
+            let Some((&b, tail)) = rest.split_first() else {
+                return Ok(buf.len());
+            };
+            match (self.seen, b) {
+                (0, b'{') => write!(self.out, "{{\"format\":\"{FORMAT}\"")?,
+                // Not an object: written as it is.
+                (0, _) => {
+                    self.seen = 1;
+                    self.out.write_all(&[b])?;
                 }
-                out.write_all(rest)
+                (_, b'}') => self.out.write_all(&[b])?,
+                _ => {
+                    self.out.write_all(b",")?;
+                    self.out.write_all(&[b])?;
+                }
             }
-            None => out.write_all(&json),
+            self.seen += 1;
+            rest = tail;
         }
+        self.out.write_all(rest)?;
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.out.flush()
     }
 }
 

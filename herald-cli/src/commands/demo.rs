@@ -275,18 +275,19 @@ pub(crate) fn show(
         input::display_name(trace),
         keyring.display()
     ))?;
-    let (report, ring) = verify::verify(&Options {
+    let read = verify::read(&Options {
         files: vec![trace.to_path_buf()],
         keyrings: vec![keyring.to_path_buf()],
         tree: true,
         ..Options::default()
     })?;
+    let report = read.audit();
     let mut buf = Vec::new();
     render::write_report(
         &mut buf,
         &report,
         &render::Options {
-            keyring: &ring,
+            keyring: &read.keyring,
             style: Style::for_stdout(),
             verbose: false,
             tree: true,
@@ -295,7 +296,7 @@ pub(crate) fn show(
     )
     .map_err(|e| CliError::stdout(&e))?;
     say(String::from_utf8_lossy(&buf).trim_end().to_owned())?;
-    Ok(report)
+    Ok(report.into_report())
 }
 
 /// `herald demo`.

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use clap::Args;
 use herald_core::cbor::Limits;
 use herald_verify::sequence::pieces;
-use herald_verify::{AuditOptions, Input, Keyring, Report, audit};
+use herald_verify::{AuditOptions, Audited, Input, Keyring, audited};
 
 use crate::commands::parse_scope;
 use crate::error::CliError;
@@ -41,7 +41,9 @@ pub(crate) struct Options {
 
 /// Run `verify`.
 pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
-    let (report, keyring) = verify(opts)?;
+    let read = read(opts)?;
+    let report = read.audit();
+    let keyring = &read.keyring;
     if let Some(format) = opts.format {
         crate::graph::check(&report, format)?;
     }
@@ -50,7 +52,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     if let Some(format) = opts.format {
-        crate::graph::write(&mut stdout, &report, &keyring, format)
+        crate::graph::write(&mut stdout, &report, keyring, format)
     } else if opts.json {
         write_json(&mut stdout, &report)
     } else {
@@ -59,7 +61,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
             &mut stdout,
             &report,
             &render::Options {
-                keyring: &keyring,
+                keyring,
                 style,
                 verbose: opts.verbose,
                 tree: opts.tree,
@@ -72,15 +74,15 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     Ok(exit_code(&report))
 }
 
-/// The `--json` report (CLI.md), as [`Report::write_document`] writes it,
-/// and a newline.
-fn write_json(out: &mut impl Write, report: &Report) -> std::io::Result<()> {
+/// The `--json` report (CLI.md), as [`Audited::write_document`] writes it
+/// (each envelope's report formed as it is written), and a newline.
+fn write_json(out: &mut impl Write, report: &Audited<'_>) -> std::io::Result<()> {
     report.write_document(out)?;
     writeln!(out)
 }
 
 /// 0 when every envelope is valid (and there was at least one), else 1.
-pub(crate) fn exit_code(report: &Report) -> ExitCode {
+pub(crate) fn exit_code(report: &Audited<'_>) -> ExitCode {
     if report.all_valid() {
         ExitCode::SUCCESS
     } else {
@@ -88,8 +90,27 @@ pub(crate) fn exit_code(report: &Report) -> ExitCode {
     }
 }
 
-/// Read everything, then audit it as one set; also the keyring used.
-pub(crate) fn verify(opts: &Options) -> Result<(Report, Keyring), CliError> {
+/// What `verify` audits: the inputs read, the keyring and the options.
+pub(crate) struct Read {
+    inputs: Vec<Input>,
+    pub(crate) keyring: Keyring,
+    options: AuditOptions,
+}
+
+impl Read {
+    /// Audit the inputs as one set, with a progress indicator on a terminal.
+    pub(crate) fn audit(&self) -> Audited<'_> {
+        let _indicator = if std::io::stderr().is_terminal() {
+            progress::start(count(&self.inputs))
+        } else {
+            None
+        };
+        audited(&self.inputs, &self.keyring, &self.options)
+    }
+}
+
+/// Read everything `verify` audits.
+pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
     let required_scopes = opts
         .require
         .iter()
@@ -126,13 +147,11 @@ pub(crate) fn verify(opts: &Options) -> Result<(Report, Keyring), CliError> {
             })
         })
         .collect::<Result<Vec<_>, CliError>>()?;
-    let _indicator = if std::io::stderr().is_terminal() {
-        progress::start(count(&inputs))
-    } else {
-        None
-    };
-    let report = audit(&inputs, &keyring, &options);
-    Ok((report, keyring))
+    Ok(Read {
+        inputs,
+        keyring,
+        options,
+    })
 }
 
 /// Every `--keyring`, as one keyring; a bad line stops the command (CLI.md).

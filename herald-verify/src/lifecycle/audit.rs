@@ -29,6 +29,7 @@ use herald_core::{
 use super::record::{IdentityRecord, RecordedMolt, parse_policy};
 use super::rules::{self, Lineages, MoltFacts};
 use super::{Identity, Molted, Signer, identity, origin_ok, valid_cosigners};
+use crate::audited::{Context, Kept};
 use crate::facts::Facts;
 use crate::keyring::Keyring;
 use crate::report::{EnvelopeReport, KeyOrigin, ReportReason, SignedBy};
@@ -50,9 +51,30 @@ pub(crate) struct Set<'s, 'a> {
 /// by their place in the set.
 type Views<'a> = BTreeMap<usize, EnvelopeRef<'a>>;
 
+/// The reports the lifecycle judges, formed in full (it writes texts), by
+/// their place in the set: those of the identities with lifecycle
+/// envelopes. Every other report stays as codes (issue 14).
+#[derive(Default)]
+pub(crate) struct Judged(BTreeMap<usize, EnvelopeReport>);
+
+impl core::ops::Index<usize> for Judged {
+    type Output = EnvelopeReport;
+    fn index(&self, i: usize) -> &EnvelopeReport {
+        &self.0[&i]
+    }
+}
+
+impl core::ops::IndexMut<usize> for Judged {
+    fn index_mut(&mut self, i: usize) -> &mut EnvelopeReport {
+        // Every member was formed before it is judged.
+        self.0.entry(i).or_default()
+    }
+}
+
 /// Apply P8 to the checked set: envelope i is `set.bytes[i]`,
-/// `set.facts[i]`, and its report `reports[i]`, to which the lifecycle
-/// reasons are added.
+/// `set.facts[i]`, and its report `kept[i]`, to which the lifecycle
+/// reasons are added (formed in full first, when its identity has
+/// lifecycle envelopes).
 ///
 /// An identity with no birth, molt, deprecation or duress in the set has
 /// an empty record: each of its envelopes whose origin verified with the
@@ -61,10 +83,12 @@ type Views<'a> = BTreeMap<usize, EnvelopeRef<'a>>;
 /// the envelopes of identities with lifecycle envelopes are decoded again.
 pub(crate) fn apply<'a>(
     set: &Set<'_, 'a>,
-    reports: &mut [EnvelopeReport],
+    kept: &mut [Kept],
+    cx: &Context<'_, '_>,
     keys: &Keyring,
     opts: &CheckOptions<'_>,
 ) {
+    let mut reports = Judged::default();
     // Group envelopes by identity, in (ts, input order).
     let mut by_identity: BTreeMap<Identity, Vec<usize>> = BTreeMap::new();
     for (i, f) in set.facts.iter().enumerate() {
@@ -88,8 +112,8 @@ pub(crate) fn apply<'a>(
         });
         if !lifecycle {
             for &i in members.iter() {
-                if fact(i).is_some_and(|f| f.key_known) && origin_ok(&reports[i]) {
-                    reports[i].signing_key = Some(SignedBy::Birth);
+                if fact(i).is_some_and(|f| f.key_known) && kept[i].origin_ok() {
+                    kept[i].set_signing_key(SignedBy::Birth);
                 }
             }
             continue;
@@ -98,8 +122,9 @@ pub(crate) fn apply<'a>(
             if let Ok(v) = EnvelopeRef::decode_with(set.bytes[i], &opts.limits) {
                 views.insert(i, v);
             }
+            reports.0.insert(i, kept[i].form(cx));
         }
-        let record = one_identity(*who, members, set, &views, reports, keys, opts);
+        let record = one_identity(*who, members, set, &views, &mut reports, keys, opts);
         if let Some(d) = record.deprecated {
             known.deprecated.insert(*who, d);
         }
@@ -131,6 +156,12 @@ pub(crate) fn apply<'a>(
         let consenting = valid_cosigners(v, &reports[b], Scope::LineageConsent);
         let Ok(()) = rules::lineage(&mut reports[b], v, &att, &consenting, &mut known);
     }
+    for (i, report) in reports.0 {
+        if let Some(slot) = kept.get_mut(i) {
+            let entry = slot.entry().and_then(|e| u32::try_from(e).ok());
+            *slot = Kept::formed(entry, report);
+        }
+    }
 }
 
 /// The deprecations and lineages of the set's identities.
@@ -159,7 +190,7 @@ fn one_identity(
     members: &[usize],
     set: &Set<'_, '_>,
     views: &Views<'_>,
-    reports: &mut [EnvelopeReport],
+    reports: &mut Judged,
     keys: &Keyring,
     opts: &CheckOptions<'_>,
 ) -> IdentityRecord {
@@ -267,12 +298,7 @@ fn one_identity(
 /// The sigil's own key, when member `i`'s origin verified with it: the
 /// key the keyring (pinned, bundled or learned from a birth) holds for
 /// `from`, or its own birth's.
-fn own_key(
-    reports: &[EnvelopeReport],
-    i: usize,
-    views: &Views<'_>,
-    keys: &Keyring,
-) -> Option<[u8; 32]> {
+fn own_key(reports: &Judged, i: usize, views: &Views<'_>, keys: &Keyring) -> Option<[u8; 32]> {
     if !origin_ok(&reports[i]) {
         return None;
     }
@@ -294,7 +320,7 @@ fn by_molt_key(
     i: usize,
     record: &IdentityRecord,
     set: &Set<'_, '_>,
-    reports: &mut [EnvelopeReport],
+    reports: &mut Judged,
     keys: &Keyring,
     opts: &CheckOptions<'_>,
 ) -> Option<Signer> {

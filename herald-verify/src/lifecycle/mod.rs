@@ -87,10 +87,15 @@ impl KeyResolver for Molted<'_> {
 /// Whether signature 0 verified and the envelope is intact (no reason
 /// about index 0, no id or shape fault).
 pub(crate) fn origin_ok(r: &EnvelopeReport) -> bool {
-    !r.reasons.iter().any(|x| {
-        (x.index == Some(0) && !x.code.is_warning())
+    origin_ok_of(r.reasons.iter().map(|x| (x.code, x.index)))
+}
+
+/// [`origin_ok`] of a report's reasons as `(code, signature index)`.
+pub(crate) fn origin_ok_of(mut reasons: impl Iterator<Item = (ReasonCode, Option<u32>)>) -> bool {
+    !reasons.any(|(code, index)| {
+        (index == Some(0) && !code.is_warning())
             || matches!(
-                x.code,
+                code,
                 ReasonCode::IdMismatch | ReasonCode::Malformed | ReasonCode::UnsupportedVersion
             )
     })

@@ -8,6 +8,7 @@ use std::collections::{HashMap, HashSet};
 use herald_core::{Body, CheckOptions, Checked, PublicKey, Reason, SignatureVerifier, check_with};
 
 use super::entry::{Entry, named_fields};
+use crate::audited::{Codes, Kept};
 use crate::batch;
 use crate::facts::Facts;
 use crate::keyring::Keyring;
@@ -56,7 +57,9 @@ impl Step3<'_> {
 
 /// One entry as step 3 leaves it.
 pub(super) struct Record {
-    pub(super) report: EnvelopeReport,
+    pub(super) report: Kept,
+    /// The reasons of a report kept as codes, still to be kept.
+    pub(super) reasons: Vec<Reason>,
     /// What the later steps need of it, when it decoded.
     pub(super) facts: Option<Facts>,
     /// `sha256(body(E, 0))`, when the body could be formed: what makes two
@@ -72,7 +75,8 @@ pub(super) struct Record {
     pub(super) verdicts: Option<Vec<Verdict>>,
 }
 
-/// The record of entry `e` from what [`check_with`] said.
+/// The record of entry `e` from what [`check_with`] said: a decoded
+/// envelope's report as codes (issue 14), any other item's in full.
 fn record_of<'a>(
     e: &Entry<'a>,
     checked: Checked<'a>,
@@ -81,29 +85,6 @@ fn record_of<'a>(
 ) -> Record {
     let env = checked.envelope;
     let key_source = keys.source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
-    let mut report = EnvelopeReport {
-        id: env.as_ref().map(|v| hex(v.id())),
-        from: env.as_ref().map(|v| String::from(v.from())),
-        // Exactly the reasons known now; most envelopes have none, and a
-        // hostile stream of one-byte items has one each (F2).
-        reasons: Vec::with_capacity(reasons.len()),
-        key_source,
-        source: Source {
-            input: e.input.name.clone(),
-            offset: e.offset(),
-        },
-        trace: env.as_ref().map(|v| hex(v.trace())),
-        parent: env.as_ref().and_then(|v| v.parent()).map(|p| hex(p)),
-        kind: env.as_ref().map(|v| v.kind()),
-        ..EnvelopeReport::default()
-    };
-    if env.is_none() {
-        // Fields that did parse are still worth naming.
-        (report.id, report.from) = named_fields(e.bytes);
-    }
-    for r in reasons {
-        report.push(ReportReason::of(r, e.bytes));
-    }
     let id = match (&env, checked.computed_id) {
         (Some(v), Some(computed)) if *v.id() == computed => Some(computed),
         _ => None,
@@ -113,14 +94,73 @@ fn record_of<'a>(
     let claims = env.is_some()
         && checked.key_source.is_some()
         && !reasons.iter().any(|r| r.index == Some(0));
+    let codes = env.as_ref().and_then(|v| {
+        Some(Codes {
+            entry: 0,
+            from: span_of(v.from(), e.bytes)?,
+            reasons: Vec::new(),
+            key_source,
+            signing_key: None,
+        })
+    });
+    let (report, reasons) = match codes {
+        // The reasons are kept as codes by the audit (`Details`).
+        Some(codes) => (Kept::Codes(codes), reasons.to_vec()),
+        None => (
+            Kept::formed(None, formed(e, env.as_ref(), reasons, key_source)),
+            Vec::new(),
+        ),
+    };
     Record {
         report,
+        reasons,
         facts: env.as_ref().map(|v| Facts::of(v, keys)),
         computed: checked.computed_id,
         id,
         claims,
         verdicts: None,
     }
+}
+
+/// The byte range of `text` in `bytes`, when it lies there.
+fn span_of(text: &str, bytes: &[u8]) -> Option<(u32, u32)> {
+    let start = (text.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
+    let end = start.checked_add(text.len())?;
+    (bytes.get(start..end)? == text.as_bytes())
+        .then(|| Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?)))
+        .flatten()
+}
+
+/// The report of entry `e` in full: an item that did not decode, named by
+/// the fields that did parse.
+fn formed(
+    e: &Entry<'_>,
+    env: Option<&herald_core::EnvelopeRef<'_>>,
+    reasons: &[Reason],
+    key_source: Option<crate::report::KeyOrigin>,
+) -> EnvelopeReport {
+    let mut report = EnvelopeReport {
+        id: env.map(|v| hex(v.id())),
+        from: env.map(|v| String::from(v.from())),
+        reasons: Vec::with_capacity(reasons.len()),
+        key_source,
+        source: Source {
+            input: e.input.name.clone(),
+            offset: e.offset(),
+        },
+        trace: env.map(|v| hex(v.trace())),
+        parent: env.and_then(|v| v.parent()).map(|p| hex(p)),
+        kind: env.map(|v| v.kind()),
+        ..EnvelopeReport::default()
+    };
+    if env.is_none() {
+        // Fields that did parse are still worth naming.
+        (report.id, report.from) = named_fields(e.bytes);
+    }
+    for r in reasons {
+        report.push(ReportReason::of(r, e.bytes));
+    }
+    report
 }
 
 /// Most envelope bytes in one block: a block's prepared signatures wait

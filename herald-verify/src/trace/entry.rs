@@ -61,16 +61,16 @@ pub(super) fn place_pieces(
 /// `reports` with each `(position, report)` of `extra` (positions
 /// ascending, each the report's final index) put in its place, the others
 /// keeping their order; without a second vector.
-pub(super) fn merge_at_positions(
-    mut reports: Vec<EnvelopeReport>,
-    extra: Vec<(usize, EnvelopeReport)>,
-) -> Vec<EnvelopeReport> {
+pub(super) fn merge_at_positions<T: Default>(
+    mut reports: Vec<T>,
+    extra: Vec<(usize, T)>,
+) -> Vec<T> {
     if extra.is_empty() {
         return reports;
     }
     let mut src = reports.len();
     let mut dst = src + extra.len();
-    reports.resize_with(dst, EnvelopeReport::default);
+    reports.resize_with(dst, T::default);
     // From the back: reports that come after `position` move up past the
     // extras still to place (slots above `src` hold nothing of value).
     for (position, r) in extra.into_iter().rev() {

@@ -36,11 +36,12 @@ use herald_core::{
     check_parent_link, check_with,
 };
 
+use crate::audited::{Audited, Context, Details, Kept, TraceKept, Why};
 use crate::bundle::{self, Bundle, ProofInput};
 use crate::facts::Facts;
 use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
-use crate::report::{EnvelopeReport, Report, ReportReason, Source, Summary, TraceReport, hex};
+use crate::report::{EnvelopeReport, Report, Source, Summary};
 use crate::sequence::{Piece, pieces};
 use crate::verdicts::{Memo, Tally, Verdict};
 use check::{Record, Signatures, Step3, block_len, check_block};
@@ -76,8 +77,9 @@ impl Default for AuditOptions {
             skew: crate::live::DEFAULT_SKEW,
             required_scopes: Vec::new(),
             limits: Limits::DEFAULT,
-            // Each entry costs ~1.5 KB of report even for a one-byte item
-            // (docs/fuzzing.md, F2): a million bounds a hostile stream to ~1.5 GB.
+            // Items that are not envelopes past the first thousand cost
+            // nothing; an envelope's state is its facts and its report as
+            // codes, a few hundred bytes (issue 14, docs/performance.md).
             max_envelopes: 1_000_000,
             learn_birth_keys: true,
             log_policy: None,
@@ -107,6 +109,13 @@ pub const MAX_LISTED_UNPARSED: usize = 1_000;
 /// one [`audit_sequential`] gives (tests/audit_parallel.rs), whatever the
 /// order of the input (P10, P13 revision 2; tests/order.rs).
 pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
+    audited(inputs, keyring, opts).into_report()
+}
+
+/// As [`audit`], each envelope's report kept as codes until it is formed
+/// or written ([`Audited`]; issue 14: a report's texts cost more than a
+/// small envelope).
+pub fn audited<'a>(inputs: &'a [Input], keyring: &Keyring, opts: &AuditOptions) -> Audited<'a> {
     audit_with(
         inputs,
         keyring,
@@ -127,6 +136,7 @@ pub fn audit_sequential(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions
         Signatures::Sequential,
         &Tally::default(),
     )
+    .into_report()
 }
 
 /// As [`audit`] (or, with `parallel` false, [`audit_sequential`]), also
@@ -144,17 +154,17 @@ pub fn audit_counted(
     } else {
         Signatures::Sequential
     };
-    let report = audit_with(inputs, keyring, opts, signatures, &tally);
+    let report = audit_with(inputs, keyring, opts, signatures, &tally).into_report();
     (report, tally.get())
 }
 
-fn audit_with(
-    inputs: &[Input],
+fn audit_with<'a>(
+    inputs: &'a [Input],
     keyring: &Keyring,
     opts: &AuditOptions,
     signatures: Signatures,
     tally: &Tally,
-) -> Report {
+) -> Audited<'a> {
     let check_opts = CheckOptions {
         now: opts.now,
         skew: opts.skew,
@@ -173,7 +183,7 @@ fn audit_with(
         tally,
     };
     let mut set = check_each(&mut items, &step3);
-    drop(learned.known);
+    drop((learned.known, core::mem::take(&mut items.entries)));
 
     // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
     let (proof_reports, proven) = bundle::check_proofs(
@@ -195,10 +205,22 @@ fn audit_with(
         verdicts: &set.verdicts,
         tally,
     };
-    lifecycle::audit::apply(&lifecycle_set, &mut set.reports, &learned.keys, &check_opts);
+    let cx = Context {
+        facts: &set.facts,
+        bytes: &set.bytes,
+        inputs,
+        details: &set.details.list,
+    };
+    lifecycle::audit::apply(
+        &lifecycle_set,
+        &mut set.reports,
+        &cx,
+        &learned.keys,
+        &check_opts,
+    );
 
-    let has_child = parents(&mut set);
-    replays(&mut set);
+    let has_child = parents(&mut set, inputs);
+    replays(&mut set, inputs);
     let traces = traces(&set, &has_child);
 
     // 7. Merge unparseable pieces back in input order, in place: a second
@@ -208,22 +230,30 @@ fn audit_with(
         dropped,
         facts,
         computed,
-        ids,
+        owns_id,
         claims,
         bytes,
+        details,
         verdicts,
     } = set;
-    drop((
-        facts, computed, ids, claims, bytes, verdicts, has_child, proven,
-    ));
-    let envelopes = merge_at_positions(reports, items.unsplittable);
+    drop((computed, owns_id, claims, verdicts, has_child, proven));
+    let pieces = items
+        .unsplittable
+        .into_iter()
+        .map(|(at, r)| (at, Kept::formed(None, r)))
+        .collect();
+    let kept = merge_at_positions(reports, pieces);
     let mut summary = Summary::default();
-    for e in &envelopes {
+    for e in &kept {
         summary.add(e.status());
     }
     summary.invalid += dropped;
-    Report {
-        envelopes,
+    Audited {
+        kept,
+        facts,
+        bytes,
+        inputs,
+        details: details.list,
         traces,
         summary,
         proofs: proof_reports,
@@ -384,12 +414,16 @@ fn learn_keys(
 
 /// Step 3's output, one slot per listed entry.
 struct Checked<'a> {
-    reports: Vec<EnvelopeReport>,
+    reports: Vec<Kept>,
     facts: Vec<Option<Facts>>,
     computed: Vec<Option<[u8; 32]>>,
-    ids: Vec<Option<[u8; 32]>>,
+    /// Its wire id is `computed`: others may name it by that id (P13
+    /// revision 2: an `id_mismatch` envelope is nobody's parent).
+    owns_id: Vec<bool>,
     claims: Vec<bool>,
     bytes: Vec<&'a [u8]>,
+    /// The details of the reasons kept as codes.
+    details: Details,
     /// Verdicts kept for 3c, by listed index.
     verdicts: BTreeMap<usize, Vec<Verdict>>,
     /// Entries not listed (undecodable past [`MAX_LISTED_UNPARSED`]).
@@ -412,9 +446,10 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
         reports: Vec::with_capacity(listed),
         facts: Vec::with_capacity(listed),
         computed: Vec::with_capacity(listed),
-        ids: Vec::with_capacity(listed),
+        owns_id: Vec::with_capacity(listed),
         claims: Vec::with_capacity(listed),
         bytes: Vec::with_capacity(listed),
+        details: Details::default(),
         verdicts: BTreeMap::new(),
         dropped: 0,
     };
@@ -437,7 +472,7 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
                     continue;
                 }
             }
-            set.push(entry.bytes, r);
+            set.push(entry, r);
         }
     }
     place_pieces(&mut items.unsplittable, &mut placed, index, set.dropped);
@@ -445,15 +480,33 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
 }
 
 impl<'a> Checked<'a> {
-    fn push(&mut self, bytes: &'a [u8], r: Record) {
+    /// The id others may name listed entry `i` by: its recomputed id, when
+    /// its wire id equals it.
+    fn id(&self, i: usize) -> Option<&[u8; 32]> {
+        self.computed
+            .get(i)?
+            .as_ref()
+            .filter(|_| self.owns_id.get(i).copied().unwrap_or(false))
+    }
+
+    fn push(&mut self, entry: &Entry<'a>, mut r: Record) {
+        let listed = self.reports.len();
         if let Some(v) = r.verdicts {
-            self.verdicts.insert(self.reports.len(), v);
+            self.verdicts.insert(listed, v);
         }
-        self.bytes.push(bytes);
+        let at = u32::try_from(listed).ok();
+        match &mut r.report {
+            Kept::Codes(c) => {
+                c.entry = at.unwrap_or(u32::MAX);
+                c.reasons = r.reasons.iter().map(|x| self.details.why(x)).collect();
+            }
+            Kept::Formed { entry: e, .. } => *e = at.filter(|_| r.facts.is_some()),
+        }
+        self.bytes.push(entry.bytes);
         self.reports.push(r.report);
         self.facts.push(r.facts);
         self.computed.push(r.computed);
-        self.ids.push(r.id);
+        self.owns_id.push(r.id.is_some() && r.id == r.computed);
         self.claims.push(r.claims);
     }
 }
@@ -461,10 +514,10 @@ impl<'a> Checked<'a> {
 /// 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
 ///    found by its recomputed id only (P13 revision 2), so junk that claims
 ///    an id never stands in for the envelope that has it.
-fn parents(set: &mut Checked<'_>) -> HashSet<usize> {
+fn parents(set: &mut Checked<'_>, inputs: &[Input]) -> HashSet<usize> {
     let mut by_id: HashMap<[u8; 32], usize> = HashMap::new();
-    for (i, id) in set.ids.iter().enumerate() {
-        if let Some(id) = id {
+    for i in 0..set.computed.len() {
+        if let Some(id) = set.id(i) {
             by_id.entry(*id).or_insert(i);
         }
     }
@@ -474,11 +527,8 @@ fn parents(set: &mut Checked<'_>) -> HashSet<usize> {
         let Some(parent_id) = &f.parent else {
             continue;
         };
-        match by_id.get(parent_id) {
-            None => set.reports[i].push(ReportReason::new(
-                ReasonCode::MissingParent,
-                std::format!("parent {} is not in the set", hex(parent_id)),
-            )),
+        let why = match by_id.get(parent_id) {
+            None => Why::MissingParent,
             Some(&p) => {
                 if p != i {
                     has_child.insert(p);
@@ -487,13 +537,22 @@ fn parents(set: &mut Checked<'_>) -> HashSet<usize> {
                     parent: f.parent.as_ref(),
                     trace: &f.trace,
                 };
-                if let Some(parent) = &set.facts[p]
-                    && let Err(r) = check_parent_link(&link, &parent.id, &parent.trace)
-                {
-                    set.reports[i].push((&r).into());
+                match &set.facts[p] {
+                    Some(parent) => match check_parent_link(&link, &parent.id, &parent.trace) {
+                        Err(r) => set.details.why(&r),
+                        Ok(()) => continue,
+                    },
+                    None => continue,
                 }
             }
-        }
+        };
+        let cx = Context {
+            facts: &set.facts,
+            bytes: &set.bytes,
+            inputs,
+            details: &set.details.list,
+        };
+        set.reports[i].push(why, &cx);
     }
     has_child
 }
@@ -502,17 +561,19 @@ fn parents(set: &mut Checked<'_>) -> HashSet<usize> {
 ///    envelope whose origin verifies claims its (from key, nonce); every
 ///    later one with that pair is `replayed_nonce`. A forgery never claims,
 ///    so it cannot make the real envelope a replay.
-fn replays(set: &mut Checked<'_>) {
+fn replays(set: &mut Checked<'_>, inputs: &[Input]) {
+    let cx = Context {
+        facts: &set.facts,
+        bytes: &set.bytes,
+        inputs,
+        details: &set.details.list,
+    };
     let mut seen: HashMap<([u8; 32], [u8; 16]), usize> = HashMap::new();
     for (i, f) in set.facts.iter().enumerate() {
         let Some(f) = f else { continue };
         if let Some(&first) = seen.get(&(f.signer, f.nonce)) {
-            let detail = std::format!(
-                "nonce already used by {} (entry {})",
-                set.reports[first].id.as_deref().unwrap_or("?"),
-                first
-            );
-            set.reports[i].push(ReportReason::new(ReasonCode::ReplayedNonce, detail));
+            let first = u32::try_from(first).unwrap_or(u32::MAX);
+            set.reports[i].push(Why::Replayed { first }, &cx);
         } else if set.claims[i] {
             seen.insert((f.signer, f.nonce), i);
         }
@@ -522,28 +583,30 @@ fn replays(set: &mut Checked<'_>) {
 /// 6. Traces, in order of first appearance: each one's genesis, its leaves
 ///    (envelopes nobody in the set answers; a repeated envelope is one node,
 ///    listed once) and its counts.
-fn traces(set: &Checked<'_>, has_child: &HashSet<usize>) -> Vec<TraceReport> {
-    let mut first: HashSet<[u8; 32]> = HashSet::new();
-    let mut order: Vec<[u8; 32]> = Vec::new();
-    let mut traces: BTreeMap<[u8; 32], TraceReport> = BTreeMap::new();
+fn traces(set: &Checked<'_>, has_child: &HashSet<usize>) -> Vec<TraceKept> {
+    let mut first: HashSet<&[u8; 32]> = HashSet::new();
+    let mut at: HashMap<[u8; 32], usize> = HashMap::new();
+    let mut traces: Vec<TraceKept> = Vec::new();
     for (i, f) in set.facts.iter().enumerate() {
         let Some(f) = f else { continue };
-        let t = traces.entry(f.trace).or_insert_with(|| {
-            order.push(f.trace);
-            TraceReport {
-                trace: hex(&f.trace),
+        let k = *at.entry(f.trace).or_insert_with(|| {
+            traces.push(TraceKept {
+                trace: f.trace,
                 genesis: None,
                 leaves: Vec::new(),
                 valid: 0,
                 partial: 0,
                 invalid: 0,
-            }
+            });
+            traces.len() - 1
         });
-        if f.genesis && set.ids[i].as_ref() == Some(&f.trace) && t.genesis.is_none() {
-            t.genesis = Some(hex(&f.id));
+        let Some(t) = traces.get_mut(k) else { continue };
+        let entry = u32::try_from(i).unwrap_or(u32::MAX);
+        if f.genesis && set.id(i) == Some(&f.trace) && t.genesis.is_none() {
+            t.genesis = Some(entry);
         }
-        if !has_child.contains(&i) && set.computed[i].is_some_and(|c| first.insert(c)) {
-            t.leaves.push(hex(&f.id));
+        if !has_child.contains(&i) && set.computed[i].as_ref().is_some_and(|c| first.insert(c)) {
+            t.leaves.push(entry);
         }
         match set.reports[i].status() {
             Status::Valid => t.valid += 1,
@@ -551,5 +614,5 @@ fn traces(set: &Checked<'_>, has_child: &HashSet<usize>) -> Vec<TraceReport> {
             Status::Invalid => t.invalid += 1,
         }
     }
-    order.iter().filter_map(|t| traces.remove(t)).collect()
+    traces
 }

@@ -1,0 +1,543 @@
+//! A trace audit's result with each envelope's report kept as codes
+//! (issue 14): reason codes and small indices, the envelope's fixed-size
+//! facts and its bytes in the input; the hex ids, the detail texts and the
+//! input's name are formed only when a report is asked for or written.
+//!
+//! A report formed from an [`Audited`] is the one [`crate::audit`] gives
+//! ([`Audited::into_report`] is how it gives it), so the CLI can write
+//! 300 000 envelopes' reports one at a time without holding them all.
+
+use alloc::{boxed::Box, string::String, vec::Vec};
+use std::collections::HashMap;
+
+use herald_core::{Detail, Reason, ReasonCode, Status};
+use serde::Serialize;
+
+use crate::facts::Facts;
+use crate::report::{
+    EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, Shape, SignedBy, Source, Summary,
+    TraceReport, hex, status_of,
+};
+use crate::trace::Input;
+
+/// One reason as an audit keeps it until its text is needed: 16 bytes.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Why {
+    /// A reason [`herald_core::check_with`] or
+    /// [`herald_core::check_parent_link`] gave, its detail kept once per
+    /// audit ([`Details`]).
+    Check {
+        code: ReasonCode,
+        index: Option<u32>,
+        /// Its place in [`Details`].
+        detail: u32,
+    },
+    /// The parent (in the facts) is not in the set.
+    MissingParent,
+    /// The `(from key, nonce)` pair was claimed by listed entry `first`.
+    Replayed {
+        /// The entry that claimed it.
+        first: u32,
+    },
+}
+
+impl Why {
+    fn code(&self) -> ReasonCode {
+        match self {
+            Self::Check { code, .. } => *code,
+            Self::MissingParent => ReasonCode::MissingParent,
+            Self::Replayed { .. } => ReasonCode::ReplayedNonce,
+        }
+    }
+
+    fn index(&self) -> Option<u32> {
+        match self {
+            Self::Check { index, .. } => *index,
+            _ => None,
+        }
+    }
+
+    /// The report form of this reason about listed entry `i`: every detail
+    /// text of the audit's own reasons is here.
+    fn form(&self, i: usize, cx: &Context<'_, '_>) -> ReportReason {
+        match self {
+            Self::Check {
+                code,
+                index,
+                detail,
+            } => {
+                let reason = Reason {
+                    code: *code,
+                    index: *index,
+                    detail: cx
+                        .details
+                        .get(*detail as usize)
+                        .copied()
+                        .unwrap_or(Detail::None),
+                };
+                ReportReason::of(&reason, cx.bytes.get(i).copied().unwrap_or_default())
+            }
+            Self::MissingParent => {
+                let parent = cx.fact(i).and_then(|f| f.parent).unwrap_or_default();
+                ReportReason::new(
+                    ReasonCode::MissingParent,
+                    std::format!("parent {} is not in the set", hex(&parent)),
+                )
+            }
+            Self::Replayed { first } => {
+                let first = *first as usize;
+                let by = cx.fact(first).map(|f| hex(&f.id));
+                ReportReason::new(
+                    ReasonCode::ReplayedNonce,
+                    std::format!(
+                        "nonce already used by {} (entry {first})",
+                        by.as_deref().unwrap_or("?")
+                    ),
+                )
+            }
+        }
+    }
+}
+
+/// Each distinct detail of an audit's reasons, once: a reason keeps its
+/// place here (most envelopes share a handful of details).
+#[derive(Debug, Default)]
+pub(crate) struct Details {
+    pub(crate) list: Vec<Detail>,
+    at: HashMap<Detail, u32>,
+}
+
+impl Details {
+    /// `reason` as kept.
+    pub(crate) fn why(&mut self, reason: &Reason) -> Why {
+        let list = &mut self.list;
+        let detail = *self.at.entry(reason.detail).or_insert_with(|| {
+            list.push(reason.detail);
+            u32::try_from(list.len() - 1).unwrap_or(u32::MAX)
+        });
+        Why::Check {
+            code: reason.code,
+            index: reason.index,
+            detail,
+        }
+    }
+}
+
+/// What the reports are formed from: listed entry `i`'s facts and bytes,
+/// the inputs they lie in, the details of the reasons.
+#[derive(Clone, Copy)]
+pub(crate) struct Context<'s, 'a> {
+    pub(crate) facts: &'s [Option<Facts>],
+    pub(crate) bytes: &'s [&'a [u8]],
+    pub(crate) inputs: &'a [Input],
+    pub(crate) details: &'s [Detail],
+}
+
+impl Context<'_, '_> {
+    fn fact(&self, i: usize) -> Option<&Facts> {
+        self.facts.get(i).and_then(Option::as_ref)
+    }
+
+    /// The input `bytes` lie in, and their offset there.
+    fn source(&self, bytes: &[u8]) -> Source {
+        let at = bytes.as_ptr() as usize;
+        self.inputs
+            .iter()
+            .find(|input| {
+                let start = input.bytes.as_ptr() as usize;
+                (start..=start + input.bytes.len()).contains(&at)
+            })
+            .map_or_else(Source::default, |input| Source {
+                input: input.name.clone(),
+                offset: at - input.bytes.as_ptr() as usize,
+            })
+    }
+}
+
+/// The report of a decoded envelope, as codes.
+#[derive(Clone, Debug)]
+pub(crate) struct Codes {
+    /// Its listed entry (facts, bytes, input).
+    pub(crate) entry: u32,
+    /// `from`, a byte range of its bytes.
+    pub(crate) from: (u32, u32),
+    pub(crate) reasons: Vec<Why>,
+    pub(crate) key_source: Option<KeyOrigin>,
+    pub(crate) signing_key: Option<SignedBy>,
+}
+
+impl Codes {
+    fn sender<'a>(&self, cx: &Context<'_, 'a>) -> Option<&'a str> {
+        let bytes = cx.bytes.get(self.entry as usize)?;
+        let (start, end) = (self.from.0 as usize, self.from.1 as usize);
+        core::str::from_utf8(bytes.get(start..end)?).ok()
+    }
+
+    fn form(&self, cx: &Context<'_, '_>) -> EnvelopeReport {
+        let i = self.entry as usize;
+        let f = cx.fact(i);
+        let bytes = cx.bytes.get(i).copied().unwrap_or_default();
+        let source = cx.source(bytes);
+        EnvelopeReport {
+            id: f.map(|f| hex(&f.id)),
+            from: self.sender(cx).map(String::from),
+            reasons: self.reasons.iter().map(|w| w.form(i, cx)).collect(),
+            key_source: self.key_source,
+            signing_key: self.signing_key,
+            lineage_consents: Vec::new(),
+            source,
+            trace: f.map(|f| hex(&f.trace)),
+            parent: f.and_then(|f| f.parent).map(|p| hex(&p)),
+            kind: f.map(|f| f.kind),
+        }
+    }
+}
+
+/// One envelope's report as an audit keeps it.
+#[derive(Clone, Debug)]
+pub(crate) enum Kept {
+    /// A decoded envelope's, as codes.
+    Codes(Codes),
+    /// Formed in full: an item that did not decode (there are at most
+    /// [`crate::trace::MAX_LISTED_UNPARSED`] listed), or an envelope of an
+    /// identity with lifecycle envelopes (the lifecycle writes texts).
+    Formed {
+        /// Its listed entry, when it decoded.
+        entry: Option<u32>,
+        /// The report.
+        report: Box<EnvelopeReport>,
+    },
+}
+
+impl Default for Kept {
+    fn default() -> Self {
+        Self::Formed {
+            entry: None,
+            report: Box::default(),
+        }
+    }
+}
+
+impl Kept {
+    /// A report formed in full.
+    pub(crate) fn formed(entry: Option<u32>, report: EnvelopeReport) -> Self {
+        Self::Formed {
+            entry,
+            report: Box::new(report),
+        }
+    }
+
+    /// The report in full.
+    pub(crate) fn form(&self, cx: &Context<'_, '_>) -> EnvelopeReport {
+        match self {
+            Self::Codes(c) => c.form(cx),
+            Self::Formed { report, .. } => (**report).clone(),
+        }
+    }
+
+    /// Its listed entry, when it decoded.
+    pub(crate) fn entry(&self) -> Option<usize> {
+        match self {
+            Self::Codes(c) => Some(c.entry as usize),
+            Self::Formed { entry, .. } => entry.map(|e| e as usize),
+        }
+    }
+
+    /// Add a reason (its text formed now when the report is).
+    pub(crate) fn push(&mut self, why: Why, cx: &Context<'_, '_>) {
+        match self {
+            Self::Codes(c) => c.reasons.push(why),
+            Self::Formed { entry, report } => {
+                let i = entry.map_or(usize::MAX, |e| e as usize);
+                report.push(why.form(i, cx));
+            }
+        }
+    }
+
+    /// Every reason's code and signature index.
+    fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
+        let (codes, formed) = match self {
+            Self::Codes(c) => (Some(c.reasons.iter().map(|w| (w.code(), w.index()))), None),
+            Self::Formed { report, .. } => {
+                (None, Some(report.reasons.iter().map(|r| (r.code, r.index))))
+            }
+        };
+        codes
+            .into_iter()
+            .flatten()
+            .chain(formed.into_iter().flatten())
+    }
+
+    /// The verdict (P13), as [`EnvelopeReport::status`].
+    pub(crate) fn status(&self) -> Status {
+        self.codes()
+            .map(|(code, index)| status_of(code, index))
+            .max()
+            .unwrap_or(Status::Valid)
+    }
+
+    /// Whether a reason with this code is present.
+    pub(crate) fn has(&self, code: ReasonCode) -> bool {
+        self.codes().any(|(c, _)| c == code)
+    }
+
+    /// Whether signature 0 verified and the envelope is intact
+    /// ([`crate::lifecycle::origin_ok`]).
+    pub(crate) fn origin_ok(&self) -> bool {
+        crate::lifecycle::origin_ok_of(self.codes())
+    }
+
+    /// Set which key made the origin signature.
+    pub(crate) fn set_signing_key(&mut self, by: SignedBy) {
+        match self {
+            Self::Codes(c) => c.signing_key = Some(by),
+            Self::Formed { report, .. } => report.signing_key = Some(by),
+        }
+    }
+
+    fn key_source(&self) -> Option<KeyOrigin> {
+        match self {
+            Self::Codes(c) => c.key_source,
+            Self::Formed { report, .. } => report.key_source,
+        }
+    }
+}
+
+/// A trace as an audit keeps it: ids as listed entries.
+#[derive(Clone, Debug)]
+pub(crate) struct TraceKept {
+    pub(crate) trace: [u8; 32],
+    /// The genesis's listed entry.
+    pub(crate) genesis: Option<u32>,
+    /// The leaves' listed entries.
+    pub(crate) leaves: Vec<u32>,
+    pub(crate) valid: usize,
+    pub(crate) partial: usize,
+    pub(crate) invalid: usize,
+}
+
+/// The ids of a decoded envelope, as the tree of a report links them.
+#[derive(Clone, Copy, Debug)]
+#[non_exhaustive]
+pub struct Links<'s> {
+    /// The `id` field.
+    pub id: &'s [u8; 32],
+    /// The `parent` field.
+    pub parent: Option<&'s [u8; 32]>,
+    /// The `trace` field.
+    pub trace: &'s [u8; 32],
+}
+
+/// One trace's counts (CLI.md `traces`), without its ids in hex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct TraceCounts {
+    /// Valid envelopes.
+    pub valid: usize,
+    /// Partial envelopes.
+    pub partial: usize,
+    /// Invalid envelopes.
+    pub invalid: usize,
+    /// Leaves.
+    pub leaves: usize,
+}
+
+/// A whole verification ([`crate::trace::audited`]) with each envelope's
+/// report kept as codes: envelope `k`'s report is formed by
+/// [`Audited::envelope`], equal to `audit(…).envelopes[k]`; the JSON
+/// document written is byte for byte [`Report::write_document`]'s.
+/// It borrows the inputs, whose bytes the reports are formed from.
+#[derive(Debug)]
+pub struct Audited<'a> {
+    /// In report order (items that are not envelopes in their places).
+    pub(crate) kept: Vec<Kept>,
+    /// By listed entry.
+    pub(crate) facts: Vec<Option<Facts>>,
+    pub(crate) bytes: Vec<&'a [u8]>,
+    pub(crate) inputs: &'a [Input],
+    pub(crate) details: Vec<Detail>,
+    pub(crate) traces: Vec<TraceKept>,
+    pub(crate) summary: Summary,
+    pub(crate) proofs: Vec<ProofReport>,
+    pub(crate) unlisted: usize,
+}
+
+impl<'a> Audited<'a> {
+    fn cx(&self) -> Context<'_, 'a> {
+        Context {
+            facts: &self.facts,
+            bytes: &self.bytes,
+            inputs: self.inputs,
+            details: &self.details,
+        }
+    }
+
+    /// How many envelopes (and listed items that are not envelopes).
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// Whether nothing is listed.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
+    }
+
+    /// Envelope `k`'s report, formed now.
+    pub fn envelope(&self, k: usize) -> Option<EnvelopeReport> {
+        Some(self.kept.get(k)?.form(&self.cx()))
+    }
+
+    /// Every envelope's report in order, each formed as it is reached.
+    pub fn envelopes(&self) -> impl ExactSizeIterator<Item = EnvelopeReport> + '_ {
+        let cx = self.cx();
+        self.kept.iter().map(move |k| k.form(&cx))
+    }
+
+    /// Envelope `k`'s verdict (P13).
+    pub fn status(&self, k: usize) -> Option<Status> {
+        self.kept.get(k).map(Kept::status)
+    }
+
+    /// Whether envelope `k`'s report has a reason with `code`.
+    pub fn has(&self, k: usize, code: ReasonCode) -> bool {
+        self.kept.get(k).is_some_and(|e| e.has(code))
+    }
+
+    /// Where envelope `k`'s origin key came from.
+    pub fn key_source(&self, k: usize) -> Option<KeyOrigin> {
+        self.kept.get(k).and_then(Kept::key_source)
+    }
+
+    /// Envelope `k`'s `from` sigil, when it parsed.
+    pub fn from(&self, k: usize) -> Option<&str> {
+        match self.kept.get(k)? {
+            Kept::Codes(c) => c.sender(&self.cx()),
+            Kept::Formed { report, .. } => report.from.as_deref(),
+        }
+    }
+
+    /// Envelope `k`'s ids, when it decoded.
+    pub fn links(&self, k: usize) -> Option<Links<'_>> {
+        let f = self.facts.get(self.kept.get(k)?.entry()?)?.as_ref()?;
+        Some(Links {
+            id: &f.id,
+            parent: f.parent.as_ref(),
+            trace: &f.trace,
+        })
+    }
+
+    /// Every trace's id and counts, in order of first appearance.
+    pub fn trace_counts(&self) -> impl Iterator<Item = (&[u8; 32], TraceCounts)> + '_ {
+        self.traces.iter().map(|t| {
+            let counts = TraceCounts {
+                valid: t.valid,
+                partial: t.partial,
+                invalid: t.invalid,
+                leaves: t.leaves.len(),
+            };
+            (&t.trace, counts)
+        })
+    }
+
+    /// Every trace's report, in order of first appearance, each formed as
+    /// it is reached.
+    pub fn traces(&self) -> impl ExactSizeIterator<Item = TraceReport> + '_ {
+        let id = |i: &u32| {
+            self.facts
+                .get(*i as usize)
+                .and_then(Option::as_ref)
+                .map_or_else(String::new, |f| hex(&f.id))
+        };
+        self.traces.iter().map(move |t| TraceReport {
+            trace: hex(&t.trace),
+            genesis: t.genesis.as_ref().map(id),
+            leaves: t.leaves.iter().map(id).collect(),
+            valid: t.valid,
+            partial: t.partial,
+            invalid: t.invalid,
+        })
+    }
+
+    /// Counts per status.
+    pub fn summary(&self) -> Summary {
+        self.summary
+    }
+
+    /// The bundled inclusion proofs' reports.
+    pub fn proofs(&self) -> &[ProofReport] {
+        &self.proofs
+    }
+
+    /// Items that are not envelopes counted, not listed ([`Report::unlisted`]).
+    pub fn unlisted(&self) -> usize {
+        self.unlisted
+    }
+
+    /// As [`Report::all_valid`].
+    pub fn all_valid(&self) -> bool {
+        crate::report::all_valid(
+            self.kept.iter().map(Kept::status),
+            self.unlisted,
+            &self.proofs,
+        )
+    }
+
+    /// As [`Report::write_document`], each report formed as it is written.
+    pub fn write_document(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
+        crate::report::write_document(self, out)
+    }
+
+    /// Every report formed: the [`Report`] of [`crate::audit`].
+    pub fn into_report(self) -> Report {
+        let envelopes = self.envelopes().collect();
+        let traces = self.traces().collect();
+        Report {
+            envelopes,
+            traces,
+            summary: self.summary,
+            proofs: self.proofs,
+            unlisted: self.unlisted,
+        }
+    }
+}
+
+impl Serialize for Audited<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        Shape {
+            envelopes: Each(|| self.envelopes()),
+            traces: Each(|| self.traces()),
+            summary: self.summary,
+            proofs: &self.proofs,
+            unlisted: self.unlisted,
+        }
+        .serialize(s)
+    }
+}
+
+/// A JSON array of what `F` iterates, each item serialized as it is made.
+struct Each<F>(F);
+
+impl<F, I> Serialize for Each<F>
+where
+    F: Fn() -> I,
+    I: IntoIterator,
+    I::Item: Serialize,
+{
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq((self.0)())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What an audit keeps per decoded envelope beyond its facts stays
+    /// small (issue 14; docs/performance.md): a reason is 16 bytes, a
+    /// report as codes 56 plus its reasons.
+    #[test]
+    fn kept_reports_are_small() {
+        assert!(core::mem::size_of::<Why>() <= 16);
+        assert!(core::mem::size_of::<Kept>() <= 64);
+    }
+}
