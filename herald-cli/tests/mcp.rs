@@ -613,6 +613,36 @@ fn bad_invocations_exit_2_naming_the_problem() {
         std::fs::read(d.join("not-a-trace")).unwrap(),
         b"{\"json\": true}"
     );
+    // --upstream: an http:// URL, and either it or a command.
+    let base = [
+        "mcp",
+        "proxy",
+        "--key",
+        "agent.key",
+        "--sandbox-key",
+        "tool.key",
+        "--trace",
+        "u.herald",
+    ];
+    for (more, says) in [
+        (
+            &["--upstream", "https://example.test/mcp"][..],
+            "only http://",
+        ),
+        (
+            &["--upstream", "http://[::1/mcp"][..],
+            "--upstream http://[::1/mcp",
+        ),
+        (
+            &["--upstream", "http://127.0.0.1:9/mcp", "--", "true"][..],
+            "cannot be used with",
+        ),
+        (&[][..], "COMMAND"),
+    ] {
+        let run = herald(d, &base.iter().chain(more).copied().collect::<Vec<_>>());
+        run.expect(2);
+        assert!(run.stderr.contains(says), "{more:?}: {}", run.stderr);
+    }
 }
 
 /// A conduit on loopback that knows `keyring`'s keys; stopped on drop.
@@ -1114,4 +1144,239 @@ fn streamable_http_keeps_host_and_origin_guards_and_sessions() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(statuses, [403, 403, 400, 404, 200]);
+}
+
+/// server-everything in its streamable HTTP mode on a free loopback port
+/// (its `listen(PORT)` held to 127.0.0.1 by tests/node-loopback.cjs);
+/// killed when dropped.
+struct EverythingHttp {
+    child: Child,
+    url: String,
+}
+
+impl EverythingHttp {
+    fn start() -> Self {
+        let preload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node-loopback.cjs");
+        // A free port can be taken between its probe and the server's
+        // bind: a few tries.
+        for _ in 0..3 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut child = Command::new("node")
+                .arg(everything())
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .env("NODE_OPTIONS", format!("--require={}", preload.display()))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let (tx, rx) = mpsc::channel();
+            let stderr = child.stderr.take().unwrap();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    let _ = tx.send(line);
+                }
+            });
+            let deadline = Instant::now() + WAIT;
+            let mut said = Vec::new();
+            while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                if line.contains("listening on port") {
+                    return Self {
+                        child,
+                        url: format!("http://127.0.0.1:{port}/mcp"),
+                    };
+                }
+                said.push(line);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("server-everything did not start on {port}: {said:?}");
+        }
+        panic!("server-everything (streamableHttp) did not start");
+    }
+}
+
+impl Drop for EverythingHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_streamable_http_upstream_loses_nothing_and_the_trace_verifies() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+
+    let mut direct = Client::start(server());
+    scenario(&mut direct);
+    let (direct_seen, _, _) = direct.finish();
+
+    let upstream = EverythingHttp::start();
+    // It listens on loopback only.
+    let bound = Command::new("ss").args(["-ltnH"]).output();
+    if let Ok(out) = bound {
+        let port = upstream
+            .url
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .trim_end_matches("/mcp");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines().filter(|l| l.contains(&format!(":{port} "))) {
+            assert!(line.contains("127.0.0.1:"), "not loopback only: {line}");
+        }
+    }
+    let trace = d.join("http-upstream.herald");
+    let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
+    command
+        .current_dir(d)
+        .args([
+            "mcp",
+            "proxy",
+            "--key",
+            "agent.key",
+            "--sandbox-key",
+            "tool.key",
+            "--trace",
+        ])
+        .arg(&trace)
+        .args(["--upstream", &upstream.url]);
+    let mut wrapped = Client::start(command);
+    scenario(&mut wrapped);
+    let (wrapped_seen, transcript, stderr) = wrapped.finish();
+
+    // What the client sees over the HTTP upstream is what it sees from the
+    // same server over stdio without the wrapper, byte for byte (every
+    // field of the tool list and the capabilities; rmcp's client transport
+    // re-serialized messages through its types and lost some): results,
+    // progress, errors, apart from
+    // - the herald/… keys, and the cancelled call's progress (whose count
+    //   after the cancellation is timing), as over stdio;
+    // - the server's notifications/tools/list_changed at `initialized`:
+    //   server-everything sends it over HTTP before any stream is open, so
+    //   its SDK drops it (no client of its HTTP mode sees it).
+    let norm = |seen: &[Value]| {
+        let mut v: Vec<String> = seen
+            .iter()
+            .filter(|m| m.pointer("/params/progressToken") != Some(&json!("p10")))
+            .filter(|m| m.get("method") != Some(&json!("notifications/tools/list_changed")))
+            .cloned()
+            .map(without_herald)
+            .map(|m| m.to_string())
+            .collect();
+        v.sort();
+        v
+    };
+    let (direct_norm, wrapped_norm) = (norm(&direct_seen), norm(&wrapped_seen));
+    let only = |a: &[String], b: &[String]| -> Vec<String> {
+        a.iter().filter(|m| !b.contains(m)).cloned().collect()
+    };
+    assert_eq!(
+        direct_norm,
+        wrapped_norm,
+        "only direct: {:#?}\nonly wrapped: {:#?}",
+        only(&direct_norm, &wrapped_norm),
+        only(&wrapped_norm, &direct_norm)
+    );
+    let progress: Vec<_> = wrapped_seen
+        .iter()
+        .filter(|m| m.pointer("/params/progressToken") == Some(&json!("p7")))
+        .map(|m| m.pointer("/params/progress").cloned().unwrap())
+        .collect();
+    assert_eq!(progress, [json!(1), json!(2), json!(3), json!(4)]);
+    assert!(
+        wrapped_seen
+            .iter()
+            .any(|m| m.pointer("/params/progressToken") == Some(&json!("p10")))
+    );
+    assert!(
+        !wrapped_seen
+            .iter()
+            .any(|m| m.get("id") == Some(&json!(10)) && m.get("method").is_none()),
+        "the cancelled call was answered"
+    );
+    for id in [3, 4, 5, 7] {
+        let m = wrapped_seen
+            .iter()
+            .find(|m| m.get("id") == Some(&json!(id)))
+            .unwrap();
+        assert!(m.pointer("/result/_meta/herald~1envelope").is_some(), "{m}");
+    }
+
+    // The same trace as over stdio: the tool identity's birth, the
+    // genesis, six requests, five answers, one cancellation; all valid.
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        report["summary"],
+        json!({"valid": 14, "partial": 0, "invalid": 0}),
+        "{report:#}"
+    );
+
+    let mut seen_bytes = transcript;
+    seen_bytes.extend(stderr.as_bytes());
+    seen_bytes.extend(std::fs::read(&trace).unwrap());
+    for secret in &keys.secrets {
+        assert!(
+            !contains(&seen_bytes, secret),
+            "a form of a secret key leaked"
+        );
+    }
+}
+
+#[test]
+fn an_unreachable_upstream_url_is_an_error_for_the_client_not_a_hang() {
+    let keys = keys();
+    let d = keys.dir.path();
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
+    command
+        .current_dir(d)
+        .args([
+            "mcp",
+            "proxy",
+            "--key",
+            "agent.key",
+            "--sandbox-key",
+            "tool.key",
+            "--trace",
+            "t.herald",
+            "--upstream",
+        ])
+        .arg(format!("http://127.0.0.1:{port}/mcp"));
+    let mut client = Client::start(command);
+    let answer = client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(answer["error"]["code"], json!(-32603), "{answer}");
+    let text = answer["error"]["message"].as_str().unwrap();
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+    // The proxy ends (the upstream is gone), with status 1.
+    drop(client.stdin.take());
+    let deadline = Instant::now() + WAIT;
+    let status = loop {
+        if let Some(status) = client.child.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the proxy did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert_eq!(status.code(), Some(1));
 }
