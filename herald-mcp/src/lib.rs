@@ -15,7 +15,7 @@
 //!   (`--conduit`) that must acknowledge them first;
 //! - [`ledger`]: the session and the recorder behind one lock, and what
 //!   the client is told about each recorded envelope;
-//! - [`proxy`]: `herald mcp proxy` over stdio, the server as a child;
+//! - [`proxy`]: `herald mcp proxy` over stdio, the server a child or a URL;
 //! - [`guard`]: `herald mcp guard`, replay defence facing a server;
 //! - [`http`]: `herald mcp proxy --listen`, streamable HTTP downstream;
 //! - [`upstream`]: the server, a child over stdio or a URL over

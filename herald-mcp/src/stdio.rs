@@ -1,6 +1,7 @@
 //! MCP's stdio transport as the wrapper speaks it on both sides: messages
 //! are lines (newline-delimited JSON-RPC), the client on this process's
-//! standard input and output, the server a child on its own. Each
+//! standard input and output, the server a child on its own (or the
+//! streamable HTTP bridge of `--upstream URL`, which speaks lines too). Each
 //! direction has a writer task that writes every line as soon as it is
 //! queued and flushes it (no buffering of streams); either direction's
 //! handler may queue lines for both.

@@ -1,6 +1,6 @@
 //! The server side of the wrapper (issue 19 item 1): a command started as
 //! a child and spoken to over stdio, or an MCP server at a URL spoken to
-//! over streamable HTTP ([`streamable`]).
+//! over streamable HTTP (`upstream/streamable.rs`).
 //!
 //! Either way the wrapper sees the same thing: newline-delimited JSON-RPC
 //! to write and to read.
