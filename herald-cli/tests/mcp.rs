@@ -1236,21 +1236,7 @@ fn a_streamable_http_upstream_loses_nothing_and_the_trace_verifies() {
         }
     }
     let trace = d.join("http-upstream.herald");
-    let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
-    command
-        .current_dir(d)
-        .args([
-            "mcp",
-            "proxy",
-            "--key",
-            "agent.key",
-            "--sandbox-key",
-            "tool.key",
-            "--trace",
-        ])
-        .arg(&trace)
-        .args(["--upstream", &upstream.url]);
-    let mut wrapped = Client::start(command);
+    let mut wrapped = Client::start(upstream_proxy(d, &trace, &upstream.url));
     scenario(&mut wrapped);
     let (wrapped_seen, transcript, stderr) = wrapped.finish();
 
@@ -1343,22 +1329,8 @@ fn an_unreachable_upstream_url_is_an_error_for_the_client_not_a_hang() {
         .local_addr()
         .unwrap()
         .port();
-    let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
-    command
-        .current_dir(d)
-        .args([
-            "mcp",
-            "proxy",
-            "--key",
-            "agent.key",
-            "--sandbox-key",
-            "tool.key",
-            "--trace",
-            "t.herald",
-            "--upstream",
-        ])
-        .arg(format!("http://127.0.0.1:{port}/mcp"));
-    let mut client = Client::start(command);
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut client = Client::start(upstream_proxy(d, &d.join("t.herald"), &url));
     let answer = client.request(
         1,
         "initialize",
@@ -1370,13 +1342,66 @@ fn an_unreachable_upstream_url_is_an_error_for_the_client_not_a_hang() {
     assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
     // The proxy ends (the upstream is gone), with status 1.
     drop(client.stdin.take());
+    assert_eq!(exit_code(&mut client.child), Some(1));
+}
+
+/// `herald mcp proxy --upstream URL` in `dir` (its keys), tracing to `trace`.
+fn upstream_proxy(dir: &Path, trace: &Path, url: &str) -> Command {
+    let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
+    command
+        .current_dir(dir)
+        .args([
+            "mcp",
+            "proxy",
+            "--key",
+            "agent.key",
+            "--sandbox-key",
+            "tool.key",
+            "--trace",
+        ])
+        .arg(trace)
+        .args(["--upstream", url]);
+    command
+}
+
+/// Wait (at most [`WAIT`]) for `child` to exit; its exit code.
+fn exit_code(child: &mut Child) -> Option<i32> {
     let deadline = Instant::now() + WAIT;
-    let status = loop {
-        if let Some(status) = client.child.try_wait().unwrap() {
-            break status;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
         }
         assert!(Instant::now() < deadline, "the proxy did not exit");
         std::thread::sleep(Duration::from_millis(20));
-    };
-    assert_eq!(status.code(), Some(1));
+    }
+}
+
+#[test]
+fn an_upstream_that_dies_mid_call_answers_the_call_and_ends_the_session() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let mut upstream = EverythingHttp::start();
+    let trace = d.join("dies.herald");
+    let mut client = Client::start(upstream_proxy(d, &trace, &upstream.url));
+    client.initialize();
+    client.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "trigger-long-running-operation",
+                   "arguments": {"duration": 30, "steps": 30},
+                   "_meta": {"progressToken": "p2"}}}));
+    client.until(|m| m.pointer("/params/progressToken") == Some(&json!("p2")));
+    let _ = upstream.child.kill();
+    let _ = upstream.child.wait();
+    // The call is answered (an error naming the upstream), not left pending.
+    let answer = client.until(|m| m.get("id") == Some(&json!(2)) && m.get("method").is_none());
+    assert_eq!(answer["error"]["code"], json!(-32603), "{answer}");
+    let text = answer["error"]["message"].as_str().unwrap();
+    assert!(text.contains(&upstream.url), "{text}");
+    // The server is gone: the session ends without the client closing,
+    // with status 1, and what was signed verifies.
+    assert_eq!(exit_code(&mut client.child), Some(1));
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+    let payloads = herald(d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    assert!(payloads.contains(r#""mcp":"error""#), "{payloads}");
 }

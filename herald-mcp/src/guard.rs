@@ -55,7 +55,7 @@ pub fn run_guard(config: GuardConfig) -> Result<i32, ProxyError> {
         .enable_all()
         .build()
         .map_err(ProxyError::Io)?;
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let GuardConfig {
             receiver,
             max_age,
@@ -70,7 +70,10 @@ pub fn run_guard(config: GuardConfig) -> Result<i32, ProxyError> {
             |stdout, _up, down| async move { stdio::forward(stdout, &down).await },
         )
         .await
-    })
+    });
+    // As `run_stdio`: no wait for the blocking read of standard input.
+    runtime.shutdown_background();
+    code
 }
 
 struct Guard {

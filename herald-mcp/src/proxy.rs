@@ -129,7 +129,12 @@ pub fn run_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         .enable_all()
         .build()
         .map_err(ProxyError::Io)?;
-    runtime.block_on(serve_stdio(config))
+    let code = runtime.block_on(serve_stdio(config));
+    // The read of standard input is a blocking thread that only returns
+    // when the client writes or closes: when the server ended first, do
+    // not wait for it (everything for the client is already written).
+    runtime.shutdown_background();
+    code
 }
 
 /// [`run_stdio`] on the caller's runtime.

@@ -171,11 +171,20 @@ pub(crate) async fn bridge(endpoint: Endpoint, from: DuplexStream, to: DuplexStr
             Some(_) = tasks.join_next(), if !tasks.is_empty() => {}
         }
     };
-    if upstream_ended && closing.is_none() {
-        eprintln!(
-            "herald-mcp: the streamable HTTP upstream {} ended the session",
-            session.endpoint.url
-        );
+    if upstream_ended {
+        // What the client still waits for is answered, never left hanging.
+        let pending: Vec<String> = lock(&session.pending).drain().collect();
+        for key in pending {
+            if let Ok(id) = serde_json::from_str::<Value>(&key) {
+                session.fail(Some(&id), "the server ended the session");
+            }
+        }
+        if closing.is_none() {
+            eprintln!(
+                "herald-mcp: the streamable HTTP upstream {} ended the session",
+                session.endpoint.url
+            );
+        }
     }
     tasks.abort_all();
     if lock(&session.id).is_some() {
@@ -305,7 +314,12 @@ impl Session {
         }
         match status {
             StatusCode::OK => {
-                self.deliver_body(response).await;
+                let whole = self.deliver_body(response).await;
+                if let Some(id) = id.as_ref().filter(|_| !whole)
+                    && lock(&self.pending).contains(&jsonrpc::id_key(id))
+                {
+                    self.fail(Some(id), "the connection broke before the answer");
+                }
                 true
             }
             s if s.is_success() => true,
@@ -327,12 +341,14 @@ impl Session {
 
     /// The session's GET stream, opened again when it ends while the
     /// session lives; not at all when the server offers none (`405`).
+    /// A server that cannot be reached [`GET_TRIES`] times in a row has
+    /// ended the session.
     async fn get_stream(&self) {
-        let mut failures = 0;
+        let (mut failures, mut unreachable) = (0, 0);
         while failures < GET_TRIES {
             match self.send(Method::GET, None).await {
                 Ok(r) if r.status() == StatusCode::OK => {
-                    failures = 0;
+                    (failures, unreachable) = (0, 0);
                     self.deliver_body(r).await;
                 }
                 Ok(r) if r.status() == StatusCode::METHOD_NOT_ALLOWED => return,
@@ -340,14 +356,20 @@ impl Session {
                     self.ended.send_replace(true);
                     return;
                 }
-                Ok(_) | Err(_) => failures += 1,
+                Ok(_) => (failures, unreachable) = (failures + 1, 0),
+                Err(_) => (failures, unreachable) = (failures + 1, unreachable + 1),
             }
             tokio::time::sleep(GET_RETRY).await;
         }
+        if unreachable >= GET_TRIES {
+            self.ended.send_replace(true);
+        }
     }
 
-    /// The messages of one answer (JSON or an SSE stream), each as it comes.
-    async fn deliver_body(&self, response: Response<Incoming>) {
+    /// The messages of one answer (JSON or an SSE stream), each as it
+    /// comes; whether the body came whole (not cut by a broken connection
+    /// or an oversized message).
+    async fn deliver_body(&self, response: Response<Incoming>) -> bool {
         let sse = response
             .headers()
             .get(CONTENT_TYPE)
@@ -357,25 +379,29 @@ impl Session {
         let mut events = Sse::default();
         let mut json = Vec::new();
         while let Some(frame) = body.frame().await {
-            let Ok(Some(data)) = frame.map(|f| f.into_data().ok()) else {
-                break;
+            let Ok(frame) = frame else {
+                return false;
+            };
+            let Ok(data) = frame.into_data() else {
+                continue; // trailers
             };
             if sse {
                 if events.push(&data, |message| self.deliver(message)).is_err() {
                     eprintln!("herald-mcp: an SSE event longer than {MAX_MESSAGE} bytes");
-                    return;
+                    return false;
                 }
             } else {
                 json.extend_from_slice(&data);
                 if json.len() as u64 > MAX_MESSAGE {
                     eprintln!("herald-mcp: an answer longer than {MAX_MESSAGE} bytes");
-                    return;
+                    return false;
                 }
             }
         }
         if !sse {
             self.deliver(&json);
         }
+        true
     }
 
     /// One message from the upstream, to the wrapper as one line.
