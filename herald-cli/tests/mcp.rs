@@ -273,9 +273,11 @@ fn keys() -> Keys {
     Keys { dir, secrets }
 }
 
-fn proxy_command(keys: &Keys, trace: &Path, extra: &[&str], server: Command) -> Command {
+/// `herald mcp proxy` in `dir` with its two keys, tracing to `trace`; the
+/// server still to be named.
+fn proxy_base(dir: &Path, trace: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_herald"));
-    c.current_dir(keys.dir.path())
+    c.current_dir(dir)
         .args([
             "mcp",
             "proxy",
@@ -285,12 +287,63 @@ fn proxy_command(keys: &Keys, trace: &Path, extra: &[&str], server: Command) -> 
             "tool.key",
             "--trace",
         ])
-        .arg(trace)
-        .args(extra)
+        .arg(trace);
+    c
+}
+
+fn proxy_command(keys: &Keys, trace: &Path, extra: &[&str], server: Command) -> Command {
+    let mut c = proxy_base(keys.dir.path(), trace);
+    c.args(extra)
         .arg("--")
         .arg(server.get_program())
         .args(server.get_args());
     c
+}
+
+/// In a [`scenario`]: each progress step of call 7 came, before its
+/// result; call 10 (cancelled) had progress and got no answer.
+fn progress_passed_and_cancelled_unanswered(seen: &[Value]) {
+    let token = |m: &Value, t: &str| m.pointer("/params/progressToken") == Some(&json!(t));
+    let progress: Vec<_> = seen
+        .iter()
+        .filter(|m| token(m, "p7"))
+        .map(|m| m.pointer("/params/progress").cloned().unwrap())
+        .collect();
+    assert_eq!(progress, [json!(1), json!(2), json!(3), json!(4)]);
+    let result = seen
+        .iter()
+        .position(|m| m.get("id") == Some(&json!(7)))
+        .unwrap();
+    let last = seen.iter().rposition(|m| token(m, "p7")).unwrap();
+    assert!(last < result);
+    assert!(seen.iter().any(|m| token(m, "p10")));
+    assert!(
+        !seen
+            .iter()
+            .any(|m| m.get("id") == Some(&json!(10)) && m.get("method").is_none()),
+        "the cancelled call was answered"
+    );
+}
+
+/// The messages a client saw, comparable across paths: the wrapper's
+/// `herald/…` keys taken out, the cancelled call's progress left out (its
+/// count after the cancellation is timing), and the methods in `dropped`;
+/// sorted.
+fn comparable(seen: &[Value], dropped: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = seen
+        .iter()
+        .filter(|m| m.pointer("/params/progressToken") != Some(&json!("p10")))
+        .filter(|m| {
+            !m.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|method| dropped.contains(&method))
+        })
+        .cloned()
+        .map(without_herald)
+        .map(|m| m.to_string())
+        .collect();
+    v.sort();
+    v
 }
 
 fn server() -> Command {
@@ -353,42 +406,15 @@ fn the_client_sees_what_it_sees_without_the_wrapper_and_the_trace_verifies() {
 
     // The same messages, apart from the herald/… keys (and the progress of
     // the cancelled call, whose count after the cancellation is timing).
-    let norm = |seen: &[Value]| {
-        let mut v: Vec<String> = seen
-            .iter()
-            .filter(|m| m.pointer("/params/progressToken") != Some(&json!("p10")))
-            .cloned()
-            .map(without_herald)
-            .map(|m| m.to_string())
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(norm(&direct_seen), norm(&wrapped_seen));
+    assert_eq!(
+        comparable(&direct_seen, &[]),
+        comparable(&wrapped_seen, &[])
+    );
 
     // Progress came through, each step, before its result; the cancelled
     // call got no answer on either path.
     for seen in [&direct_seen, &wrapped_seen] {
-        let progress: Vec<_> = seen
-            .iter()
-            .filter(|m| m.pointer("/params/progressToken") == Some(&json!("p7")))
-            .map(|m| m.pointer("/params/progress").cloned().unwrap())
-            .collect();
-        assert_eq!(progress, [json!(1), json!(2), json!(3), json!(4)]);
-        let result = seen
-            .iter()
-            .position(|m| m.get("id") == Some(&json!(7)))
-            .unwrap();
-        let last = seen
-            .iter()
-            .rposition(|m| m.pointer("/params/progressToken") == Some(&json!("p7")))
-            .unwrap();
-        assert!(last < result);
-        assert!(
-            !seen
-                .iter()
-                .any(|m| m.get("id") == Some(&json!(10)) && m.get("method").is_none())
-        );
+        progress_passed_and_cancelled_unanswered(seen);
     }
 
     // Every tool result carries its envelope ids, and the envelope in
@@ -1250,19 +1276,11 @@ fn a_streamable_http_upstream_loses_nothing_and_the_trace_verifies() {
     // - the server's notifications/tools/list_changed at `initialized`:
     //   server-everything sends it over HTTP before any stream is open, so
     //   its SDK drops it (no client of its HTTP mode sees it).
-    let norm = |seen: &[Value]| {
-        let mut v: Vec<String> = seen
-            .iter()
-            .filter(|m| m.pointer("/params/progressToken") != Some(&json!("p10")))
-            .filter(|m| m.get("method") != Some(&json!("notifications/tools/list_changed")))
-            .cloned()
-            .map(without_herald)
-            .map(|m| m.to_string())
-            .collect();
-        v.sort();
-        v
-    };
-    let (direct_norm, wrapped_norm) = (norm(&direct_seen), norm(&wrapped_seen));
+    let dropped = ["notifications/tools/list_changed"];
+    let (direct_norm, wrapped_norm) = (
+        comparable(&direct_seen, &dropped),
+        comparable(&wrapped_seen, &dropped),
+    );
     let only = |a: &[String], b: &[String]| -> Vec<String> {
         a.iter().filter(|m| !b.contains(m)).cloned().collect()
     };
@@ -1273,23 +1291,7 @@ fn a_streamable_http_upstream_loses_nothing_and_the_trace_verifies() {
         only(&direct_norm, &wrapped_norm),
         only(&wrapped_norm, &direct_norm)
     );
-    let progress: Vec<_> = wrapped_seen
-        .iter()
-        .filter(|m| m.pointer("/params/progressToken") == Some(&json!("p7")))
-        .map(|m| m.pointer("/params/progress").cloned().unwrap())
-        .collect();
-    assert_eq!(progress, [json!(1), json!(2), json!(3), json!(4)]);
-    assert!(
-        wrapped_seen
-            .iter()
-            .any(|m| m.pointer("/params/progressToken") == Some(&json!("p10")))
-    );
-    assert!(
-        !wrapped_seen
-            .iter()
-            .any(|m| m.get("id") == Some(&json!(10)) && m.get("method").is_none()),
-        "the cancelled call was answered"
-    );
+    progress_passed_and_cancelled_unanswered(&wrapped_seen);
     for id in [3, 4, 5, 7] {
         let m = wrapped_seen
             .iter()
@@ -1347,20 +1349,8 @@ fn an_unreachable_upstream_url_is_an_error_for_the_client_not_a_hang() {
 
 /// `herald mcp proxy --upstream URL` in `dir` (its keys), tracing to `trace`.
 fn upstream_proxy(dir: &Path, trace: &Path, url: &str) -> Command {
-    let mut command = Command::new(env!("CARGO_BIN_EXE_herald"));
-    command
-        .current_dir(dir)
-        .args([
-            "mcp",
-            "proxy",
-            "--key",
-            "agent.key",
-            "--sandbox-key",
-            "tool.key",
-            "--trace",
-        ])
-        .arg(trace)
-        .args(["--upstream", url]);
+    let mut command = proxy_base(dir, trace);
+    command.args(["--upstream", url]);
     command
 }
 
