@@ -229,6 +229,14 @@ fn scenario(client: &mut Client) {
     client.request(11, "ping", json!({}));
 }
 
+/// What a client sees of the [`scenario`] from server-everything over
+/// stdio, without the wrapper.
+fn scenario_without_the_wrapper() -> Vec<Value> {
+    let mut direct = Client::start(server());
+    scenario(&mut direct);
+    direct.finish().0
+}
+
 /// A message with the wrapper's `herald/…` keys taken out of `_meta`
 /// (and `_meta` itself when nothing else was in it).
 fn without_herald(mut m: Value) -> Value {
@@ -379,15 +387,20 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
+/// No form of either secret key (raw, hex, base64, half of it) in `bytes`.
+fn assert_no_secret_in(keys: &Keys, bytes: &[u8]) {
+    for secret in &keys.secrets {
+        assert!(!contains(bytes, secret), "a form of a secret key leaked");
+    }
+}
+
 #[test]
 fn the_client_sees_what_it_sees_without_the_wrapper_and_the_trace_verifies() {
     let _serial = serial();
     let keys = keys();
     let d = keys.dir.path();
 
-    let mut direct = Client::start(server());
-    scenario(&mut direct);
-    let (direct_seen, _, _) = direct.finish();
+    let direct_seen = scenario_without_the_wrapper();
 
     // The server side of the wrapped session is recorded with tee.
     let up = d.join("server-in.log");
@@ -495,12 +508,7 @@ fn the_client_sees_what_it_sees_without_the_wrapper_and_the_trace_verifies() {
         }
     }
     assert!(everything_seen.len() > 10_000);
-    for secret in &keys.secrets {
-        assert!(
-            !contains(&everything_seen, secret),
-            "a form of a secret key leaked"
-        );
-    }
+    assert_no_secret_in(&keys, &everything_seen);
 }
 
 #[test]
@@ -640,16 +648,6 @@ fn bad_invocations_exit_2_naming_the_problem() {
         b"{\"json\": true}"
     );
     // --upstream: an http:// URL, and either it or a command.
-    let base = [
-        "mcp",
-        "proxy",
-        "--key",
-        "agent.key",
-        "--sandbox-key",
-        "tool.key",
-        "--trace",
-        "u.herald",
-    ];
     for (more, says) in [
         (
             &["--upstream", "https://example.test/mcp"][..],
@@ -665,9 +663,14 @@ fn bad_invocations_exit_2_naming_the_problem() {
         ),
         (&[][..], "COMMAND"),
     ] {
-        let run = herald(d, &base.iter().chain(more).copied().collect::<Vec<_>>());
-        run.expect(2);
-        assert!(run.stderr.contains(says), "{more:?}: {}", run.stderr);
+        let run = proxy_base(d, &d.join("u.herald"))
+            .args(more)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{more:?}: {stderr}");
+        assert!(stderr.contains(says), "{more:?}: {stderr}");
     }
 }
 
@@ -1242,9 +1245,7 @@ fn a_streamable_http_upstream_loses_nothing_and_the_trace_verifies() {
     let keys = keys();
     let d = keys.dir.path();
 
-    let mut direct = Client::start(server());
-    scenario(&mut direct);
-    let (direct_seen, _, _) = direct.finish();
+    let direct_seen = scenario_without_the_wrapper();
 
     let upstream = EverythingHttp::start();
     // It listens on loopback only.
@@ -1313,12 +1314,7 @@ fn a_streamable_http_upstream_loses_nothing_and_the_trace_verifies() {
     let mut seen_bytes = transcript;
     seen_bytes.extend(stderr.as_bytes());
     seen_bytes.extend(std::fs::read(&trace).unwrap());
-    for secret in &keys.secrets {
-        assert!(
-            !contains(&seen_bytes, secret),
-            "a form of a secret key leaked"
-        );
-    }
+    assert_no_secret_in(&keys, &seen_bytes);
 }
 
 #[test]
