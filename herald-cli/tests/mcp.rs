@@ -1391,3 +1391,40 @@ fn an_upstream_that_dies_mid_call_answers_the_call_and_ends_the_session() {
     let payloads = herald(d, &["inspect", "--json", trace.to_str().unwrap()]).out();
     assert!(payloads.contains(r#""mcp":"error""#), "{payloads}");
 }
+
+#[test]
+fn the_guard_faces_a_streamable_http_upstream_too() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let upstream = EverythingHttp::start();
+    let mut guard = Command::new(env!("CARGO_BIN_EXE_herald"));
+    guard.current_dir(d).args([
+        "mcp",
+        "guard",
+        "--keyring",
+        "agent.pub",
+        "--state",
+        "guard-state",
+        "--upstream",
+        &upstream.url,
+    ]);
+    let mut c = Client::start(guard);
+    c.initialize();
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 2, "bare", None)),
+        ["origin_missing"]
+    );
+    let good = signed_echo(d, "agent.key", "over http", None);
+    let r = guarded_call(&mut c, 3, "over http", Some(&good));
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("Echo: over http")),
+        "{r}"
+    );
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 4, "over http", Some(&good))),
+        ["replayed_nonce"]
+    );
+    c.finish();
+}
