@@ -6,11 +6,15 @@
 
 It lists tools, calls several (one streaming progress, one cancelled
 mid-way), checks the results and the herald/ ids in _meta, then that
-`herald verify` finds the session's trace valid. Exit status 0 only when
+`herald verify` finds the session's trace valid. Then the same over
+streamable HTTP downstream (--listen), with the server a child and with
+the server itself speaking streamable HTTP (--upstream URL). Exit status 0 only when
 every check passed; the last line is "N passed, N failed".
 """
 
 import json
+import os
+import socket
 import subprocess
 import sys
 import tempfile
@@ -78,19 +82,19 @@ async def session(tmp):
             check("session usable after a cancellation", r.content[0].text == "Echo: after cancel", r)
 
 
-async def http_session(url):
+async def http_session(url, what="http"):
     async with streamable_http_client(url) as streams:
         read, write = streams[0], streams[1]
         async with ClientSession(read, write) as s:
             await s.initialize()
             tools = await s.list_tools()
-            check("http: tools/list", "echo" in [t.name for t in tools.tools], tools)
+            check(f"{what}: tools/list", "echo" in [t.name for t in tools.tools], tools)
             r = await s.call_tool("echo", {"message": "over http"})
             meta = r.meta or {}
-            check("http: echo result with herald ids",
+            check(f"{what}: echo result with herald ids",
                   r.content[0].text == "Echo: over http" and "herald/id" in meta, r)
             steps, r = await long_running(s)
-            check("http: progress on the request's stream", steps == [1, 2, 3, 4], steps)
+            check(f"{what}: progress on the request's stream", steps == [1, 2, 3, 4], steps)
 
 
 def verify(tmp, trace, what):
@@ -125,6 +129,34 @@ def main():
         proc.terminate()
         proc.wait(timeout=30)
     verify(tmp, "http.herald", "HTTP session's")
+
+    # Streamable HTTP on both sides: server-everything in its HTTP mode on a
+    # free loopback port (node-loopback.cjs holds its listen to 127.0.0.1).
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, PORT=str(port), NODE_OPTIONS="--require=" + os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "node-loopback.cjs"))
+    server = subprocess.Popen(["node", SERVER, "streamableHttp"], env=env,
+                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    proc = None
+    try:
+        for line in server.stderr:
+            if "listening on port" in line:
+                break
+        proc = subprocess.Popen(
+            [HERALD, "mcp", "proxy", "--key", "agent.key", "--sandbox-key", "tool.key",
+             "--trace", "up.herald", "--listen", "127.0.0.1:0",
+             "--upstream", f"http://127.0.0.1:{port}/mcp"],
+            cwd=tmp, stdout=subprocess.PIPE, text=True)
+        line = proc.stdout.readline().strip()
+        anyio.run(http_session, line.removeprefix("listening on "), "http upstream")
+    finally:
+        for p in (proc, server):
+            if p:
+                p.terminate()
+                p.wait(timeout=30)
+    verify(tmp, "up.herald", "HTTP upstream session's")
     passed, failed = RESULTS.count(True), RESULTS.count(False)
     print(f"{passed} passed, {failed} failed")
     sys.exit(1 if failed else 0)

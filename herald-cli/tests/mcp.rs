@@ -229,6 +229,14 @@ fn scenario(client: &mut Client) {
     client.request(11, "ping", json!({}));
 }
 
+/// What a client sees of the [`scenario`] from server-everything over
+/// stdio, without the wrapper.
+fn scenario_without_the_wrapper() -> Vec<Value> {
+    let mut direct = Client::start(server());
+    scenario(&mut direct);
+    direct.finish().0
+}
+
 /// A message with the wrapper's `herald/…` keys taken out of `_meta`
 /// (and `_meta` itself when nothing else was in it).
 fn without_herald(mut m: Value) -> Value {
@@ -273,9 +281,11 @@ fn keys() -> Keys {
     Keys { dir, secrets }
 }
 
-fn proxy_command(keys: &Keys, trace: &Path, extra: &[&str], server: Command) -> Command {
+/// `herald mcp proxy` in `dir` with its two keys, tracing to `trace`; the
+/// server still to be named.
+fn proxy_base(dir: &Path, trace: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_herald"));
-    c.current_dir(keys.dir.path())
+    c.current_dir(dir)
         .args([
             "mcp",
             "proxy",
@@ -285,12 +295,63 @@ fn proxy_command(keys: &Keys, trace: &Path, extra: &[&str], server: Command) -> 
             "tool.key",
             "--trace",
         ])
-        .arg(trace)
-        .args(extra)
+        .arg(trace);
+    c
+}
+
+fn proxy_command(keys: &Keys, trace: &Path, extra: &[&str], server: Command) -> Command {
+    let mut c = proxy_base(keys.dir.path(), trace);
+    c.args(extra)
         .arg("--")
         .arg(server.get_program())
         .args(server.get_args());
     c
+}
+
+/// In a [`scenario`]: each progress step of call 7 came, before its
+/// result; call 10 (cancelled) had progress and got no answer.
+fn progress_passed_and_cancelled_unanswered(seen: &[Value]) {
+    let token = |m: &Value, t: &str| m.pointer("/params/progressToken") == Some(&json!(t));
+    let progress: Vec<_> = seen
+        .iter()
+        .filter(|m| token(m, "p7"))
+        .map(|m| m.pointer("/params/progress").cloned().unwrap())
+        .collect();
+    assert_eq!(progress, [json!(1), json!(2), json!(3), json!(4)]);
+    let result = seen
+        .iter()
+        .position(|m| m.get("id") == Some(&json!(7)))
+        .unwrap();
+    let last = seen.iter().rposition(|m| token(m, "p7")).unwrap();
+    assert!(last < result);
+    assert!(seen.iter().any(|m| token(m, "p10")));
+    assert!(
+        !seen
+            .iter()
+            .any(|m| m.get("id") == Some(&json!(10)) && m.get("method").is_none()),
+        "the cancelled call was answered"
+    );
+}
+
+/// The messages a client saw, comparable across paths: the wrapper's
+/// `herald/…` keys taken out, the cancelled call's progress left out (its
+/// count after the cancellation is timing), and the methods in `dropped`;
+/// sorted.
+fn comparable(seen: &[Value], dropped: &[&str]) -> Vec<String> {
+    let mut v: Vec<String> = seen
+        .iter()
+        .filter(|m| m.pointer("/params/progressToken") != Some(&json!("p10")))
+        .filter(|m| {
+            !m.get("method")
+                .and_then(Value::as_str)
+                .is_some_and(|method| dropped.contains(&method))
+        })
+        .cloned()
+        .map(without_herald)
+        .map(|m| m.to_string())
+        .collect();
+    v.sort();
+    v
 }
 
 fn server() -> Command {
@@ -326,15 +387,20 @@ fn contains(hay: &[u8], needle: &[u8]) -> bool {
     hay.windows(needle.len()).any(|w| w == needle)
 }
 
+/// No form of either secret key (raw, hex, base64, half of it) in `bytes`.
+fn assert_no_secret_in(keys: &Keys, bytes: &[u8]) {
+    for secret in &keys.secrets {
+        assert!(!contains(bytes, secret), "a form of a secret key leaked");
+    }
+}
+
 #[test]
 fn the_client_sees_what_it_sees_without_the_wrapper_and_the_trace_verifies() {
     let _serial = serial();
     let keys = keys();
     let d = keys.dir.path();
 
-    let mut direct = Client::start(server());
-    scenario(&mut direct);
-    let (direct_seen, _, _) = direct.finish();
+    let direct_seen = scenario_without_the_wrapper();
 
     // The server side of the wrapped session is recorded with tee.
     let up = d.join("server-in.log");
@@ -353,42 +419,15 @@ fn the_client_sees_what_it_sees_without_the_wrapper_and_the_trace_verifies() {
 
     // The same messages, apart from the herald/… keys (and the progress of
     // the cancelled call, whose count after the cancellation is timing).
-    let norm = |seen: &[Value]| {
-        let mut v: Vec<String> = seen
-            .iter()
-            .filter(|m| m.pointer("/params/progressToken") != Some(&json!("p10")))
-            .cloned()
-            .map(without_herald)
-            .map(|m| m.to_string())
-            .collect();
-        v.sort();
-        v
-    };
-    assert_eq!(norm(&direct_seen), norm(&wrapped_seen));
+    assert_eq!(
+        comparable(&direct_seen, &[]),
+        comparable(&wrapped_seen, &[])
+    );
 
     // Progress came through, each step, before its result; the cancelled
     // call got no answer on either path.
     for seen in [&direct_seen, &wrapped_seen] {
-        let progress: Vec<_> = seen
-            .iter()
-            .filter(|m| m.pointer("/params/progressToken") == Some(&json!("p7")))
-            .map(|m| m.pointer("/params/progress").cloned().unwrap())
-            .collect();
-        assert_eq!(progress, [json!(1), json!(2), json!(3), json!(4)]);
-        let result = seen
-            .iter()
-            .position(|m| m.get("id") == Some(&json!(7)))
-            .unwrap();
-        let last = seen
-            .iter()
-            .rposition(|m| m.pointer("/params/progressToken") == Some(&json!("p7")))
-            .unwrap();
-        assert!(last < result);
-        assert!(
-            !seen
-                .iter()
-                .any(|m| m.get("id") == Some(&json!(10)) && m.get("method").is_none())
-        );
+        progress_passed_and_cancelled_unanswered(seen);
     }
 
     // Every tool result carries its envelope ids, and the envelope in
@@ -469,12 +508,7 @@ fn the_client_sees_what_it_sees_without_the_wrapper_and_the_trace_verifies() {
         }
     }
     assert!(everything_seen.len() > 10_000);
-    for secret in &keys.secrets {
-        assert!(
-            !contains(&everything_seen, secret),
-            "a form of a secret key leaked"
-        );
-    }
+    assert_no_secret_in(&keys, &everything_seen);
 }
 
 #[test]
@@ -613,6 +647,31 @@ fn bad_invocations_exit_2_naming_the_problem() {
         std::fs::read(d.join("not-a-trace")).unwrap(),
         b"{\"json\": true}"
     );
+    // --upstream: an http:// URL, and either it or a command.
+    for (more, says) in [
+        (
+            &["--upstream", "https://example.test/mcp"][..],
+            "only http://",
+        ),
+        (
+            &["--upstream", "http://[::1/mcp"][..],
+            "--upstream http://[::1/mcp",
+        ),
+        (
+            &["--upstream", "http://127.0.0.1:9/mcp", "--", "true"][..],
+            "cannot be used with",
+        ),
+        (&[][..], "COMMAND"),
+    ] {
+        let run = proxy_base(d, &d.join("u.herald"))
+            .args(more)
+            .stdin(Stdio::null())
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(2), "{more:?}: {stderr}");
+        assert!(stderr.contains(says), "{more:?}: {stderr}");
+    }
 }
 
 /// A conduit on loopback that knows `keyring`'s keys; stopped on drop.
@@ -1114,4 +1173,258 @@ fn streamable_http_keeps_host_and_origin_guards_and_sessions() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(statuses, [403, 403, 400, 404, 200]);
+}
+
+/// server-everything in its streamable HTTP mode on a free loopback port
+/// (its `listen(PORT)` held to 127.0.0.1 by tests/node-loopback.cjs);
+/// killed when dropped.
+struct EverythingHttp {
+    child: Child,
+    url: String,
+}
+
+impl EverythingHttp {
+    fn start() -> Self {
+        let preload = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/node-loopback.cjs");
+        // A free port can be taken between its probe and the server's
+        // bind: a few tries.
+        for _ in 0..3 {
+            let port = std::net::TcpListener::bind("127.0.0.1:0")
+                .unwrap()
+                .local_addr()
+                .unwrap()
+                .port();
+            let mut child = Command::new("node")
+                .arg(everything())
+                .arg("streamableHttp")
+                .env("PORT", port.to_string())
+                .env("NODE_OPTIONS", format!("--require={}", preload.display()))
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::piped())
+                .spawn()
+                .unwrap();
+            let (tx, rx) = mpsc::channel();
+            let stderr = child.stderr.take().unwrap();
+            std::thread::spawn(move || {
+                for line in BufReader::new(stderr).lines() {
+                    let Ok(line) = line else { break };
+                    let _ = tx.send(line);
+                }
+            });
+            let deadline = Instant::now() + WAIT;
+            let mut said = Vec::new();
+            while let Ok(line) = rx.recv_timeout(deadline.saturating_duration_since(Instant::now()))
+            {
+                if line.contains("listening on port") {
+                    return Self {
+                        child,
+                        url: format!("http://127.0.0.1:{port}/mcp"),
+                    };
+                }
+                said.push(line);
+            }
+            let _ = child.kill();
+            let _ = child.wait();
+            eprintln!("server-everything did not start on {port}: {said:?}");
+        }
+        panic!("server-everything (streamableHttp) did not start");
+    }
+}
+
+impl Drop for EverythingHttp {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn a_streamable_http_upstream_loses_nothing_and_the_trace_verifies() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+
+    let direct_seen = scenario_without_the_wrapper();
+
+    let upstream = EverythingHttp::start();
+    // It listens on loopback only.
+    let bound = Command::new("ss").args(["-ltnH"]).output();
+    if let Ok(out) = bound {
+        let port = upstream
+            .url
+            .rsplit(':')
+            .next()
+            .unwrap()
+            .trim_end_matches("/mcp");
+        let text = String::from_utf8_lossy(&out.stdout);
+        for line in text.lines().filter(|l| l.contains(&format!(":{port} "))) {
+            assert!(line.contains("127.0.0.1:"), "not loopback only: {line}");
+        }
+    }
+    let trace = d.join("http-upstream.herald");
+    let mut wrapped = Client::start(upstream_proxy(d, &trace, &upstream.url));
+    scenario(&mut wrapped);
+    let (wrapped_seen, transcript, stderr) = wrapped.finish();
+
+    // What the client sees over the HTTP upstream is what it sees from the
+    // same server over stdio without the wrapper, byte for byte (every
+    // field of the tool list and the capabilities; rmcp's client transport
+    // re-serialized messages through its types and lost some): results,
+    // progress, errors, apart from
+    // - the herald/… keys, and the cancelled call's progress (whose count
+    //   after the cancellation is timing), as over stdio;
+    // - the server's notifications/tools/list_changed at `initialized`:
+    //   server-everything sends it over HTTP before any stream is open, so
+    //   its SDK drops it (no client of its HTTP mode sees it).
+    let dropped = ["notifications/tools/list_changed"];
+    let (direct_norm, wrapped_norm) = (
+        comparable(&direct_seen, &dropped),
+        comparable(&wrapped_seen, &dropped),
+    );
+    let only = |a: &[String], b: &[String]| -> Vec<String> {
+        a.iter().filter(|m| !b.contains(m)).cloned().collect()
+    };
+    assert_eq!(
+        direct_norm,
+        wrapped_norm,
+        "only direct: {:#?}\nonly wrapped: {:#?}",
+        only(&direct_norm, &wrapped_norm),
+        only(&wrapped_norm, &direct_norm)
+    );
+    progress_passed_and_cancelled_unanswered(&wrapped_seen);
+    for id in [3, 4, 5, 7] {
+        let m = wrapped_seen
+            .iter()
+            .find(|m| m.get("id") == Some(&json!(id)))
+            .unwrap();
+        assert!(m.pointer("/result/_meta/herald~1envelope").is_some(), "{m}");
+    }
+
+    // The same trace as over stdio: the tool identity's birth, the
+    // genesis, six requests, five answers, one cancellation; all valid.
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+    assert_eq!(
+        report["summary"],
+        json!({"valid": 14, "partial": 0, "invalid": 0}),
+        "{report:#}"
+    );
+
+    let mut seen_bytes = transcript;
+    seen_bytes.extend(stderr.as_bytes());
+    seen_bytes.extend(std::fs::read(&trace).unwrap());
+    assert_no_secret_in(&keys, &seen_bytes);
+}
+
+#[test]
+fn an_unreachable_upstream_url_is_an_error_for_the_client_not_a_hang() {
+    let keys = keys();
+    let d = keys.dir.path();
+    // A port nothing listens on: bound, then closed.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp");
+    let mut client = Client::start(upstream_proxy(d, &d.join("t.herald"), &url));
+    let answer = client.request(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "t", "version": "1"}}),
+    );
+    assert_eq!(answer["error"]["code"], json!(-32603), "{answer}");
+    let text = answer["error"]["message"].as_str().unwrap();
+    assert!(text.contains(&format!("127.0.0.1:{port}")), "{text}");
+    // The proxy ends (the upstream is gone), with status 1.
+    drop(client.stdin.take());
+    assert_eq!(exit_code(&mut client.child), Some(1));
+}
+
+/// `herald mcp proxy --upstream URL` in `dir` (its keys), tracing to `trace`.
+fn upstream_proxy(dir: &Path, trace: &Path, url: &str) -> Command {
+    let mut command = proxy_base(dir, trace);
+    command.args(["--upstream", url]);
+    command
+}
+
+/// Wait (at most [`WAIT`]) for `child` to exit; its exit code.
+fn exit_code(child: &mut Child) -> Option<i32> {
+    let deadline = Instant::now() + WAIT;
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status.code();
+        }
+        assert!(Instant::now() < deadline, "the proxy did not exit");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+#[test]
+fn an_upstream_that_dies_mid_call_answers_the_call_and_ends_the_session() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let mut upstream = EverythingHttp::start();
+    let trace = d.join("dies.herald");
+    let mut client = Client::start(upstream_proxy(d, &trace, &upstream.url));
+    client.initialize();
+    client.send(&json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call",
+        "params": {"name": "trigger-long-running-operation",
+                   "arguments": {"duration": 30, "steps": 30},
+                   "_meta": {"progressToken": "p2"}}}));
+    client.until(|m| m.pointer("/params/progressToken") == Some(&json!("p2")));
+    let _ = upstream.child.kill();
+    let _ = upstream.child.wait();
+    // The call is answered (an error naming the upstream), not left pending.
+    let answer = client.until(|m| m.get("id") == Some(&json!(2)) && m.get("method").is_none());
+    assert_eq!(answer["error"]["code"], json!(-32603), "{answer}");
+    let text = answer["error"]["message"].as_str().unwrap();
+    assert!(text.contains(&upstream.url), "{text}");
+    // The server is gone: the session ends without the client closing,
+    // with status 1, and what was signed verifies.
+    assert_eq!(exit_code(&mut client.child), Some(1));
+    let (code, report) = verify(d, &trace);
+    assert_eq!(code, 0, "{report:#}");
+    let payloads = herald(d, &["inspect", "--json", trace.to_str().unwrap()]).out();
+    assert!(payloads.contains(r#""mcp":"error""#), "{payloads}");
+}
+
+#[test]
+fn the_guard_faces_a_streamable_http_upstream_too() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let upstream = EverythingHttp::start();
+    let mut guard = Command::new(env!("CARGO_BIN_EXE_herald"));
+    guard.current_dir(d).args([
+        "mcp",
+        "guard",
+        "--keyring",
+        "agent.pub",
+        "--state",
+        "guard-state",
+        "--upstream",
+        &upstream.url,
+    ]);
+    let mut c = Client::start(guard);
+    c.initialize();
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 2, "bare", None)),
+        ["origin_missing"]
+    );
+    let good = signed_echo(d, "agent.key", "over http", None);
+    let r = guarded_call(&mut c, 3, "over http", Some(&good));
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!("Echo: over http")),
+        "{r}"
+    );
+    assert_eq!(
+        refused_for(&guarded_call(&mut c, 4, "over http", Some(&good))),
+        ["replayed_nonce"]
+    );
+    c.finish();
 }

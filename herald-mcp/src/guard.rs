@@ -16,7 +16,6 @@
 //! codes (in the text and as `_meta["herald/reasons"]`), and never reaches
 //! the server. Everything else passes through untouched, both ways.
 
-use std::ffi::OsString;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -30,6 +29,7 @@ use tokio::io::AsyncRead;
 use crate::jsonrpc::{self, Kind, meta};
 use crate::proxy::ProxyError;
 use crate::stdio::{self, Messages, Sender, send, send_json};
+use crate::upstream::Upstream;
 
 /// The `_meta` key of the reasons a refused call was refused for.
 pub const REASONS: &str = "herald/reasons";
@@ -45,8 +45,8 @@ pub struct GuardConfig {
     pub receiver: Receiver,
     /// Oldest a request envelope may be, seconds.
     pub max_age: u64,
-    /// The server's command and arguments.
-    pub command: Vec<OsString>,
+    /// The server: a command started as a child, or a URL.
+    pub upstream: Upstream,
 }
 
 /// Run the guard until the server exits; the server's exit code.
@@ -55,22 +55,25 @@ pub fn run_guard(config: GuardConfig) -> Result<i32, ProxyError> {
         .enable_all()
         .build()
         .map_err(ProxyError::Io)?;
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let GuardConfig {
             receiver,
             max_age,
-            command,
+            upstream,
         } = config;
         let guard = Arc::new(Guard { receiver, max_age });
-        stdio::serve_child(
-            &command,
+        stdio::serve(
+            &upstream,
             tokio::io::stdin(),
             tokio::io::stdout(),
             move |stdin, up, down| async move { guard.client_to_server(stdin, &up, &down).await },
             |stdout, _up, down| async move { stdio::forward(stdout, &down).await },
         )
         .await
-    })
+    });
+    // As `run_stdio`: no wait for the blocking read of standard input.
+    runtime.shutdown_background();
+    code
 }
 
 struct Guard {

@@ -18,7 +18,6 @@
 
 use std::collections::HashMap;
 use std::convert::Infallible;
-use std::ffi::OsString;
 use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
@@ -41,6 +40,7 @@ use crate::ledger::Ledger;
 use crate::recorder::Recorder;
 use crate::session::Keys;
 use crate::stdio::Messages;
+use crate::upstream::Upstream;
 
 /// A refusal: its status and one line.
 type Refusal = (StatusCode, &'static str);
@@ -59,8 +59,9 @@ pub struct HttpConfig {
     pub recorder: Recorder,
     /// `--pin FILE`.
     pub pin: Option<PathBuf>,
-    /// The server's command.
-    pub command: Vec<OsString>,
+    /// The server: a command (a child per session) or a URL (an
+    /// upstream session per session).
+    pub upstream: Upstream,
 }
 
 struct Shared {
@@ -228,9 +229,10 @@ fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
     });
     let c = &shared.config;
     let ledger = Ledger::new(c.keys.duplicate(), c.recorder.clone(), c.pin.clone());
-    let command = c.command.clone();
+    let upstream = c.upstream.clone();
     tokio::spawn(async move {
-        if let Err(e) = crate::proxy::serve_session(ledger, &command, wrapper_in, wrapper_out).await
+        if let Err(e) =
+            crate::proxy::serve_session(ledger, &upstream, wrapper_in, wrapper_out).await
         {
             eprintln!("herald-mcp: session: {e}");
         }
@@ -354,11 +356,9 @@ pub fn run_http(
         trace,
         pin,
         conduit,
-        command,
+        upstream,
     } = config;
-    if command.is_empty() {
-        return Err(ProxyError::NoCommand);
-    }
+    upstream.check()?;
     let trace = crate::TraceFile::open(&trace).map_err(ProxyError::Trace)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -378,7 +378,7 @@ pub fn run_http(
             keys,
             recorder: Recorder::new(trace, conduit),
             pin,
-            command,
+            upstream,
         };
         serve_http(listener, config).await.map_err(ProxyError::Io)
     })

@@ -20,6 +20,12 @@ pub mod meta {
     pub const WARNING: &str = "herald/warning";
 }
 
+/// JSON-RPC "invalid request".
+pub const INVALID_REQUEST: i64 = -32600;
+
+/// JSON-RPC "invalid params".
+pub const INVALID_PARAMS: i64 = -32602;
+
 /// What a message is, by its JSON-RPC shape.
 #[derive(Debug, PartialEq)]
 pub enum Kind<'a> {
@@ -98,6 +104,11 @@ pub fn stamp(meta: &mut Map<String, Value>, envelope: &Envelope, trace: &[u8; 32
 /// A JSON-RPC success response.
 pub fn response(id: &Value, result: Value) -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result})
+}
+
+/// A JSON-RPC error response.
+pub fn error(id: &Value, code: i64, message: &str) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// A `CallToolResult` with `isError: true` and one text block.

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use data_encoding::HEXLOWER;
 use herald_core::Envelope;
 use herald_core::cbor::{Map as CborMap, Value as CborValue, to_value};
-use serde_json::{Map, Value, json};
+use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, meta};
 use crate::pin::{PinCheck, ToolSet, check_pin_file};
@@ -293,6 +293,9 @@ fn stamp_result(
 
 /// A JSON-RPC error for a `tools/call` the wrapper cannot read.
 pub fn invalid_call(id: &Value) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32602,
-        "message": "herald-mcp: tools/call without a text params.name"}})
+    jsonrpc::error(
+        id,
+        jsonrpc::INVALID_PARAMS,
+        "herald-mcp: tools/call without a text params.name",
+    )
 }

@@ -15,9 +15,11 @@
 //!   (`--conduit`) that must acknowledge them first;
 //! - [`ledger`]: the session and the recorder behind one lock, and what
 //!   the client is told about each recorded envelope;
-//! - [`proxy`]: `herald mcp proxy` over stdio, the server as a child;
+//! - [`proxy`]: `herald mcp proxy` over stdio, the server a child or a URL;
 //! - [`guard`]: `herald mcp guard`, replay defence facing a server;
 //! - [`http`]: `herald mcp proxy --listen`, streamable HTTP downstream;
+//! - [`upstream`]: the server, a child over stdio or a URL over
+//!   streamable HTTP (rmcp's client transport);
 //! - `stdio`: the stdio transport both are built on.
 #![forbid(unsafe_code)]
 
@@ -31,8 +33,10 @@ pub mod recorder;
 pub mod session;
 mod stdio;
 pub mod trace_file;
+pub mod upstream;
 
 pub use pin::{PinCheck, PinError, ToolSet};
 pub use proxy::{ProxyConfig, ProxyError, run_stdio};
 pub use session::{Handshake, Keys, Session, SignError};
 pub use trace_file::{TraceFile, TraceFileError};
+pub use upstream::Upstream;

@@ -25,7 +25,6 @@
 //! either way holds more of them than signatures and public keys.
 
 use std::collections::{HashMap, HashSet};
-use std::ffi::OsString;
 use std::fmt;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -47,13 +46,15 @@ use crate::recorder::Recorder;
 use crate::session::{Handshake, Keys};
 use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::trace_file::{TraceFile, TraceFileError};
+use crate::upstream::Upstream;
 
 /// `tools/call`.
 pub(crate) const TOOLS_CALL: &str = CallToolRequestMethod::VALUE;
 const TOOLS_LIST: &str = ListToolsRequestMethod::VALUE;
 const INITIALIZE: &str = InitializeResultMethod::VALUE;
 const INITIALIZED: &str = InitializedNotificationMethod::VALUE;
-const CANCELLED: &str = CancelledNotificationMethod::VALUE;
+/// `notifications/cancelled`.
+pub(crate) const CANCELLED: &str = CancelledNotificationMethod::VALUE;
 const TOOLS_CHANGED: &str = ToolListChangedNotificationMethod::VALUE;
 
 /// The prefix of the ids of the wrapper's own requests to the server.
@@ -62,9 +63,6 @@ const OWN_ID: &str = "herald-mcp/tools/list/";
 /// How long a `tools/call` waits for the session's genesis (the server's
 /// answer to the pinning `tools/list`).
 const GENESIS_WAIT: Duration = Duration::from_secs(30);
-
-/// JSON-RPC "invalid request".
-const INVALID_REQUEST: i64 = -32600;
 
 /// Most pages of the wrapper's own `tools/list` followed.
 const MAX_PAGES: u64 = 1000;
@@ -80,8 +78,8 @@ pub struct ProxyConfig {
     pub pin: Option<PathBuf>,
     /// `--conduit URL`: the conduit's address.
     pub conduit: Option<SocketAddr>,
-    /// The server's command and arguments (after `--`).
-    pub command: Vec<OsString>,
+    /// The server: the command after `--`, or `--upstream URL`.
+    pub upstream: Upstream,
 }
 
 /// Why the proxy could not run.
@@ -99,6 +97,13 @@ pub enum ProxyError {
         /// The error.
         error: std::io::Error,
     },
+    /// The upstream URL cannot be used.
+    Url {
+        /// The URL.
+        url: String,
+        /// Why.
+        reason: String,
+    },
     /// Reading or writing standard input and output, or the async runtime.
     Io(std::io::Error),
 }
@@ -109,6 +114,7 @@ impl fmt::Display for ProxyError {
             Self::Trace(e) => write!(f, "--trace: {e}"),
             Self::NoCommand => f.write_str("no server command given after `--`"),
             Self::Spawn { command, error } => write!(f, "cannot start {command:?}: {error}"),
+            Self::Url { url, reason } => write!(f, "--upstream {url}: {reason}"),
             Self::Io(e) => write!(f, "{e}"),
         }
     }
@@ -123,7 +129,12 @@ pub fn run_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         .enable_all()
         .build()
         .map_err(ProxyError::Io)?;
-    runtime.block_on(serve_stdio(config))
+    let code = runtime.block_on(serve_stdio(config));
+    // The read of standard input is a blocking thread that only returns
+    // when the client writes or closes: when the server ended first, do
+    // not wait for it (everything for the client is already written).
+    runtime.shutdown_background();
+    code
 }
 
 /// [`run_stdio`] on the caller's runtime.
@@ -133,7 +144,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         trace,
         pin,
         conduit,
-        command,
+        upstream,
     } = config;
     let trace = TraceFile::open(&trace).map_err(ProxyError::Trace)?;
     if trace.recovered() > 0 {
@@ -145,18 +156,18 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
     let recorder = Recorder::new(trace, conduit);
     serve_session(
         Ledger::new(keys, recorder, pin),
-        &command,
+        &upstream,
         tokio::io::stdin(),
         tokio::io::stdout(),
     )
     .await
 }
 
-/// One MCP session: its client on `down_read`/`down_write`, `command` as
+/// One MCP session: its client on `down_read`/`down_write`, `upstream` as
 /// its server, `ledger` its trace.
 pub(crate) async fn serve_session<DR, DW>(
     ledger: Ledger,
-    command: &[OsString],
+    upstream: &Upstream,
     down_read: DR,
     down_write: DW,
 ) -> Result<i32, ProxyError>
@@ -166,8 +177,8 @@ where
 {
     let wrapper = Wrapper::new(ledger);
     let client = wrapper.clone();
-    stdio::serve_child(
-        command,
+    stdio::serve(
+        upstream,
         down_read,
         down_write,
         move |input, up, down| async move { client.client_to_server(input, &up, &down).await },
@@ -271,9 +282,12 @@ impl Wrapper {
                 }
                 Kind::Batch if batch_has_wrapped(&message) => send_json(
                     down,
-                    &json!({"jsonrpc": "2.0", "id": null, "error": {"code": INVALID_REQUEST,
-                        "message": "herald-mcp: tools/call and tools/list are signed one at a \
-                                    time; send them outside a JSON-RPC batch"}}),
+                    &jsonrpc::error(
+                        &Value::Null,
+                        jsonrpc::INVALID_REQUEST,
+                        "herald-mcp: tools/call and tools/list are signed one at a time; send \
+                         them outside a JSON-RPC batch",
+                    ),
                 ),
                 _ => send(up, line),
             }

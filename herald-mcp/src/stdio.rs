@@ -1,24 +1,22 @@
 //! MCP's stdio transport as the wrapper speaks it on both sides: messages
 //! are lines (newline-delimited JSON-RPC), the client on this process's
-//! standard input and output, the server a child on its own. Each
+//! standard input and output, the server a child on its own (or the
+//! streamable HTTP bridge of `--upstream URL`, which speaks lines too). Each
 //! direction has a writer task that writes every line as soon as it is
 //! queued and flushes it (no buffering of streams); either direction's
 //! handler may queue lines for both.
 
-use std::ffi::OsString;
 use std::future::Future;
-use std::process::Stdio;
 use std::sync::Arc;
-use std::time::Duration;
 
 use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, BufReader};
-use tokio::process::{ChildStdout, Command};
 use tokio::sync::{Notify, mpsc};
 
 use crate::proxy::ProxyError;
+use crate::upstream::{self, Connected, EXIT_GRACE, Upstream};
 
-/// How long the server has to exit once the client has closed its end.
-const EXIT_GRACE: Duration = Duration::from_secs(5);
+/// What the server writes to the wrapper.
+pub(crate) type ServerOutput = Box<dyn AsyncRead + Unpin + Send>;
 
 /// A line to write, or the end of that direction.
 pub(crate) enum Out {
@@ -41,7 +39,7 @@ pub(crate) fn send_json(to: &Sender, message: &serde_json::Value) {
 }
 
 /// Write lines as they come; close on [`Out::Close`].
-async fn writer<W: AsyncWrite + Unpin>(
+pub(crate) async fn writer<W: AsyncWrite + Unpin>(
     mut out: W,
     mut lines: mpsc::UnboundedReceiver<Out>,
 ) -> std::io::Result<()> {
@@ -129,14 +127,14 @@ pub(crate) async fn forward<R: AsyncRead + Unpin>(input: R, to: &Sender) -> std:
     Ok(())
 }
 
-/// Start `command` as the server and run until it closes its output:
-/// `client` handles the client's side `down_read` (spawned: it ends when
-/// the client closes, which closes the server's input), `server` the
-/// server's output; lines for the client are written to `down_write`.
-/// Both handlers get the queues `(up, down)`. Returns the server's exit
-/// code (1 when it was killed by a signal).
-pub(crate) async fn serve_child<DR, DW, C, CF, S, SF>(
-    command: &[OsString],
+/// Connect to the server and run until it closes its output: `client`
+/// handles the client's side `down_read` (spawned: it ends when the client
+/// closes, which closes the server's input), `server` the server's
+/// output; lines for the client are written to `down_write`. Both handlers
+/// get the queues `(up, down)`. Returns the server's exit code
+/// ([`upstream::Running::finish`]).
+pub(crate) async fn serve<DR, DW, C, CF, S, SF>(
+    upstream: &Upstream,
     down_read: DR,
     down_write: DW,
     client: C,
@@ -146,26 +144,14 @@ where
     DW: AsyncWrite + Unpin + Send + 'static,
     C: FnOnce(DR, Sender, Sender) -> CF,
     CF: Future<Output = std::io::Result<()>> + Send + 'static,
-    S: FnOnce(ChildStdout, Sender, Sender) -> SF,
+    S: FnOnce(ServerOutput, Sender, Sender) -> SF,
     SF: Future<Output = std::io::Result<()>>,
 {
-    let (program, args) = command.split_first().ok_or(ProxyError::NoCommand)?;
-    let mut child = Command::new(program)
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .map_err(|error| ProxyError::Spawn {
-            command: program.to_string_lossy().into_owned(),
-            error,
-        })?;
-    let (Some(up_write), Some(up_read)) = (child.stdin.take(), child.stdout.take()) else {
-        return Err(ProxyError::Io(std::io::Error::other(
-            "the server's standard input or output is not a pipe",
-        )));
-    };
+    let Connected {
+        write: up_write,
+        read: up_read,
+        running,
+    } = upstream::connect(upstream)?;
     let (up, up_rx) = mpsc::unbounded_channel();
     let (down, down_rx) = mpsc::unbounded_channel();
     let up_task = tokio::spawn(writer(up_write, up_rx));
@@ -190,20 +176,16 @@ where
     let _ = down.send(Out::Close);
     let flushed = down_task.await;
     client_task.abort();
-    up_task.abort();
-    let status = match tokio::time::timeout(EXIT_GRACE, child.wait()).await {
-        Ok(status) => status.map_err(ProxyError::Io)?,
-        Err(_) => {
-            let _ = child.kill().await;
-            child.wait().await.map_err(ProxyError::Io)?
-        }
-    };
+    // The server's input is closed once what was queued for it is written.
+    let _ = up.send(Out::Close);
+    let _ = tokio::time::timeout(EXIT_GRACE, up_task).await;
+    let status = running.finish().await?;
     served.map_err(ProxyError::Io)?;
     match flushed {
         Ok(r) => r.map_err(ProxyError::Io)?,
         Err(e) => return Err(ProxyError::Io(std::io::Error::other(e))),
     }
-    Ok(status.code().unwrap_or(1))
+    Ok(status)
 }
 
 #[cfg(test)]

@@ -7,7 +7,8 @@
 //! ```
 //!
 //! Standard input and output speak MCP (stdio transport) to the client;
-//! COMMAND is the server, started as a child. Diagnostics go to standard
+//! COMMAND is the server, started as a child, or `--upstream URL` instead
+//! names a server speaking streamable HTTP. Diagnostics go to standard
 //! error and never name a key's secret.
 
 use std::ffi::OsString;
@@ -16,7 +17,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
 use herald_mcp::guard::GuardConfig;
-use herald_mcp::{Keys, ProxyConfig};
+use herald_mcp::{Keys, ProxyConfig, Upstream};
 use herald_verify::{Receiver, Store};
 
 use crate::error::CliError;
@@ -32,8 +33,9 @@ pub(crate) struct McpArgs {
 /// The `herald mcp` subcommands.
 #[derive(Subcommand, Debug)]
 pub(crate) enum McpCommand {
-    /// Wrap an MCP server spoken to over stdio: every tools/call and its result signed into
-    /// a trace (docs/mcp.md); everything else passes through untouched
+    /// Wrap an MCP server (a command over stdio, or a URL over streamable HTTP): every
+    /// tools/call and its result signed into a trace (docs/mcp.md); everything else passes
+    /// through untouched
     Proxy(ProxyArgs),
     /// Face a server: admit a tools/call only with a fresh, valid, never-seen request envelope
     /// in _meta from a keyring sigil; answer others isError with the P11 codes (docs/mcp.md)
@@ -45,7 +47,8 @@ pub(crate) enum McpCommand {
 #[command(
     after_help = "Example (behind the proxy, or in front of a server any client reaches):\n  \
     herald mcp guard --keyring agent.pub --state guard-state -- node server.js\n\
-    Exit status: the server's; 2 if the guard could not start."
+    Exit status: the server's (with --upstream: 0, or 1 if the server ended the session \
+    first); 2 if the guard could not start."
 )]
 pub(crate) struct GuardArgs {
     /// Admitted signers: a public key file, a keyring file or a directory of *.pub (repeatable)
@@ -57,9 +60,8 @@ pub(crate) struct GuardArgs {
     /// Oldest a request envelope may be, in seconds
     #[arg(long, value_name = "SECS", default_value_t = herald_mcp::guard::DEFAULT_MAX_AGE)]
     pub(crate) max_age: u64,
-    /// The MCP server to start, and its arguments
-    #[arg(last = true, required = true, value_name = "COMMAND")]
-    pub(crate) command: Vec<OsString>,
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
 }
 
 /// `herald mcp proxy`.
@@ -67,7 +69,11 @@ pub(crate) struct GuardArgs {
 #[command(after_help = "Example (a client's server command line):\n  \
     herald mcp proxy --key agent.key --sandbox-key tool.key --trace session.herald \\\n    \
     -- npx -y @modelcontextprotocol/server-everything\n\
-    Exit status: the server's; 2 if the proxy could not start.")]
+Or in front of a server speaking streamable HTTP:\n  \
+    herald mcp proxy --key agent.key --sandbox-key tool.key --trace session.herald \\\n    \
+    --upstream http://127.0.0.1:3001/mcp\n\
+    Exit status: the server's (with --upstream: 0, or 1 if the server ended the session \
+    first); 2 if the proxy could not start.")]
 pub(crate) struct ProxyArgs {
     /// Secret key file of the agent: signs each tools/call and the session genesis
     #[arg(long, value_name = "AGENT.key")]
@@ -89,9 +95,33 @@ pub(crate) struct ProxyArgs {
     /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
     #[arg(long, value_name = "FILE")]
     pub(crate) pin: Option<PathBuf>,
+    #[command(flatten)]
+    pub(crate) server: ServerArgs,
+}
+
+/// The MCP server of `proxy` and `guard`: a command, or a URL.
+#[derive(Args, Debug)]
+pub(crate) struct ServerArgs {
+    /// Speak to an MCP server at this URL over streamable HTTP (http://HOST:PORT/mcp) instead
+    /// of starting COMMAND
+    #[arg(long, value_name = "URL", conflicts_with = "command")]
+    pub(crate) upstream: Option<String>,
     /// The MCP server to start, and its arguments
-    #[arg(last = true, required = true, value_name = "COMMAND")]
+    #[arg(
+        last = true,
+        required_unless_present = "upstream",
+        value_name = "COMMAND"
+    )]
     pub(crate) command: Vec<OsString>,
+}
+
+impl ServerArgs {
+    fn upstream(self) -> Upstream {
+        match self.upstream {
+            Some(url) => Upstream::Url(url),
+            None => Upstream::Command(self.command),
+        }
+    }
 }
 
 /// Run `herald mcp`.
@@ -121,7 +151,7 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
         trace: args.trace,
         pin: args.pin,
         conduit,
-        command: args.command,
+        upstream: args.server.upstream(),
     };
     if let Some(listen) = args.listen {
         herald_mcp::http::run_http(listen, config).map_err(|e| CliError::new(e.to_string()))?;
@@ -140,7 +170,7 @@ fn guard(args: GuardArgs) -> Result<ExitCode, CliError> {
     let config = GuardConfig {
         receiver: Receiver::new(store, keyring),
         max_age: args.max_age,
-        command: args.command,
+        upstream: args.server.upstream(),
     };
     let code = herald_mcp::guard::run_guard(config).map_err(|e| CliError::new(e.to_string()))?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
