@@ -14,6 +14,7 @@ use herald_core::{Detail, Reason, ReasonCode, Status};
 use serde::Serialize;
 
 use crate::facts::Facts;
+use crate::lifecycle::{Findings, Judged};
 use crate::report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, Shape, SignedBy, Source, Summary,
     TraceReport, hex, status_of,
@@ -39,6 +40,13 @@ pub(crate) enum Why {
         /// The entry that claimed it.
         first: u32,
     },
+    /// A reason the lifecycle rules gave ([`crate::lifecycle::rules`]),
+    /// its text kept once per audit ([`Details`]).
+    Text {
+        code: ReasonCode,
+        /// Its place in [`Details`]' texts.
+        text: u32,
+    },
 }
 
 impl Why {
@@ -47,6 +55,7 @@ impl Why {
             Self::Check { code, .. } => *code,
             Self::MissingParent => ReasonCode::MissingParent,
             Self::Replayed { .. } => ReasonCode::ReplayedNonce,
+            Self::Text { code, .. } => *code,
         }
     }
 
@@ -71,6 +80,7 @@ impl Why {
                     index: *index,
                     detail: cx
                         .details
+                        .list
                         .get(*detail as usize)
                         .copied()
                         .unwrap_or(Detail::None),
@@ -95,16 +105,27 @@ impl Why {
                     ),
                 )
             }
+            Self::Text { code, text } => ReportReason::new(
+                *code,
+                cx.details
+                    .texts
+                    .get(*text as usize)
+                    .cloned()
+                    .unwrap_or_default(),
+            ),
         }
     }
 }
 
 /// Each distinct detail of an audit's reasons, once: a reason keeps its
-/// place here (most envelopes share a handful of details).
+/// place here (most envelopes share a handful of details). The lifecycle
+/// rules' texts likewise: an identity's envelopes share a few.
 #[derive(Debug, Default)]
 pub(crate) struct Details {
     pub(crate) list: Vec<Detail>,
     at: HashMap<Detail, u32>,
+    texts: Vec<String>,
+    text_at: HashMap<String, u32>,
 }
 
 impl Details {
@@ -121,6 +142,25 @@ impl Details {
             detail,
         }
     }
+
+    /// A lifecycle rule's `reason` as kept (the rules give no signature
+    /// index).
+    fn text(&mut self, reason: ReportReason) -> Why {
+        let texts = &mut self.texts;
+        let text = match self.text_at.get(&reason.detail) {
+            Some(&at) => at,
+            None => {
+                texts.push(reason.detail.clone());
+                let at = u32::try_from(texts.len() - 1).unwrap_or(u32::MAX);
+                self.text_at.insert(reason.detail, at);
+                at
+            }
+        };
+        Why::Text {
+            code: reason.code,
+            text,
+        }
+    }
 }
 
 /// What the reports are formed from: listed entry `i`'s facts and bytes,
@@ -130,7 +170,7 @@ pub(crate) struct Context<'s, 'a> {
     pub(crate) facts: &'s [Option<Facts>],
     pub(crate) bytes: &'s [&'a [u8]],
     pub(crate) inputs: &'a [Input],
-    pub(crate) details: &'s [Detail],
+    pub(crate) details: &'s Details,
 }
 
 impl Context<'_, '_> {
@@ -255,7 +295,7 @@ impl Kept {
     }
 
     /// Every reason's code and signature index.
-    fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
+    fn all_codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         let (codes, formed) = match self {
             Self::Codes(c) => (Some(c.reasons.iter().map(|w| (w.code(), w.index()))), None),
             Self::Formed { report, .. } => {
@@ -270,21 +310,31 @@ impl Kept {
 
     /// The verdict (P13), as [`EnvelopeReport::status`].
     pub(crate) fn status(&self) -> Status {
-        self.codes()
+        self.all_codes()
             .map(|(code, index)| status_of(code, index))
             .max()
             .unwrap_or(Status::Valid)
     }
 
-    /// Whether a reason with this code is present.
-    pub(crate) fn has(&self, code: ReasonCode) -> bool {
-        self.codes().any(|(c, _)| c == code)
-    }
-
-    /// Whether signature 0 verified and the envelope is intact
-    /// ([`crate::lifecycle::origin_ok`]).
-    pub(crate) fn origin_ok(&self) -> bool {
-        crate::lifecycle::origin_ok_of(self.codes())
+    /// Its reasons replaced by those of a check with a molt's key
+    /// (`bytes`, the envelope's, name an unknown field's key).
+    pub(crate) fn redo(
+        &mut self,
+        reasons: &[Reason],
+        bytes: &[u8],
+        details: &mut Details,
+        key_source: KeyOrigin,
+    ) {
+        match self {
+            Self::Codes(c) => {
+                c.reasons = reasons.iter().map(|r| details.why(r)).collect();
+                c.key_source = Some(key_source);
+            }
+            Self::Formed { report, .. } => {
+                report.reasons = reasons.iter().map(|r| ReportReason::of(r, bytes)).collect();
+                report.key_source = Some(key_source);
+            }
+        }
     }
 
     /// Set which key made the origin signature.
@@ -299,6 +349,58 @@ impl Kept {
         match self {
             Self::Codes(c) => c.key_source,
             Self::Formed { report, .. } => report.key_source,
+        }
+    }
+}
+
+impl Findings for Kept {
+    fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
+        self.all_codes()
+    }
+}
+
+/// A kept report open to the lifecycle rules: their texts go to the
+/// audit's [`Details`], and the lineage consents they give to `consents`
+/// (a report kept as codes has no place for them: the audit forms a
+/// birth that has any in full).
+pub(crate) struct Judging<'k> {
+    pub(crate) kept: &'k mut Kept,
+    pub(crate) details: &'k mut Details,
+    pub(crate) consents: Vec<String>,
+}
+
+impl<'k> Judging<'k> {
+    pub(crate) fn new(kept: &'k mut Kept, details: &'k mut Details) -> Self {
+        Self {
+            kept,
+            details,
+            consents: Vec::new(),
+        }
+    }
+}
+
+impl Findings for Judging<'_> {
+    fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
+        self.kept.all_codes()
+    }
+}
+
+impl Judged for Judging<'_> {
+    fn push(&mut self, reason: ReportReason) {
+        match self.kept {
+            Kept::Codes(c) => c.reasons.push(self.details.text(reason)),
+            Kept::Formed { report, .. } => report.push(reason),
+        }
+    }
+
+    fn set_signing_key(&mut self, by: SignedBy) {
+        self.kept.set_signing_key(by);
+    }
+
+    fn consent(&mut self, parent: String) {
+        match self.kept {
+            Kept::Codes(_) => self.consents.push(parent),
+            Kept::Formed { report, .. } => report.lineage_consents.push(parent),
         }
     }
 }
@@ -355,7 +457,7 @@ pub struct Audited<'a> {
     pub(crate) facts: Vec<Option<Facts>>,
     pub(crate) bytes: Vec<&'a [u8]>,
     pub(crate) inputs: &'a [Input],
-    pub(crate) details: Vec<Detail>,
+    pub(crate) details: Details,
     pub(crate) traces: Vec<TraceKept>,
     pub(crate) summary: Summary,
     pub(crate) proofs: Vec<ProofReport>,

@@ -7,6 +7,7 @@
 use herald_core::{EnvelopeRef, Kind, SigilForm};
 
 use crate::keyring::Keyring;
+use crate::lifecycle::rules::Stamp;
 use crate::lifecycle::{Identity, identity};
 
 /// The facts of one envelope.
@@ -45,6 +46,17 @@ impl Facts {
             identity: identity(&from),
             signer: key.unwrap_or_else(|| sigil_identity(v)),
             key_known: key.is_some(),
+        }
+    }
+}
+
+impl Facts {
+    /// What the lifecycle rules read of it.
+    pub(crate) fn stamp(&self) -> Stamp {
+        Stamp {
+            id: self.id,
+            ts: self.ts,
+            kind: self.kind,
         }
     }
 }

@@ -30,12 +30,12 @@ pub(crate) mod record;
 pub(crate) mod rules;
 pub(crate) mod table;
 
-use alloc::vec::Vec;
+use alloc::{string::String, vec::Vec};
 
 use herald_core::{EnvelopeRef, KeyResolver, PublicKey, ReasonCode, Scope, Sigil, SigilForm};
 
 use crate::keyring::Keyring;
-use crate::report::EnvelopeReport;
+use crate::report::{EnvelopeReport, ReportReason, SignedBy};
 
 pub use proof::{MoltProofError, ProvenMolt};
 pub use record::{IdentityRecord, RecordedBirth, RecordedMolt};
@@ -84,13 +84,61 @@ impl KeyResolver for Molted<'_> {
     }
 }
 
-/// Whether signature 0 verified and the envelope is intact (no reason
-/// about index 0, no id or shape fault).
-pub(crate) fn origin_ok(r: &EnvelopeReport) -> bool {
-    origin_ok_of(r.reasons.iter().map(|x| (x.code, x.index)))
+/// A report as the P8 rules read it: formed in full (live reception) or
+/// kept as codes by a trace audit ([`crate::audited`], issue 14).
+pub(crate) trait Findings {
+    /// Each reason's code and signature index.
+    fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_;
+
+    /// Whether a reason with this code is present.
+    fn has(&self, code: ReasonCode) -> bool {
+        self.codes().any(|(c, _)| c == code)
+    }
+
+    /// Whether signature 0 verified and the envelope is intact (no reason
+    /// about index 0, no id or shape fault).
+    fn origin_ok(&self) -> bool {
+        origin_ok_of(self.codes())
+    }
+
+    /// Whether signature `k` verified: no reason but a warning names it.
+    fn verified(&self, k: u32) -> bool {
+        !self
+            .codes()
+            .any(|(code, index)| index == Some(k) && !code.is_warning())
+    }
 }
 
-/// [`origin_ok`] of a report's reasons as `(code, signature index)`.
+/// A report as the P8 rules write it. Every text they write is formed by
+/// [`rules`]; a report kept as codes keeps each distinct text once.
+pub(crate) trait Judged: Findings {
+    /// Add a reason.
+    fn push(&mut self, reason: ReportReason);
+    /// Which key made the origin signature.
+    fn set_signing_key(&mut self, by: SignedBy);
+    /// A lineage parent (a sigil) that co-signed `lineage_consent`.
+    fn consent(&mut self, parent: String);
+}
+
+impl Findings for EnvelopeReport {
+    fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
+        self.reasons.iter().map(|r| (r.code, r.index))
+    }
+}
+
+impl Judged for EnvelopeReport {
+    fn push(&mut self, reason: ReportReason) {
+        self.reasons.push(reason);
+    }
+    fn set_signing_key(&mut self, by: SignedBy) {
+        self.signing_key = Some(by);
+    }
+    fn consent(&mut self, parent: String) {
+        self.lineage_consents.push(parent);
+    }
+}
+
+/// [`Findings::origin_ok`] of reasons as `(code, signature index)`.
 pub(crate) fn origin_ok_of(mut reasons: impl Iterator<Item = (ReasonCode, Option<u32>)>) -> bool {
     !reasons.any(|(code, index)| {
         (index == Some(0) && !code.is_warning())
@@ -102,18 +150,14 @@ pub(crate) fn origin_ok_of(mut reasons: impl Iterator<Item = (ReasonCode, Option
 }
 
 /// Signers (by sigil) of the signatures k ≥ 1 in `scope` that verified.
-pub(crate) fn valid_cosigners(v: &EnvelopeRef<'_>, r: &EnvelopeReport, scope: Scope) -> Vec<Sigil> {
+pub(crate) fn valid_cosigners(v: &EnvelopeRef<'_>, r: &impl Findings, scope: Scope) -> Vec<Sigil> {
     v.signatures()
         .enumerate()
         .skip(1)
         .filter_map(|(k, s)| {
             let s = s.ok()?;
             let k = u32::try_from(k).ok()?;
-            let clean = !r
-                .reasons
-                .iter()
-                .any(|x| x.index == Some(k) && !x.code.is_warning());
-            (clean && s.registered_scope() == Some(scope)).then_some(s.signer)
+            (r.verified(k) && s.registered_scope() == Some(scope)).then_some(s.signer)
         })
         .collect()
 }

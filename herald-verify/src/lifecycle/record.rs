@@ -16,7 +16,7 @@ use herald_core::payload::Molt;
 use herald_core::{EnvelopeRef, Kind, Scope};
 
 use super::rules::{self, MoltFacts};
-use super::{Signer, identity, valid_cosigners};
+use super::{Findings, Signer, identity, valid_cosigners};
 use crate::auditlog::Leaf;
 use crate::keyring::Keyring;
 use crate::report::EnvelopeReport;
@@ -430,21 +430,28 @@ impl IdentityRecord {
         }
     }
 
-    /// The effects of an accepted envelope from the identity: `t_last` of
-    /// its key; a birth, deprecation or duress.
-    pub(crate) fn observe(
-        &mut self,
-        env: &EnvelopeRef<'_>,
-        report: &EnvelopeReport,
-        signer: Signer,
-    ) {
-        let t = env.ts();
+    /// `t_last` of the key `signer` stands for, after an accepted envelope
+    /// at `t` (all [`Self::observe`] does for kinds other than birth,
+    /// deprecation and duress).
+    pub(crate) fn seen(&mut self, signer: Signer, t: u64) {
         if let Some(key) = self.key_of(signer) {
             match self.last_seen.iter_mut().find(|(k, _)| *k == key) {
                 Some((_, last)) => *last = (*last).max(t),
                 None => self.last_seen.push((key, t)),
             }
         }
+    }
+
+    /// The effects of an accepted envelope from the identity: `t_last` of
+    /// its key; a birth, deprecation or duress.
+    pub(crate) fn observe(
+        &mut self,
+        env: &EnvelopeRef<'_>,
+        report: &impl Findings,
+        signer: Signer,
+    ) {
+        let t = env.ts();
+        self.seen(signer, t);
         match env.kind() {
             Kind::Birth if self.birth.is_none() => {
                 let Some(att) = env

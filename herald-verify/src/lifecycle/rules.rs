@@ -10,9 +10,29 @@ use herald_core::attestation::{BirthAttestation, DuressWitness, MoltPolicy};
 use herald_core::{EnvelopeRef, Kind, ReasonCode, Sigil};
 
 use super::record::{IdentityRecord, RecordedMolt};
-use super::{Identity, Signer, identity};
+use super::{Identity, Judged, Signer, identity};
 use crate::keyring::{Keyring, Provenance};
-use crate::report::{EnvelopeReport, ReportReason, SignedBy};
+use crate::report::{ReportReason, SignedBy};
+
+/// What the rules read of the envelope judged (a trace audit has it from
+/// its facts, without decoding the envelope again).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Stamp {
+    /// Its `id` field.
+    pub(crate) id: [u8; 32],
+    pub(crate) ts: u64,
+    pub(crate) kind: Kind,
+}
+
+impl From<&EnvelopeRef<'_>> for Stamp {
+    fn from(env: &EnvelopeRef<'_>) -> Self {
+        Self {
+            id: *env.id(),
+            ts: env.ts(),
+            kind: env.kind(),
+        }
+    }
+}
 
 /// The cool-off of P8 rule 2: a molt's `not_before` is at least this long
 /// after the outgoing key's last envelope, seconds.
@@ -54,7 +74,7 @@ pub(crate) struct MoltFacts<'a> {
 /// Rules 2, 4 and 5 on one molt: its verdict flags in `molt` and its
 /// reasons in `report`.
 pub(crate) fn judge_molt(
-    report: &mut EnvelopeReport,
+    report: &mut impl Judged,
     facts: &MoltFacts<'_>,
     keys: &Keyring,
     molt: &mut RecordedMolt,
@@ -84,7 +104,7 @@ pub(crate) fn judge_molt(
 /// The reasons a molt's verdict gives the molt envelope itself; the
 /// threshold and `t_last` name the numbers when known.
 pub(crate) fn molt_verdict(
-    report: &mut EnvelopeReport,
+    report: &mut impl Judged,
     molt: &RecordedMolt,
     threshold: Option<u64>,
     t_last: Option<u64>,
@@ -117,27 +137,27 @@ pub(crate) fn molt_verdict(
     }
 }
 
-/// The P8 reasons of an envelope `env` from an identity with record
+/// The P8 reasons of an envelope `env` (its stamp) from an identity with record
 /// `record`, signed by `signer`: `molt_unproven`, `rotated_key`,
 /// `deprecated_signer` and `disputed` (from `disputed_from` on); and its
 /// `signing_key`. Duress is [`duress`], judged once the envelope's own
 /// standing as a lifecycle event is known.
 pub(crate) fn judge(
-    report: &mut EnvelopeReport,
-    env: &EnvelopeRef<'_>,
+    report: &mut impl Judged,
+    env: &Stamp,
     signer: Option<Signer>,
     record: &IdentityRecord,
     disputed_from: Option<u64>,
 ) {
-    let t = env.ts();
+    let t = env.ts;
     match signer {
-        Some(Signer::Own(_)) => report.signing_key = Some(SignedBy::Birth),
+        Some(Signer::Own(_)) => report.set_signing_key(SignedBy::Birth),
         Some(Signer::Molt(i)) => {
             let n = i + 1;
             if let Some(m) = record.molts.get(i) {
                 // `molt N` names accepted molts only.
                 if m.accepted() {
-                    report.signing_key = Some(SignedBy::Molt(n));
+                    report.set_signing_key(SignedBy::Molt(n));
                 }
                 let why = if !m.accepted() {
                     Some(String::from(
@@ -165,7 +185,7 @@ pub(crate) fn judge(
     }
     if let Some(key) = signer.and_then(|s| record.key_of(s))
         && let Some((n, m)) = record.retired(&key, t)
-        && env.id() != &m.id
+        && env.id != m.id
     {
         report.push(ReportReason::new(
             ReasonCode::RotatedKey,
@@ -201,13 +221,13 @@ pub(crate) fn judge(
 /// accepted molt or deprecation not yet in the record. A duress envelope
 /// is never judged under its own duress.
 pub(crate) fn duress(
-    report: &mut EnvelopeReport,
-    env: &EnvelopeRef<'_>,
+    report: &mut impl Judged,
+    env: &Stamp,
     record: &IdentityRecord,
     also: Option<u64>,
 ) {
-    let t = env.ts();
-    if env.kind() == Kind::Duress {
+    let t = env.ts;
+    if env.kind == Kind::Duress {
         return;
     }
     let last_duress = record.duress.iter().copied().filter(|&d| d <= t).max();
@@ -257,7 +277,7 @@ pub(crate) trait Lineages {
 /// `lineage_consent` in `lineage_consents` (a consent graph, never proof of
 /// training). Each identity is visited once, without recursion.
 pub(crate) fn lineage<L: Lineages>(
-    report: &mut EnvelopeReport,
+    report: &mut impl Judged,
     env: &EnvelopeRef<'_>,
     birth: &BirthAttestation<'_>,
     consenting: &[Sigil],
@@ -280,7 +300,7 @@ pub(crate) fn lineage<L: Lineages>(
             ));
         }
         if consenting.iter().any(|c| c.same_key_as(&p)) {
-            report.lineage_consents.push(std::format!("{p}"));
+            report.consent(std::format!("{p}"));
         }
         if pid != child {
             stack.push(pid);

@@ -382,9 +382,10 @@ impl Receiver {
 
         // P8: the sender's witnessed lifecycle, then a molt's own rules.
         let mut state = current.clone().unwrap_or_default();
+        let stamp = rules::Stamp::from(env);
         rules::judge(
             &mut report,
-            env,
+            &stamp,
             origin.signer,
             &state,
             // Live, a dispute covers every envelope received after it,
@@ -410,7 +411,7 @@ impl Receiver {
         // An accepted molt or deprecation is itself a lifecycle event, later
         // than any duress before it.
         let event = matches!(env.kind(), Kind::Molt | Kind::Deprecation) && accepted(&report);
-        rules::duress(&mut report, env, &state, event.then_some(env.ts()));
+        rules::duress(&mut report, &stamp, &state, event.then_some(env.ts()));
 
         // P10: the replay cache, keyed by the key `from` names.
         let Some(signer) = self.signer_key(env, &state) else {

@@ -11,8 +11,8 @@ use herald_core::{
 };
 
 use crate::keyring::Keyring;
-use crate::lifecycle::{Identity, IdentityRecord, Molted, Signer, identity, origin_ok};
-use crate::report::{EnvelopeReport, KeyOrigin, ReportReason};
+use crate::lifecycle::{Identity, IdentityRecord, Molted, Signer, identity, origin_ok_of};
+use crate::report::{KeyOrigin, ReportReason};
 
 /// The identity `bytes` claims to be from, read from its `from` field
 /// before anything is verified (to fetch what was witnessed about it).
@@ -61,10 +61,7 @@ fn run<'b>(
     let mut out = Vec::new();
     let checked = check(bytes, keys, opts, &mut out);
     let reasons: Vec<ReportReason> = out.iter().map(|r| ReportReason::of(r, bytes)).collect();
-    let ok = origin_ok(&EnvelopeReport {
-        reasons: reasons.clone(),
-        ..EnvelopeReport::default()
-    });
+    let ok = origin_ok_of(reasons.iter().map(|r| (r.code, r.index)));
     (checked, reasons, ok)
 }
 

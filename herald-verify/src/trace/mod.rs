@@ -201,20 +201,15 @@ fn audit_with<'a>(
     let lifecycle_set = lifecycle::audit::Set {
         bytes: &set.bytes,
         facts: &set.facts,
+        inputs,
         proven: &proven,
         verdicts: &set.verdicts,
         tally,
     };
-    let cx = Context {
-        facts: &set.facts,
-        bytes: &set.bytes,
-        inputs,
-        details: &set.details.list,
-    };
     lifecycle::audit::apply(
         &lifecycle_set,
         &mut set.reports,
-        &cx,
+        &mut set.details,
         &learned.keys,
         &check_opts,
     );
@@ -253,7 +248,7 @@ fn audit_with<'a>(
         facts,
         bytes,
         inputs,
-        details: details.list,
+        details,
         traces,
         summary,
         proofs: proof_reports,
@@ -550,7 +545,7 @@ fn parents(set: &mut Checked<'_>, inputs: &[Input]) -> HashSet<usize> {
             facts: &set.facts,
             bytes: &set.bytes,
             inputs,
-            details: &set.details.list,
+            details: &set.details,
         };
         set.reports[i].push(why, &cx);
     }
@@ -566,7 +561,7 @@ fn replays(set: &mut Checked<'_>, inputs: &[Input]) {
         facts: &set.facts,
         bytes: &set.bytes,
         inputs,
-        details: &set.details.list,
+        details: &set.details,
     };
     let mut seen: HashMap<([u8; 32], [u8; 16]), usize> = HashMap::new();
     for (i, f) in set.facts.iter().enumerate() {
