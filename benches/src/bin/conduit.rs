@@ -4,10 +4,12 @@
 //! one thread, and (2) a relay + notary conduit on loopback under 50
 //! concurrent clients posting pre-signed envelopes. Reports posts/s, the
 //! ratio `throughput / (cores × 1 / (verify + sign))`, and p50/p99 latency
-//! against `--batch-ms`. It also reports the process's CPU time per post
-//! (server and clients: they share the machine) and `(verify + sign)` over
-//! it: the ratio the conduit would reach if the process had every core to
-//! itself, which on a shared machine it does not.
+//! against `--batch-ms`. It also reports CPU time per post, of the whole
+//! process and of the conduit alone (the clients run on their own runtime,
+//! whose threads are named `bench-client` and whose CPU time is taken out),
+//! and `(verify + sign)` over the conduit's: the ratio per core
+//! used, which does not depend on the share of the machine the process
+//! gets.
 //!
 //! With `--keep-alive N`, the same run then posts the same number of
 //! envelopes again with N clients that each keep one HTTP/1.1 connection
@@ -107,6 +109,17 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    // The load generator, on threads of its own so that its CPU time can
+    // be told apart from the conduit's.
+    let clients_rt = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name(CLIENT_THREAD)
+        .build()
+        .unwrap();
+    let rts = Runtimes {
+        conduit: &runtime,
+        clients: &clients_rt,
+    };
     let config = |state: &str, store: Option<&String>| {
         let mut config = Config::new(dir.path().join(state));
         config.roles = Roles {
@@ -130,7 +143,7 @@ fn main() {
     };
     let redb = vec![open("state", None)];
     let work = Arc::new(envelopes(&alice, &bob, posts, 0xaa));
-    let (took, latencies, cpu) = load(&runtime, redb, &work, clients, false);
+    let (took, latencies, cpu) = load(&rts, redb, &work, clients, false);
     let throughput = posts as f64 / took.as_secs_f64();
     let ceiling = cores as f64 / unit;
     println!(
@@ -148,11 +161,18 @@ fn main() {
     );
     println!(
         "process CPU during the load: {:.2} s of {:.2} s wall on {cores} cores ({:.0}% of them); {:.0} µs per post, (verify + sign) / that {:.3}",
-        cpu,
+        cpu.total,
         took.as_secs_f64(),
-        100.0 * cpu / (took.as_secs_f64() * cores as f64),
-        cpu / posts as f64 * 1e6,
-        unit * posts as f64 / cpu
+        100.0 * cpu.total / (took.as_secs_f64() * cores as f64),
+        cpu.total / posts as f64 * 1e6,
+        unit * posts as f64 / cpu.total
+    );
+    println!(
+        "conduit CPU (clients' {:.2} s taken out): {:.2} s, {:.0} µs per post; ratio per core used, (verify + sign) / that: {:.3} (target >= 0.5)",
+        cpu.clients,
+        cpu.conduit(),
+        cpu.conduit() / posts as f64 * 1e6,
+        unit * posts as f64 / cpu.conduit()
     );
     let p99 = pct(&latencies, 0.99);
     println!(
@@ -163,16 +183,18 @@ fn main() {
     );
     if let Some(kept) = keep_alive {
         let work = Arc::new(envelopes(&alice, &bob, posts, 0xab));
-        let (took, lat, cpu) = load(&runtime, vec![open("kept", None)], &work, kept, true);
+        let (took, lat, cpu) = load(&rts, vec![open("kept", None)], &work, kept, true);
         let t = posts as f64 / took.as_secs_f64();
         let q = pct(&lat, 0.99);
         println!(
-            "keep-alive, {kept} clients, {posts} posts: {:.2} s, {t:.0} posts/s, ratio {:.3}, process CPU {:.0}% of {cores} cores ({:.0} µs per post, (verify + sign) / that {:.3}), p50 {:.1} ms, p99 {q:.1} ms, p99 / batch-ms {:.2}",
+            "keep-alive, {kept} clients, {posts} posts: {:.2} s, {t:.0} posts/s, ratio {:.3}, process CPU {:.0}% of {cores} cores ({:.0} µs per post, (verify + sign) / that {:.3}), conduit CPU {:.0} µs per post, ratio per core used {:.3}, p50 {:.1} ms, p99 {q:.1} ms, p99 / batch-ms {:.2}",
             took.as_secs_f64(),
             t / ceiling,
-            100.0 * cpu / (took.as_secs_f64() * cores as f64),
-            cpu / posts as f64 * 1e6,
-            unit * posts as f64 / cpu,
+            100.0 * cpu.total / (took.as_secs_f64() * cores as f64),
+            cpu.total / posts as f64 * 1e6,
+            unit * posts as f64 / cpu.total,
+            cpu.conduit() / posts as f64 * 1e6,
+            unit * posts as f64 / cpu.conduit(),
             pct(&lat, 0.5),
             q / batch_ms as f64
         );
@@ -186,7 +208,7 @@ fn main() {
             .map(|i| open(&format!("fleet-{n}-{i}"), Some(&url)))
             .collect();
         let work = Arc::new(envelopes(&alice, &bob, posts, salt));
-        let (took, lat, cpu) = load(&runtime, conduits, &work, clients, false);
+        let (took, lat, cpu) = load(&rts, conduits, &work, clients, false);
         let t = posts as f64 / took.as_secs_f64();
         let q = pct(&lat, 0.99);
         println!(
@@ -194,7 +216,7 @@ fn main() {
             t / throughput,
             pct(&lat, 0.5),
             q / p99,
-            100.0 * cpu / (took.as_secs_f64() * cores as f64)
+            100.0 * cpu.total / (took.as_secs_f64() * cores as f64)
         );
     }
 }
@@ -204,31 +226,60 @@ fn pct(latencies: &[Duration], p: f64) -> f64 {
     latencies[((latencies.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3
 }
 
+/// The name of the client runtime's threads.
+const CLIENT_THREAD: &str = "bench-client";
+
+/// The conduits' runtime and the clients'.
+struct Runtimes<'r> {
+    conduit: &'r tokio::runtime::Runtime,
+    clients: &'r tokio::runtime::Runtime,
+}
+
+/// CPU seconds during a load: the process's, and its client threads'.
+struct Cpu {
+    total: f64,
+    clients: f64,
+}
+
+impl Cpu {
+    /// The conduit's: every thread but the clients' (its writer threads
+    /// and blocking pool included, ended ones too).
+    fn conduit(&self) -> f64 {
+        self.total - self.clients
+    }
+}
+
 /// Serve `conduits` on loopback and post `work` through them with
 /// `clients` concurrent clients (post `i` to conduit `i mod n`), each post
 /// on a new connection or (`keep_alive`) on the client's kept-alive one:
-/// the wall time, the sorted latencies, and the process CPU seconds.
+/// the wall time, the sorted latencies, and the CPU seconds.
 fn load(
-    runtime: &tokio::runtime::Runtime,
+    rts: &Runtimes<'_>,
     conduits: Vec<Conduit>,
     work: &Arc<Vec<Vec<u8>>>,
     clients: usize,
     keep_alive: bool,
-) -> (Duration, Vec<Duration>, f64) {
+) -> (Duration, Vec<Duration>, Cpu) {
     let work = Arc::clone(work);
-    let cpu_before = process_cpu();
-    let (took, mut latencies) = runtime.block_on(async move {
-        let mut addrs = Vec::new();
-        let mut servers = Vec::new();
-        for conduit in conduits {
-            let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-            addrs.push(listener.local_addr().unwrap());
-            let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-            let server = tokio::spawn(herald_conduit::serve(conduit, listener, async move {
+    let mut addrs = Vec::new();
+    let mut servers = Vec::new();
+    for conduit in conduits {
+        let listener = rts
+            .conduit
+            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .unwrap();
+        addrs.push(listener.local_addr().unwrap());
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let server = rts
+            .conduit
+            .spawn(herald_conduit::serve(conduit, listener, async move {
                 let _ = stopped.await;
             }));
-            servers.push((stop, server));
-        }
+        servers.push((stop, server));
+    }
+    let cpu_before = process_cpu();
+    let clients_before = thread_cpu(CLIENT_THREAD);
+    let (took, mut latencies) = rts.clients.block_on(async move {
         let addrs = Arc::new(addrs);
         let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
         let started = Instant::now();
@@ -267,22 +318,41 @@ fn load(
         for t in tasks {
             all.extend(t.await.unwrap());
         }
-        let took = started.elapsed();
-        for (stop, server) in servers {
-            let _ = stop.send(());
-            server.await.unwrap().unwrap();
-        }
-        (took, all)
+        (started.elapsed(), all)
     });
+    let cpu = Cpu {
+        total: process_cpu() - cpu_before,
+        clients: thread_cpu(CLIENT_THREAD) - clients_before,
+    };
+    for (stop, server) in servers {
+        let _ = stop.send(());
+        rts.conduit.block_on(server).unwrap().unwrap();
+    }
     latencies.sort();
-    (took, latencies, process_cpu() - cpu_before)
+    (took, latencies, cpu)
 }
 
 /// User + system CPU seconds of this process so far (Linux; 0 elsewhere).
 fn process_cpu() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+    std::fs::read_to_string("/proc/self/stat").map_or(0.0, |s| stat_cpu(&s))
+}
+
+/// User + system CPU seconds so far of this process's live threads named
+/// `name` (Linux; 0 elsewhere).
+fn thread_cpu(name: &str) -> f64 {
+    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
         return 0.0;
     };
+    tasks
+        .flatten()
+        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
+        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
+        .map(|s| stat_cpu(&s))
+        .sum()
+}
+
+/// utime + stime of a `/proc/…/stat` line, seconds.
+fn stat_cpu(stat: &str) -> f64 {
     // Fields after the command name (which ends with ')'): utime is the
     // 12th and stime the 13th of them, in clock ticks (100 per second).
     let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
