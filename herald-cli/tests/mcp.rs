@@ -1102,8 +1102,8 @@ fn the_guard_admits_only_fresh_signed_unreplayed_calls_of_its_keyring() {
     assert_eq!(verify(d, &trace).0, 0);
 }
 
-/// One raw HTTP/1.1 exchange; the status code.
-fn http_status(addr: &str, head: &str, body: &str) -> u16 {
+/// One raw HTTP/1.1 exchange: the status code and the whole answer.
+fn http_exchange(addr: &str, head: &str, body: &str) -> (u16, String) {
     use std::io::Read;
     let mut s = std::net::TcpStream::connect(addr).unwrap();
     s.set_read_timeout(Some(WAIT)).unwrap();
@@ -1116,11 +1116,59 @@ fn http_status(addr: &str, head: &str, body: &str) -> u16 {
     .unwrap();
     let mut answer = String::new();
     let _ = s.read_to_string(&mut answer);
-    answer
+    let status = answer
         .split(' ')
         .nth(1)
         .and_then(|c| c.parse().ok())
-        .unwrap_or_else(|| panic!("not HTTP: {answer:?}"))
+        .unwrap_or_else(|| panic!("not HTTP: {answer:?}"));
+    (status, answer)
+}
+
+/// One raw HTTP/1.1 exchange; the status code.
+fn http_status(addr: &str, head: &str, body: &str) -> u16 {
+    http_exchange(addr, head, body).0
+}
+
+/// `herald mcp proxy --listen 127.0.0.1:0 extra…` in front of
+/// server-everything: the process and its `HOST:PORT`.
+fn http_proxy(keys: &Keys, trace: &Path, extra: &[&str]) -> (Child, String) {
+    let mut args = vec!["--listen", "127.0.0.1:0"];
+    args.extend_from_slice(extra);
+    let mut c = proxy_command(keys, trace, &args, server());
+    let mut child = c.stdout(Stdio::piped()).spawn().unwrap();
+    let mut line = String::new();
+    BufReader::new(child.stdout.take().unwrap())
+        .read_line(&mut line)
+        .unwrap();
+    let addr = line
+        .trim()
+        .strip_prefix("listening on http://")
+        .and_then(|u| u.strip_suffix("/mcp"))
+        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+        .to_owned();
+    (child, addr)
+}
+
+/// The child processes of `pid` that have not ended (Linux).
+fn live_children(pid: u32) -> Vec<u32> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .flatten()
+        .filter_map(|t| std::fs::read_to_string(t.path().join("children")).ok())
+        .flat_map(|c| {
+            c.split_whitespace()
+                .filter_map(|p| p.parse().ok())
+                .collect::<Vec<u32>>()
+        })
+        .filter(|c| {
+            std::fs::read_to_string(format!("/proc/{c}/stat")).is_ok_and(|stat| {
+                let state = stat.rsplit_once(')').map(|(_, r)| r.trim_start());
+                !state.is_some_and(|r| r.starts_with('Z'))
+            })
+        })
+        .collect()
 }
 
 #[test]
@@ -1128,23 +1176,8 @@ fn streamable_http_keeps_host_and_origin_guards_and_sessions() {
     let _serial = serial();
     let keys = keys();
     let d = keys.dir.path();
-    let mut c = proxy_command(
-        &keys,
-        &d.join("h.herald"),
-        &["--listen", "127.0.0.1:0"],
-        server(),
-    );
-    let mut child = c.stdout(Stdio::piped()).spawn().unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    let url = line
-        .trim()
-        .strip_prefix("listening on http://")
-        .unwrap()
-        .to_owned();
-    let addr = url.strip_suffix("/mcp").unwrap();
+    let (mut child, addr) = http_proxy(&keys, &d.join("h.herald"), &[]);
+    let addr = addr.as_str();
     let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
     let ping = r#"{"jsonrpc":"2.0","id":2,"method":"ping"}"#;
     let host = format!("Host: {addr}\r\n");
@@ -1173,6 +1206,68 @@ fn streamable_http_keeps_host_and_origin_guards_and_sessions() {
     let _ = child.kill();
     let _ = child.wait();
     assert_eq!(statuses, [403, 403, 400, 404, 200]);
+}
+
+/// `--session-idle`: a session whose client keeps making requests lives
+/// on; once it stops, the session and its server child are ended, and
+/// its id is then unknown (404).
+#[test]
+fn an_idle_http_session_is_ended_with_its_server() {
+    let _serial = serial();
+    let keys = keys();
+    let d = keys.dir.path();
+    let (mut child, addr) = http_proxy(&keys, &d.join("idle.herald"), &["--session-idle", "1"]);
+    let addr = addr.as_str();
+    let host = format!("Host: {addr}\r\n");
+    let init = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}"#;
+    let (status, answer) = http_exchange(addr, &format!("POST /mcp HTTP/1.1\r\n{host}"), init);
+    assert_eq!(status, 200, "{answer}");
+    let session = answer
+        .lines()
+        .find_map(|l| {
+            l.to_ascii_lowercase()
+                .strip_prefix("mcp-session-id:")
+                .map(|v| v.trim().to_owned())
+        })
+        .unwrap_or_else(|| panic!("no Mcp-Session-Id: {answer}"));
+    let with = format!("POST /mcp HTTP/1.1\r\n{host}Mcp-Session-Id: {session}\r\n");
+    let initialized = r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#;
+    assert_eq!(http_status(addr, &with, initialized), 202);
+    assert!(
+        !live_children(child.id()).is_empty(),
+        "the session's server is running"
+    );
+    // A client that keeps asking keeps its session, well past the limit.
+    let busy = Instant::now();
+    let mut n = 2;
+    let mut sent = Instant::now();
+    while busy.elapsed() < Duration::from_millis(2500) {
+        let ping = format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"ping"}}"#);
+        sent = Instant::now();
+        let (status, answer) = http_exchange(addr, &with, &ping);
+        assert_eq!(status, 200, "a busy session was ended: {answer}");
+        n += 1;
+        std::thread::sleep(Duration::from_millis(300));
+    }
+    // Then it stops: the session ends, and its server with it.
+    while !live_children(child.id()).is_empty() {
+        assert!(
+            sent.elapsed() < Duration::from_secs(20),
+            "the idle session's server still runs: {:?}",
+            live_children(child.id())
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    let ended = sent.elapsed();
+    let ping = format!(r#"{{"jsonrpc":"2.0","id":{n},"method":"ping"}}"#);
+    let status = http_status(addr, &with, &ping);
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(status, 404, "an ended session's id must be unknown");
+    assert!(
+        ended >= Duration::from_secs(1),
+        "ended {ended:?} after the last request, before its idle limit"
+    );
 }
 
 /// server-everything in its streamable HTTP mode on a free loopback port

@@ -12,6 +12,10 @@
 //!   session) starts a session and its answer carries `Mcp-Session-Id`.
 //! - `GET /mcp`: the session's stream for everything not tied to a request.
 //! - `DELETE /mcp`: ends the session (the server's input is closed).
+//! - A session idle for `--session-idle` (no request from its client, no
+//!   request of it pending, no GET stream open) is ended the same way, so
+//!   a client that went away without `DELETE` does not leave its server
+//!   running (rmcp's session manager does the same, 5 minutes by default).
 //! - Host and Origin guards (against DNS rebinding): a request whose `Host`
 //!   is not a loopback name, or whose `Origin` is present and not a
 //!   loopback origin, is refused `403`.
@@ -22,6 +26,7 @@ use std::path::PathBuf;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
+use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, Bytes};
@@ -62,6 +67,8 @@ pub struct HttpConfig {
     /// The server: a command (a child per session) or a URL (an
     /// upstream session per session).
     pub upstream: Upstream,
+    /// `--session-idle`: end a session idle this long (`None`: never).
+    pub idle: Option<Duration>,
 }
 
 struct Shared {
@@ -86,11 +93,33 @@ struct Streams {
 struct Session {
     input: tokio::sync::Mutex<Option<DuplexStream>>,
     streams: Mutex<Streams>,
+    /// Its client's last request.
+    touched: Mutex<Instant>,
 }
 
 impl Session {
     fn streams(&self) -> std::sync::MutexGuard<'_, Streams> {
         self.streams.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Its client made a request.
+    fn touch(&self) {
+        *self.touched.lock().unwrap_or_else(|p| p.into_inner()) = Instant::now();
+    }
+
+    /// No request from its client for `limit`, and no stream a client
+    /// still reads (a pending request's, or the GET stream).
+    fn idle(&self, now: Instant, limit: Duration) -> bool {
+        let touched = *self.touched.lock().unwrap_or_else(|p| p.into_inner());
+        let streams = self.streams();
+        now.saturating_duration_since(touched) >= limit
+            && streams.pending.values().all(Events::is_closed)
+            && streams.get.as_ref().is_none_or(Events::is_closed)
+    }
+
+    /// End it: closing the server's input is a stdio shutdown.
+    async fn end(&self) {
+        self.input.lock().await.take();
     }
 
     async fn write(&self, message: &[u8]) -> bool {
@@ -163,14 +192,49 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     config: HttpConfig,
 ) -> std::io::Result<()> {
+    let idle = config.idle;
     let shared = Arc::new(Shared {
         config,
         sessions: Mutex::new(HashMap::new()),
     });
+    if let Some(limit) = idle {
+        tokio::spawn(reap(Arc::downgrade(&shared), limit));
+    }
     let app = Router::new()
         .route("/mcp", post(on_post).get(on_get).delete(on_delete))
         .with_state(shared);
     axum::serve(listener, app).await
+}
+
+/// End the sessions idle for `limit`, looking a few times per `limit`,
+/// until the server is gone.
+async fn reap(shared: std::sync::Weak<Shared>, limit: Duration) {
+    let every = (limit / 4).clamp(Duration::from_millis(50), Duration::from_secs(30));
+    loop {
+        tokio::time::sleep(every).await;
+        let Some(shared) = shared.upgrade() else {
+            return;
+        };
+        let now = Instant::now();
+        let idle: Vec<(String, Arc<Session>)> = {
+            let mut sessions = shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
+            let ids: Vec<String> = sessions
+                .iter()
+                .filter(|(_, s)| s.idle(now, limit))
+                .map(|(id, _)| id.clone())
+                .collect();
+            ids.into_iter()
+                .filter_map(|id| sessions.remove(&id).map(|s| (id, s)))
+                .collect()
+        };
+        for (id, session) in idle {
+            eprintln!(
+                "herald-mcp: session {id} idle for {} s: ended",
+                limit.as_secs_f64()
+            );
+            session.end().await;
+        }
+    }
 }
 
 fn loopback_host(host: &str) -> bool {
@@ -206,10 +270,12 @@ fn session_of(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Refu
         .and_then(|v| v.to_str().ok())
         .ok_or((StatusCode::BAD_REQUEST, "herald-mcp: no Mcp-Session-Id"))?;
     let sessions = shared.sessions.lock().unwrap_or_else(|p| p.into_inner());
-    sessions
+    let session = sessions
         .get(id)
         .cloned()
-        .ok_or((StatusCode::NOT_FOUND, "herald-mcp: no such session"))
+        .ok_or((StatusCode::NOT_FOUND, "herald-mcp: no such session"))?;
+    session.touch();
+    Ok(session)
 }
 
 /// A new session: its wrapper and server started, its router running.
@@ -226,6 +292,7 @@ fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
     let session = Arc::new(Session {
         input: tokio::sync::Mutex::new(Some(http_in)),
         streams: Mutex::new(Streams::default()),
+        touched: Mutex::new(Instant::now()),
     });
     let c = &shared.config;
     let ledger = Ledger::new(c.keys.duplicate(), c.recorder.clone(), c.pin.clone());
@@ -339,8 +406,7 @@ async fn on_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Res
         Ok(s) => s,
         Err(r) => return r.into_response(),
     };
-    // Closing the server's input ends the session (stdio shutdown).
-    session.input.lock().await.take();
+    session.end().await;
     StatusCode::OK.into_response()
 }
 
@@ -349,6 +415,7 @@ async fn on_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Res
 pub fn run_http(
     listen: std::net::SocketAddr,
     config: crate::ProxyConfig,
+    idle: Option<Duration>,
 ) -> Result<(), crate::ProxyError> {
     use crate::ProxyError;
     let crate::ProxyConfig {
@@ -379,6 +446,7 @@ pub fn run_http(
             recorder: Recorder::new(trace, conduit),
             pin,
             upstream,
+            idle,
         };
         serve_http(listener, config).await.map_err(ProxyError::Io)
     })

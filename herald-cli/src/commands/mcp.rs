@@ -14,6 +14,7 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use herald_mcp::guard::GuardConfig;
@@ -92,6 +93,10 @@ pub(crate) struct ProxyArgs {
     /// server and trace); prints "listening on http://ADDR/mcp"
     #[arg(long, value_name = "ADDR")]
     pub(crate) listen: Option<std::net::SocketAddr>,
+    /// With --listen: end a session (and its server) after SECS without a request from its client
+    /// and with no stream open to it; 0: never
+    #[arg(long, value_name = "SECS", default_value_t = 300, requires = "listen")]
+    pub(crate) session_idle: u64,
     /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
     #[arg(long, value_name = "FILE")]
     pub(crate) pin: Option<PathBuf>,
@@ -154,7 +159,9 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
         upstream: args.server.upstream(),
     };
     if let Some(listen) = args.listen {
-        herald_mcp::http::run_http(listen, config).map_err(|e| CliError::new(e.to_string()))?;
+        let idle = (args.session_idle > 0).then(|| Duration::from_secs(args.session_idle));
+        herald_mcp::http::run_http(listen, config, idle)
+            .map_err(|e| CliError::new(e.to_string()))?;
         return Ok(ExitCode::SUCCESS);
     }
     let code = herald_mcp::run_stdio(config).map_err(|e| CliError::new(e.to_string()))?;
