@@ -7,7 +7,7 @@
 //! ([`Audited::into_report`] is how it gives it), so the CLI can write
 //! 300 000 envelopes' reports one at a time without holding them all.
 
-use alloc::{boxed::Box, string::String, vec::Vec};
+use alloc::{boxed::Box, collections::BTreeMap, string::String, vec::Vec};
 use std::collections::HashMap;
 
 use herald_core::{Detail, Reason, ReasonCode, Status};
@@ -119,13 +119,16 @@ impl Why {
 
 /// Each distinct detail of an audit's reasons, once: a reason keeps its
 /// place here (most envelopes share a handful of details). The lifecycle
-/// rules' texts likewise: an identity's envelopes share a few.
+/// rules' texts likewise: an identity's envelopes share a few. And what a
+/// report kept as codes has no field for: the lineage consents of births
+/// (P8), by listed entry.
 #[derive(Debug, Default)]
 pub(crate) struct Details {
     pub(crate) list: Vec<Detail>,
     at: HashMap<Detail, u32>,
     texts: Vec<String>,
     text_at: HashMap<String, u32>,
+    consents: BTreeMap<u32, Vec<String>>,
 }
 
 impl Details {
@@ -224,7 +227,12 @@ impl Codes {
             reasons: self.reasons.iter().map(|w| w.form(i, cx)).collect(),
             key_source: self.key_source,
             signing_key: self.signing_key,
-            lineage_consents: Vec::new(),
+            lineage_consents: cx
+                .details
+                .consents
+                .get(&self.entry)
+                .cloned()
+                .unwrap_or_default(),
             source,
             trace: f.map(|f| hex(&f.trace)),
             parent: f.and_then(|f| f.parent).map(|p| hex(&p)),
@@ -359,24 +367,11 @@ impl Findings for Kept {
     }
 }
 
-/// A kept report open to the lifecycle rules: their texts go to the
-/// audit's [`Details`], and the lineage consents they give to `consents`
-/// (a report kept as codes has no place for them: the audit forms a
-/// birth that has any in full).
+/// A kept report open to the lifecycle rules: the texts and lineage
+/// consents they give go to the audit's [`Details`].
 pub(crate) struct Judging<'k> {
     pub(crate) kept: &'k mut Kept,
     pub(crate) details: &'k mut Details,
-    pub(crate) consents: Vec<String>,
-}
-
-impl<'k> Judging<'k> {
-    pub(crate) fn new(kept: &'k mut Kept, details: &'k mut Details) -> Self {
-        Self {
-            kept,
-            details,
-            consents: Vec::new(),
-        }
-    }
 }
 
 impl Findings for Judging<'_> {
@@ -399,7 +394,12 @@ impl Judged for Judging<'_> {
 
     fn consent(&mut self, parent: String) {
         match self.kept {
-            Kept::Codes(_) => self.consents.push(parent),
+            Kept::Codes(c) => self
+                .details
+                .consents
+                .entry(c.entry)
+                .or_default()
+                .push(parent),
             Kept::Formed { report, .. } => report.lineage_consents.push(parent),
         }
     }

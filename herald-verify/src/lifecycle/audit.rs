@@ -23,7 +23,6 @@
 
 use alloc::{
     collections::{BTreeMap, BTreeSet},
-    string::String,
     vec,
     vec::Vec,
 };
@@ -36,20 +35,17 @@ use herald_core::{CheckOptions, EnvelopeRef, KeySource, Kind, PublicKey, Scope, 
 use super::record::{IdentityRecord, RecordedMolt, parse_policy};
 use super::rules::{self, Lineages, MoltFacts, Stamp};
 use super::{Findings, Identity, Molted, Signer, identity, origin_ok_of, valid_cosigners};
-use crate::audited::{Context, Details, Judging, Kept};
+use crate::audited::{Details, Judging, Kept};
 use crate::facts::Facts;
 use crate::keyring::Keyring;
 use crate::report::{KeyOrigin, SignedBy};
-use crate::trace::Input;
 use crate::verdicts::{Memo, Tally, Verdict};
 
-/// The checked set, read-only: envelope i's bytes and facts, the inputs
-/// they lie in, the ids proven included in an accepted log, and step 3's
-/// verdicts.
+/// The checked set, read-only: envelope i's bytes and facts, the ids
+/// proven included in an accepted log, and step 3's verdicts.
 pub(crate) struct Set<'s, 'a> {
     pub(crate) bytes: &'s [&'a [u8]],
     pub(crate) facts: &'s [Option<Facts>],
-    pub(crate) inputs: &'a [Input],
     pub(crate) proven: &'s BTreeSet<[u8; 32]>,
     /// The signature verdicts step 3 kept, by envelope, for checking an
     /// envelope again with a molt's key without verifying anything twice.
@@ -121,33 +117,12 @@ pub(crate) fn apply(
                 .or_insert_with(|| att.parents().filter_map(|p| identity(&p)).collect());
         }
     }
-    let mut consents: BTreeMap<usize, Vec<String>> = BTreeMap::new();
     for &b in &births {
         let Some((v, att)) = audit.attested(b) else {
             continue;
         };
         let consenting = valid_cosigners(&v, &audit.kept[b], Scope::LineageConsent);
-        let mut judging = audit.judging(b);
-        let Ok(()) = rules::lineage(&mut judging, &v, &att, &consenting, &mut known);
-        if !judging.consents.is_empty() {
-            consents.insert(b, judging.consents);
-        }
-    }
-    // A report kept as codes has no place for lineage consents: such a
-    // birth is formed in full (one per identity and parent set, at most).
-    if !consents.is_empty() {
-        let cx = Context {
-            facts: set.facts,
-            bytes: set.bytes,
-            inputs: set.inputs,
-            details: audit.details,
-        };
-        for (b, given) in consents {
-            let mut report = audit.kept[b].form(&cx);
-            report.lineage_consents = given;
-            let entry = audit.kept[b].entry().and_then(|e| u32::try_from(e).ok());
-            audit.kept[b] = Kept::formed(entry, report);
-        }
+        let Ok(()) = rules::lineage(&mut audit.judging(b), &v, &att, &consenting, &mut known);
     }
 }
 
@@ -220,7 +195,10 @@ impl<'a> Audit<'_, '_, 'a> {
     }
 
     fn judging(&mut self, i: usize) -> Judging<'_> {
-        Judging::new(&mut self.kept[i], self.details)
+        Judging {
+            kept: &mut self.kept[i],
+            details: self.details,
+        }
     }
 
     /// One identity's record from its `members` (sorted by `ts`), every

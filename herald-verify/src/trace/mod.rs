@@ -201,7 +201,6 @@ fn audit_with<'a>(
     let lifecycle_set = lifecycle::audit::Set {
         bytes: &set.bytes,
         facts: &set.facts,
-        inputs,
         proven: &proven,
         verdicts: &set.verdicts,
         tally,
