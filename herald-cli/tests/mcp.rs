@@ -1009,6 +1009,21 @@ fn guarded_call(c: &mut Client, id: u64, message: &str, envelope: Option<&str>) 
     c.request(id, "tools/call", params)
 }
 
+/// The call `envelope` signs, as request `id`: admitted with the server's
+/// own answer; the same envelope again, as request `id + 1`: a replay.
+fn admitted_once(c: &mut Client, id: u64, message: &str, envelope: &str) {
+    let r = guarded_call(c, id, message, Some(envelope));
+    assert_eq!(
+        r.pointer("/result/content/0/text"),
+        Some(&json!(format!("Echo: {message}"))),
+        "{r}"
+    );
+    assert_eq!(
+        refused_for(&guarded_call(c, id + 1, message, Some(envelope))),
+        ["replayed_nonce"]
+    );
+}
+
 fn refused_for(r: &Value) -> Vec<String> {
     assert_eq!(r.pointer("/result/isError"), Some(&json!(true)), "{r}");
     r.pointer("/result/_meta/herald~1reasons")
@@ -1040,18 +1055,9 @@ fn the_guard_admits_only_fresh_signed_unreplayed_calls_of_its_keyring() {
         refused_for(&guarded_call(&mut c, 3, "forged", Some(&good))),
         ["call_mismatch"]
     );
-    // The call it signs: admitted, the server's answer as it is.
-    let r = guarded_call(&mut c, 4, "signed", Some(&good));
-    assert_eq!(
-        r.pointer("/result/content/0/text"),
-        Some(&json!("Echo: signed")),
-        "{r}"
-    );
-    // The same again: a replay.
-    assert_eq!(
-        refused_for(&guarded_call(&mut c, 5, "signed", Some(&good))),
-        ["replayed_nonce"]
-    );
+    // The call it signs: admitted, the server's answer as it is; the same
+    // again: a replay.
+    admitted_once(&mut c, 4, "signed", &good);
     // A signer outside the keyring; a stale request.
     let stranger = signed_echo(d, "tool.key", "x", None);
     assert!(
@@ -1511,15 +1517,6 @@ fn the_guard_faces_a_streamable_http_upstream_too() {
         ["origin_missing"]
     );
     let good = signed_echo(d, "agent.key", "over http", None);
-    let r = guarded_call(&mut c, 3, "over http", Some(&good));
-    assert_eq!(
-        r.pointer("/result/content/0/text"),
-        Some(&json!("Echo: over http")),
-        "{r}"
-    );
-    assert_eq!(
-        refused_for(&guarded_call(&mut c, 4, "over http", Some(&good))),
-        ["replayed_nonce"]
-    );
+    admitted_once(&mut c, 3, "over http", &good);
     c.finish();
 }
