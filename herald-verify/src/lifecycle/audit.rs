@@ -106,15 +106,21 @@ pub(crate) fn apply(
         );
     }
     // Lineage, across identities: the first verified birth of each child
-    // stands for it in the walk.
+    // (with a readable attestation) stands for it in the walk, so only
+    // births of children not yet known are decoded here. Each birth is
+    // decoded again below for its own rules: keeping the views between the
+    // two passes would hold one per birth (issue 14).
     for &b in &births {
-        if let Some((v, att)) = audit.attested(b)
-            && let Some(child) = identity(&v.from_sigil())
-        {
+        let Some(child) = audit.fact(b).and_then(|f| f.identity) else {
+            continue;
+        };
+        if known.parents.contains_key(&child) {
+            continue;
+        }
+        if let Some((_, att)) = audit.attested(b) {
             known
                 .parents
-                .entry(child)
-                .or_insert_with(|| att.parents().filter_map(|p| identity(&p)).collect());
+                .insert(child, att.parents().filter_map(|p| identity(&p)).collect());
         }
     }
     for &b in &births {
