@@ -17,7 +17,7 @@ use crate::facts::Facts;
 use crate::lifecycle::{Findings, Judged};
 use crate::report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, Shape, SignedBy, Source, Summary,
-    TraceReport, hex, status_of,
+    TraceReport, TraceShape, hex, status_of,
 };
 use crate::trace::Input;
 
@@ -544,20 +544,22 @@ impl<'a> Audited<'a> {
     /// Every trace's report, in order of first appearance, each formed as
     /// it is reached.
     pub fn traces(&self) -> impl ExactSizeIterator<Item = TraceReport> + '_ {
-        let id = |i: &u32| {
-            self.facts
-                .get(*i as usize)
-                .and_then(Option::as_ref)
-                .map_or_else(String::new, |f| hex(&f.id))
-        };
         self.traces.iter().map(move |t| TraceReport {
             trace: hex(&t.trace),
-            genesis: t.genesis.as_ref().map(id),
-            leaves: t.leaves.iter().map(id).collect(),
+            genesis: t.genesis.map(|i| self.id_hex(i)),
+            leaves: t.leaves.iter().map(|&i| self.id_hex(i)).collect(),
             valid: t.valid,
             partial: t.partial,
             invalid: t.invalid,
         })
+    }
+
+    /// Listed entry `i`'s id, hex.
+    fn id_hex(&self, i: u32) -> String {
+        self.facts
+            .get(i as usize)
+            .and_then(Option::as_ref)
+            .map_or_else(String::new, |f| hex(&f.id))
     }
 
     /// Counts per status.
@@ -607,10 +609,30 @@ impl Serialize for Audited<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         Shape {
             envelopes: Each(|| self.envelopes()),
-            traces: Each(|| self.traces()),
+            traces: Each(|| self.traces.iter().map(|t| Written(self, t))),
             summary: self.summary,
             proofs: &self.proofs,
             unlisted: self.unlisted,
+        }
+        .serialize(s)
+    }
+}
+
+/// A trace of an [`Audited`] as its JSON is written: its leaves' ids
+/// formed one at a time, not gathered ([`TraceShape`]).
+struct Written<'s, 'a>(&'s Audited<'a>, &'s TraceKept);
+
+impl Serialize for Written<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let Self(audited, t) = *self;
+        let genesis = t.genesis.map(|i| audited.id_hex(i));
+        TraceShape {
+            trace: &hex(&t.trace),
+            genesis: genesis.as_deref(),
+            leaves: Each(|| t.leaves.iter().map(|&i| audited.id_hex(i))),
+            valid: t.valid,
+            partial: t.partial,
+            invalid: t.invalid,
         }
         .serialize(s)
     }

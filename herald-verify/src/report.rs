@@ -244,7 +244,7 @@ pub struct Source {
 }
 
 /// One trace: the envelopes whose `trace` field names it (CLI.md).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct TraceReport {
     /// The trace id, hex.
@@ -259,6 +259,34 @@ pub struct TraceReport {
     pub partial: usize,
     /// Count of invalid envelopes.
     pub invalid: usize,
+}
+
+/// The CLI.md JSON shape of one trace, for [`TraceReport`] and
+/// [`crate::audited::Audited`] alike: an audited trace's leaves are
+/// written as they are formed (one trace may have a million).
+#[derive(Serialize)]
+#[serde(rename = "TraceReport")]
+pub(crate) struct TraceShape<'r, L> {
+    pub(crate) trace: &'r str,
+    pub(crate) genesis: Option<&'r str>,
+    pub(crate) leaves: L,
+    pub(crate) valid: usize,
+    pub(crate) partial: usize,
+    pub(crate) invalid: usize,
+}
+
+impl Serialize for TraceReport {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        TraceShape {
+            trace: &self.trace,
+            genesis: self.genesis.as_deref(),
+            leaves: &self.leaves,
+            valid: self.valid,
+            partial: self.partial,
+            invalid: self.invalid,
+        }
+        .serialize(s)
+    }
 }
 
 /// Counts per status.
