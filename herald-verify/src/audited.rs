@@ -88,15 +88,15 @@ impl Why {
                 ReportReason::of(&reason, cx.bytes.get(i).copied().unwrap_or_default())
             }
             Self::MissingParent => {
-                let parent = cx.fact(i).and_then(|f| f.parent).unwrap_or_default();
+                let parent = cx.fact(i).and_then(|f| f.parent).unwrap_or(&[0; 32]);
                 ReportReason::new(
                     ReasonCode::MissingParent,
-                    std::format!("parent {} is not in the set", hex(&parent)),
+                    std::format!("parent {} is not in the set", hex(parent)),
                 )
             }
             Self::Replayed { first } => {
                 let first = *first as usize;
-                let by = cx.fact(first).map(|f| hex(&f.id));
+                let by = cx.fact(first).map(|f| hex(f.id));
                 ReportReason::new(
                     ReasonCode::ReplayedNonce,
                     std::format!(
@@ -170,14 +170,14 @@ impl Details {
 /// the inputs they lie in, the details of the reasons.
 #[derive(Clone, Copy)]
 pub(crate) struct Context<'s, 'a> {
-    pub(crate) facts: &'s [Option<Facts>],
+    pub(crate) facts: &'s [Option<Facts<'a>>],
     pub(crate) bytes: &'s [&'a [u8]],
     pub(crate) inputs: &'a [Input],
     pub(crate) details: &'s Details,
 }
 
-impl Context<'_, '_> {
-    fn fact(&self, i: usize) -> Option<&Facts> {
+impl<'a> Context<'_, 'a> {
+    fn fact(&self, i: usize) -> Option<&Facts<'a>> {
         self.facts.get(i).and_then(Option::as_ref)
     }
 
@@ -222,7 +222,7 @@ impl Codes {
         let bytes = cx.bytes.get(i).copied().unwrap_or_default();
         let source = cx.source(bytes);
         EnvelopeReport {
-            id: f.map(|f| hex(&f.id)),
+            id: f.map(|f| hex(f.id)),
             from: self.sender(cx).map(String::from),
             reasons: self.reasons.iter().map(|w| w.form(i, cx)).collect(),
             key_source: self.key_source,
@@ -234,8 +234,8 @@ impl Codes {
                 .cloned()
                 .unwrap_or_default(),
             source,
-            trace: f.map(|f| hex(&f.trace)),
-            parent: f.and_then(|f| f.parent).map(|p| hex(&p)),
+            trace: f.map(|f| hex(f.trace)),
+            parent: f.and_then(|f| f.parent).map(|p| hex(p)),
             kind: f.map(|f| f.kind),
         }
     }
@@ -405,17 +405,32 @@ impl Judged for Judging<'_> {
     }
 }
 
-/// A trace as an audit keeps it: ids as listed entries.
+/// A trace as an audit keeps it: ids as listed entries, 28 bytes.
 #[derive(Clone, Debug)]
 pub(crate) struct TraceKept {
-    pub(crate) trace: [u8; 32],
+    /// Its first listed entry, whose facts name the trace.
+    pub(crate) first: u32,
     /// The genesis's listed entry.
     pub(crate) genesis: Option<u32>,
-    /// The leaves' listed entries.
-    pub(crate) leaves: Vec<u32>,
-    pub(crate) valid: usize,
-    pub(crate) partial: usize,
-    pub(crate) invalid: usize,
+    /// Its leaves: their listed entries are [`Audited`]'s `leaves[range]`.
+    pub(crate) leaves: core::ops::Range<u32>,
+    pub(crate) valid: u32,
+    pub(crate) partial: u32,
+    pub(crate) invalid: u32,
+}
+
+impl TraceKept {
+    /// The trace of listed entry `first`, nothing counted yet.
+    pub(crate) fn new(first: u32) -> Self {
+        Self {
+            first,
+            genesis: None,
+            leaves: 0..0,
+            valid: 0,
+            partial: 0,
+            invalid: 0,
+        }
+    }
 }
 
 /// The ids of a decoded envelope, as the tree of a report links them.
@@ -454,11 +469,13 @@ pub struct Audited<'a> {
     /// In report order (items that are not envelopes in their places).
     pub(crate) kept: Vec<Kept>,
     /// By listed entry.
-    pub(crate) facts: Vec<Option<Facts>>,
+    pub(crate) facts: Vec<Option<Facts<'a>>>,
     pub(crate) bytes: Vec<&'a [u8]>,
     pub(crate) inputs: &'a [Input],
     pub(crate) details: Details,
     pub(crate) traces: Vec<TraceKept>,
+    /// Every trace's leaves, grouped by trace.
+    pub(crate) leaves: Vec<u32>,
     pub(crate) summary: Summary,
     pub(crate) proofs: Vec<ProofReport>,
     pub(crate) unlisted: usize,
@@ -522,9 +539,9 @@ impl<'a> Audited<'a> {
     pub fn links(&self, k: usize) -> Option<Links<'_>> {
         let f = self.facts.get(self.kept.get(k)?.entry()?)?.as_ref()?;
         Some(Links {
-            id: &f.id,
-            parent: f.parent.as_ref(),
-            trace: &f.trace,
+            id: f.id,
+            parent: f.parent,
+            trace: f.trace,
         })
     }
 
@@ -532,12 +549,12 @@ impl<'a> Audited<'a> {
     pub fn trace_counts(&self) -> impl Iterator<Item = (&[u8; 32], TraceCounts)> + '_ {
         self.traces.iter().map(|t| {
             let counts = TraceCounts {
-                valid: t.valid,
-                partial: t.partial,
-                invalid: t.invalid,
+                valid: t.valid as usize,
+                partial: t.partial as usize,
+                invalid: t.invalid as usize,
                 leaves: t.leaves.len(),
             };
-            (&t.trace, counts)
+            (self.trace_id(t), counts)
         })
     }
 
@@ -545,13 +562,28 @@ impl<'a> Audited<'a> {
     /// it is reached.
     pub fn traces(&self) -> impl ExactSizeIterator<Item = TraceReport> + '_ {
         self.traces.iter().map(move |t| TraceReport {
-            trace: hex(&t.trace),
+            trace: hex(self.trace_id(t)),
             genesis: t.genesis.map(|i| self.id_hex(i)),
-            leaves: t.leaves.iter().map(|&i| self.id_hex(i)).collect(),
-            valid: t.valid,
-            partial: t.partial,
-            invalid: t.invalid,
+            leaves: self.leaves_of(t).iter().map(|&i| self.id_hex(i)).collect(),
+            valid: t.valid as usize,
+            partial: t.partial as usize,
+            invalid: t.invalid as usize,
         })
+    }
+
+    /// The id of trace `t`.
+    fn trace_id(&self, t: &TraceKept) -> &[u8; 32] {
+        self.facts
+            .get(t.first as usize)
+            .and_then(Option::as_ref)
+            .map_or(&[0; 32], |f| f.trace)
+    }
+
+    /// The listed entries of trace `t`'s leaves.
+    fn leaves_of(&self, t: &TraceKept) -> &[u32] {
+        self.leaves
+            .get(t.leaves.start as usize..t.leaves.end as usize)
+            .unwrap_or_default()
     }
 
     /// Listed entry `i`'s id, hex.
@@ -559,7 +591,7 @@ impl<'a> Audited<'a> {
         self.facts
             .get(i as usize)
             .and_then(Option::as_ref)
-            .map_or_else(String::new, |f| hex(&f.id))
+            .map_or_else(String::new, |f| hex(f.id))
     }
 
     /// Counts per status.
@@ -627,12 +659,12 @@ impl Serialize for Written<'_, '_> {
         let Self(audited, t) = *self;
         let genesis = t.genesis.map(|i| audited.id_hex(i));
         TraceShape {
-            trace: &hex(&t.trace),
+            trace: &hex(audited.trace_id(t)),
             genesis: genesis.as_deref(),
-            leaves: Each(|| t.leaves.iter().map(|&i| audited.id_hex(i))),
-            valid: t.valid,
-            partial: t.partial,
-            invalid: t.invalid,
+            leaves: Each(|| audited.leaves_of(t).iter().map(|&i| audited.id_hex(i))),
+            valid: t.valid as usize,
+            partial: t.partial as usize,
+            invalid: t.invalid as usize,
         }
         .serialize(s)
     }

@@ -332,7 +332,7 @@ pub struct ProofInput<'a> {
 pub(crate) fn check_proofs(
     proofs: &[ProofInput<'_>],
     bytes: &[&[u8]],
-    ids: &[Option<[u8; 32]>],
+    ids: &[Option<&[u8; 32]>],
     limits: &Limits,
     keyring: &Keyring,
     policy: Option<&dyn LogPolicy>,
@@ -344,7 +344,7 @@ pub(crate) fn check_proofs(
     if !proofs.is_empty() {
         for (i, id) in ids.iter().enumerate() {
             if let Some(id) = id {
-                by_id.entry(*id).or_default().push(i);
+                by_id.entry(**id).or_default().push(i);
             }
         }
     }

@@ -10,14 +10,15 @@ use crate::keyring::Keyring;
 use crate::lifecycle::rules::Stamp;
 use crate::lifecycle::{Identity, identity};
 
-/// The facts of one envelope.
+/// The facts of one envelope: its ids and nonce borrowed from its bytes
+/// in the input, 88 bytes.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Facts {
+pub(crate) struct Facts<'a> {
     /// The `id` field (not necessarily the computed id).
-    pub(crate) id: [u8; 32],
-    pub(crate) trace: [u8; 32],
-    pub(crate) parent: Option<[u8; 32]>,
-    pub(crate) nonce: [u8; 16],
+    pub(crate) id: &'a [u8; 32],
+    pub(crate) trace: &'a [u8; 32],
+    pub(crate) parent: Option<&'a [u8; 32]>,
+    pub(crate) nonce: &'a [u8; 16],
     pub(crate) ts: u64,
     pub(crate) kind: Kind,
     /// `parent` is null.
@@ -31,15 +32,15 @@ pub(crate) struct Facts {
     pub(crate) key_known: bool,
 }
 
-impl Facts {
-    pub(crate) fn of(v: &EnvelopeRef<'_>, keys: &Keyring) -> Self {
+impl<'a> Facts<'a> {
+    pub(crate) fn of(v: &EnvelopeRef<'a>, keys: &Keyring) -> Self {
         let from = v.from_sigil();
         let key = keys.lookup(&from).map(|(k, _)| *k.as_bytes());
         Self {
-            id: *v.id(),
-            trace: *v.trace(),
-            parent: v.parent().copied(),
-            nonce: *v.nonce(),
+            id: v.id(),
+            trace: v.trace(),
+            parent: v.parent(),
+            nonce: v.nonce(),
             ts: v.ts(),
             kind: v.kind(),
             genesis: v.is_genesis(),
@@ -50,11 +51,11 @@ impl Facts {
     }
 }
 
-impl Facts {
+impl Facts<'_> {
     /// What the lifecycle rules read of it.
     pub(crate) fn stamp(&self) -> Stamp {
         Stamp {
-            id: self.id,
+            id: *self.id,
             ts: self.ts,
             kind: self.kind,
         }

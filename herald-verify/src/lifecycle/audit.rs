@@ -45,7 +45,7 @@ use crate::verdicts::{Memo, Tally, Verdict};
 /// proven included in an accepted log, and step 3's verdicts.
 pub(crate) struct Set<'s, 'a> {
     pub(crate) bytes: &'s [&'a [u8]],
-    pub(crate) facts: &'s [Option<Facts>],
+    pub(crate) facts: &'s [Option<Facts<'a>>],
     pub(crate) proven: &'s BTreeSet<[u8; 32]>,
     /// The signature verdicts step 3 kept, by envelope, for checking an
     /// envelope again with a molt's key without verifying anything twice.
@@ -170,7 +170,7 @@ struct Audit<'r, 's, 'a> {
 }
 
 impl<'a> Audit<'_, '_, 'a> {
-    fn fact(&self, i: usize) -> Option<&Facts> {
+    fn fact(&self, i: usize) -> Option<&Facts<'a>> {
         self.set.facts.get(i).and_then(Option::as_ref)
     }
 

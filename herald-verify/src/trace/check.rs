@@ -56,12 +56,12 @@ impl Step3<'_> {
 }
 
 /// One entry as step 3 leaves it.
-pub(super) struct Record {
+pub(super) struct Record<'a> {
     pub(super) report: Kept,
     /// The reasons of a report kept as codes, still to be kept.
     pub(super) reasons: Vec<Reason>,
     /// What the later steps need of it, when it decoded.
-    pub(super) facts: Option<Facts>,
+    pub(super) facts: Option<Facts<'a>>,
     /// `sha256(body(E, 0))`, when the body could be formed: what makes two
     /// items one node of the DAG.
     pub(super) computed: Option<[u8; 32]>,
@@ -82,7 +82,7 @@ fn record_of<'a>(
     checked: Checked<'a>,
     reasons: &[Reason],
     keys: &Keyring,
-) -> Record {
+) -> Record<'a> {
     let env = checked.envelope;
     let key_source = keys.source_name(checked.key_source, env.as_ref().map(|v| v.from_sigil()));
     let id = match (&env, checked.computed_id) {
@@ -195,8 +195,12 @@ pub(super) fn block_len(entries: &[Entry<'_>]) -> usize {
 /// parts only have to be put back in order. A part whose thread died (a
 /// bug, or out of memory) is checked again here, one entry after the
 /// other: no verdict is ever guessed.
-pub(super) fn check_block<'a>(first: usize, block: &[Entry<'a>], step: &Step3<'_>) -> Vec<Record> {
-    let one_by_one = |first: usize, part: &[Entry<'a>]| -> Vec<Record> {
+pub(super) fn check_block<'a>(
+    first: usize,
+    block: &[Entry<'a>],
+    step: &Step3<'_>,
+) -> Vec<Record<'a>> {
+    let one_by_one = |first: usize, part: &[Entry<'a>]| -> Vec<Record<'a>> {
         part.iter()
             .enumerate()
             .map(|(j, e)| alone(first + j, e, step))
@@ -319,7 +323,7 @@ impl SignatureVerifier for Replay<'_> {
 /// prepared signatures all verify got from `Collect` the answers `Strict`
 /// gives, and every other entry is checked again with exactly those
 /// answers.
-fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Record> {
+fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Record<'a>> {
     let mut collect = Collect::default();
     let mut out: Vec<Record> = Vec::with_capacity(part.len());
     for (j, e) in part.iter().enumerate() {
@@ -360,7 +364,7 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
 }
 
 /// Step 3 for entry number `index`, alone, on this thread.
-fn alone<'a>(index: usize, e: &Entry<'a>, step: &Step3<'_>) -> Record {
+fn alone<'a>(index: usize, e: &Entry<'a>, step: &Step3<'_>) -> Record<'a> {
     let known = step.known(index);
     let mut memo = Memo::new(known, step.tally);
     let mut reasons = Vec::new();

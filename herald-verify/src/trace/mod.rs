@@ -25,6 +25,8 @@
 
 mod check;
 mod entry;
+mod group;
+mod links;
 
 use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use std::collections::{HashMap, HashSet};
@@ -32,11 +34,10 @@ use std::collections::{HashMap, HashSet};
 use herald_core::attestation::BirthAttestation;
 use herald_core::cbor::{Limits, MAX_NESTING};
 use herald_core::{
-    CheckOptions, EnvelopeRef, KeySource, Kind, ParentLink, PublicKey, ReasonCode, Scope, Status,
-    check_parent_link, check_with,
+    CheckOptions, EnvelopeRef, KeySource, Kind, PublicKey, ReasonCode, Scope, check_with,
 };
 
-use crate::audited::{Audited, Context, Details, Kept, TraceKept, Why};
+use crate::audited::{Audited, Details, Kept};
 use crate::bundle::{self, Bundle, ProofInput};
 use crate::facts::Facts;
 use crate::keyring::{Keyring, Provenance};
@@ -186,13 +187,14 @@ fn audit_with<'a>(
     drop((learned.known, core::mem::take(&mut items.entries)));
 
     // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
+    let ids: Vec<Option<&[u8; 32]>> = match items.proofs.is_empty() {
+        true => Vec::new(),
+        false => set.facts.iter().map(|f| f.map(|f| f.id)).collect(),
+    };
     let (proof_reports, proven) = bundle::check_proofs(
         &items.proofs,
         &set.bytes,
-        &set.facts
-            .iter()
-            .map(|f| f.map(|f| f.id))
-            .collect::<Vec<_>>(),
+        &ids,
         &opts.limits,
         &learned.keys,
         opts.log_policy.as_deref(),
@@ -213,9 +215,9 @@ fn audit_with<'a>(
         &check_opts,
     );
 
-    let has_child = parents(&mut set, inputs);
-    replays(&mut set, inputs);
-    let traces = traces(&set, &has_child);
+    links::parents(&mut set, inputs);
+    links::replays(&mut set, inputs);
+    let (traces, leaves) = group::traces(&set, &opts.limits);
 
     // 7. Merge unparseable pieces back in input order, in place: a second
     //    vector of reports would double the peak (F2).
@@ -224,13 +226,12 @@ fn audit_with<'a>(
         dropped,
         facts,
         computed,
-        owns_id,
-        claims,
+        marks,
         bytes,
         details,
         verdicts,
     } = set;
-    drop((computed, owns_id, claims, verdicts, has_child, proven));
+    drop((computed, marks, verdicts, proven));
     let pieces = items
         .unsplittable
         .into_iter()
@@ -249,6 +250,7 @@ fn audit_with<'a>(
         inputs,
         details,
         traces,
+        leaves,
         summary,
         proofs: proof_reports,
         unlisted: dropped,
@@ -409,12 +411,12 @@ fn learn_keys(
 /// Step 3's output, one slot per listed entry.
 struct Checked<'a> {
     reports: Vec<Kept>,
-    facts: Vec<Option<Facts>>,
-    computed: Vec<Option<[u8; 32]>>,
-    /// Its wire id is `computed`: others may name it by that id (P13
-    /// revision 2: an `id_mismatch` envelope is nobody's parent).
-    owns_id: Vec<bool>,
-    claims: Vec<bool>,
+    facts: Vec<Option<Facts<'a>>>,
+    /// The first eight bytes of `sha256(body(E, 0))`, when the body could
+    /// be formed ([`Marks::COMPUTED`]): what makes two items one node of
+    /// the DAG, the rest recomputed where eight bytes do not decide.
+    computed: Vec<u64>,
+    marks: Vec<Marks>,
     bytes: Vec<&'a [u8]>,
     /// The details of the reasons kept as codes.
     details: Details,
@@ -440,8 +442,7 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
         reports: Vec::with_capacity(listed),
         facts: Vec::with_capacity(listed),
         computed: Vec::with_capacity(listed),
-        owns_id: Vec::with_capacity(listed),
-        claims: Vec::with_capacity(listed),
+        marks: Vec::with_capacity(listed),
         bytes: Vec::with_capacity(listed),
         details: Details::default(),
         verdicts: BTreeMap::new(),
@@ -474,16 +475,7 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
 }
 
 impl<'a> Checked<'a> {
-    /// The id others may name listed entry `i` by: its recomputed id, when
-    /// its wire id equals it.
-    fn id(&self, i: usize) -> Option<&[u8; 32]> {
-        self.computed
-            .get(i)?
-            .as_ref()
-            .filter(|_| self.owns_id.get(i).copied().unwrap_or(false))
-    }
-
-    fn push(&mut self, entry: &Entry<'a>, mut r: Record) {
+    fn push(&mut self, entry: &Entry<'a>, mut r: Record<'a>) {
         let listed = self.reports.len();
         if let Some(v) = r.verdicts {
             self.verdicts.insert(listed, v);
@@ -499,114 +491,66 @@ impl<'a> Checked<'a> {
         self.bytes.push(entry.bytes);
         self.reports.push(r.report);
         self.facts.push(r.facts);
-        self.computed.push(r.computed);
-        self.owns_id.push(r.id.is_some() && r.id == r.computed);
-        self.claims.push(r.claims);
-    }
-}
-
-/// 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
-///    found by its recomputed id only (P13 revision 2), so junk that claims
-///    an id never stands in for the envelope that has it.
-fn parents(set: &mut Checked<'_>, inputs: &[Input]) -> HashSet<usize> {
-    let mut by_id: HashMap<[u8; 32], usize> = HashMap::new();
-    for i in 0..set.computed.len() {
-        if let Some(id) = set.id(i) {
-            by_id.entry(*id).or_insert(i);
-        }
-    }
-    let mut has_child: HashSet<usize> = HashSet::new();
-    for (i, f) in set.facts.iter().enumerate() {
-        let Some(f) = f else { continue };
-        let Some(parent_id) = &f.parent else {
-            continue;
-        };
-        let why = match by_id.get(parent_id) {
-            None => Why::MissingParent,
-            Some(&p) => {
-                if p != i {
-                    has_child.insert(p);
-                }
-                let link = ParentLink {
-                    parent: f.parent.as_ref(),
-                    trace: &f.trace,
-                };
-                match &set.facts[p] {
-                    Some(parent) => match check_parent_link(&link, &parent.id, &parent.trace) {
-                        Err(r) => set.details.why(&r),
-                        Ok(()) => continue,
-                    },
-                    None => continue,
-                }
+        let mut marks = Marks::default();
+        if let Some(c) = r.computed {
+            marks.set(Marks::COMPUTED);
+            if r.id == Some(c) {
+                marks.set(Marks::OWNS_ID);
             }
-        };
-        let cx = Context {
-            facts: &set.facts,
-            bytes: &set.bytes,
-            inputs,
-            details: &set.details,
-        };
-        set.reports[i].push(why, &cx);
-    }
-    has_child
-}
-
-/// 5. Replays inside the set (P10 trace audit, revision 2): the first
-///    envelope whose origin verifies claims its (from key, nonce); every
-///    later one with that pair is `replayed_nonce`. A forgery never claims,
-///    so it cannot make the real envelope a replay.
-fn replays(set: &mut Checked<'_>, inputs: &[Input]) {
-    let cx = Context {
-        facts: &set.facts,
-        bytes: &set.bytes,
-        inputs,
-        details: &set.details,
-    };
-    let mut seen: HashMap<([u8; 32], [u8; 16]), usize> = HashMap::new();
-    for (i, f) in set.facts.iter().enumerate() {
-        let Some(f) = f else { continue };
-        if let Some(&first) = seen.get(&(f.signer, f.nonce)) {
-            let first = u32::try_from(first).unwrap_or(u32::MAX);
-            set.reports[i].push(Why::Replayed { first }, &cx);
-        } else if set.claims[i] {
-            seen.insert((f.signer, f.nonce), i);
         }
+        if r.claims {
+            marks.set(Marks::CLAIMS);
+        }
+        self.computed.push(r.computed.as_ref().map_or(0, prefix));
+        self.marks.push(marks);
     }
 }
 
-/// 6. Traces, in order of first appearance: each one's genesis, its leaves
-///    (envelopes nobody in the set answers; a repeated envelope is one node,
-///    listed once) and its counts.
-fn traces(set: &Checked<'_>, has_child: &HashSet<usize>) -> Vec<TraceKept> {
-    let mut first: HashSet<&[u8; 32]> = HashSet::new();
-    let mut at: HashMap<[u8; 32], usize> = HashMap::new();
-    let mut traces: Vec<TraceKept> = Vec::new();
-    for (i, f) in set.facts.iter().enumerate() {
-        let Some(f) = f else { continue };
-        let k = *at.entry(f.trace).or_insert_with(|| {
-            traces.push(TraceKept {
-                trace: f.trace,
-                genesis: None,
-                leaves: Vec::new(),
-                valid: 0,
-                partial: 0,
-                invalid: 0,
-            });
-            traces.len() - 1
-        });
-        let Some(t) = traces.get_mut(k) else { continue };
-        let entry = u32::try_from(i).unwrap_or(u32::MAX);
-        if f.genesis && set.id(i) == Some(&f.trace) && t.genesis.is_none() {
-            t.genesis = Some(entry);
-        }
-        if !has_child.contains(&i) && set.computed[i].as_ref().is_some_and(|c| first.insert(c)) {
-            t.leaves.push(entry);
-        }
-        match set.reports[i].status() {
-            Status::Valid => t.valid += 1,
-            Status::Partial => t.partial += 1,
-            Status::Invalid => t.invalid += 1,
-        }
+/// What steps 4–6 know of a listed entry beyond its facts, one bit each.
+#[derive(Clone, Copy, Debug, Default)]
+struct Marks(u8);
+
+impl Marks {
+    /// `sha256(body(E, 0))` could be formed.
+    const COMPUTED: u8 = 1;
+    /// Its wire id is its computed id: others may name it by that id (P13
+    /// revision 2: an `id_mismatch` envelope is nobody's parent).
+    const OWNS_ID: u8 = 2;
+    /// Its origin verified, so it claims its `(from key, nonce)` (P10
+    /// revision 2).
+    const CLAIMS: u8 = 4;
+    /// Another envelope of the set names it as parent.
+    const HAS_CHILD: u8 = 8;
+
+    fn has(self, mark: u8) -> bool {
+        self.0 & mark != 0
     }
-    traces
+
+    fn set(&mut self, mark: u8) {
+        self.0 |= mark;
+    }
+}
+
+/// The first eight bytes of an id.
+fn prefix(id: &[u8; 32]) -> u64 {
+    let mut head = [0u8; 8];
+    head.copy_from_slice(&id[..8]);
+    u64::from_be_bytes(head)
+}
+
+impl Checked<'_> {
+    /// Listed entry `i`'s mark.
+    fn has(&self, i: usize, mark: u8) -> bool {
+        self.marks.get(i).is_some_and(|m| m.has(mark))
+    }
+
+    /// The id others may name listed entry `i` by: its wire id, when that
+    /// is its computed id.
+    fn id(&self, i: usize) -> Option<&[u8; 32]> {
+        self.facts
+            .get(i)?
+            .as_ref()
+            .filter(|_| self.has(i, Marks::OWNS_ID))
+            .map(|f| f.id)
+    }
 }

@@ -1,0 +1,90 @@
+//! Steps 4 and 5 of an audit: how the set's envelopes name each other,
+//! by parent (spec §3.3a) and by nonce (P10).
+//!
+//! Each table is keyed by ids borrowed from the facts and holds listed
+//! entries as `u32`, sized once for what it will hold (issue 14: a table
+//! grown by doubling holds its old and new buckets together).
+
+use std::collections::HashMap;
+
+use herald_core::{ParentLink, check_parent_link};
+
+use super::{Checked, Input, Marks};
+use crate::audited::{Context, Why};
+
+/// 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
+///    found by its recomputed id only (P13 revision 2), so junk that claims
+///    an id never stands in for the envelope that has it. A parent found
+///    is marked [`Marks::HAS_CHILD`].
+pub(super) fn parents(set: &mut Checked<'_>, inputs: &[Input]) {
+    let owned = set.marks.iter().filter(|m| m.has(Marks::OWNS_ID)).count();
+    let mut by_id: HashMap<&[u8; 32], u32> = HashMap::with_capacity(owned);
+    for (i, (f, m)) in set.facts.iter().zip(&set.marks).enumerate() {
+        if let (Some(f), true) = (f, m.has(Marks::OWNS_ID)) {
+            by_id.entry(f.id).or_insert(entry(i));
+        }
+    }
+    for (i, f) in set.facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        let Some(parent_id) = &f.parent else {
+            continue;
+        };
+        let why = match by_id.get(parent_id) {
+            None => Why::MissingParent,
+            Some(&p) => {
+                let p = p as usize;
+                if p != i
+                    && let Some(m) = set.marks.get_mut(p)
+                {
+                    m.set(Marks::HAS_CHILD);
+                }
+                let link = ParentLink {
+                    parent: f.parent,
+                    trace: f.trace,
+                };
+                match &set.facts[p] {
+                    Some(parent) => match check_parent_link(&link, parent.id, parent.trace) {
+                        Err(r) => set.details.why(&r),
+                        Ok(()) => continue,
+                    },
+                    None => continue,
+                }
+            }
+        };
+        let cx = Context {
+            facts: &set.facts,
+            bytes: &set.bytes,
+            inputs,
+            details: &set.details,
+        };
+        set.reports[i].push(why, &cx);
+    }
+}
+
+/// 5. Replays inside the set (P10 trace audit, revision 2): the first
+///    envelope whose origin verifies claims its (from key, nonce); every
+///    later one with that pair is `replayed_nonce`. A forgery never claims,
+///    so it cannot make the real envelope a replay.
+pub(super) fn replays(set: &mut Checked<'_>, inputs: &[Input]) {
+    let cx = Context {
+        facts: &set.facts,
+        bytes: &set.bytes,
+        inputs,
+        details: &set.details,
+    };
+    let claims = set.marks.iter().filter(|m| m.has(Marks::CLAIMS)).count();
+    let mut seen: HashMap<(&[u8; 32], &[u8; 16]), u32> = HashMap::with_capacity(claims);
+    for (i, f) in set.facts.iter().enumerate() {
+        let Some(f) = f else { continue };
+        if let Some(&first) = seen.get(&(&f.signer, f.nonce)) {
+            set.reports[i].push(Why::Replayed { first }, &cx);
+        } else if set.marks[i].has(Marks::CLAIMS) {
+            seen.insert((&f.signer, f.nonce), entry(i));
+        }
+    }
+}
+
+/// Listed entry `i` as kept (at most [`super::AuditOptions::max_envelopes`]).
+pub(super) fn entry(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
+}
