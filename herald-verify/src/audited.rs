@@ -117,6 +117,63 @@ impl Why {
     }
 }
 
+/// An envelope's reasons as kept: up to two in place, more on the heap
+/// (most envelopes have none, one or two; a heap block for them would
+/// cost more than the reasons, issue 14).
+#[derive(Clone, Debug)]
+pub(crate) enum Whys {
+    /// `items[..len]`.
+    Few { len: u8, items: [Why; 2] },
+    /// More than two.
+    Many(Vec<Why>),
+}
+
+impl Default for Whys {
+    fn default() -> Self {
+        Self::Few {
+            len: 0,
+            items: [Why::MissingParent; 2],
+        }
+    }
+}
+
+impl Whys {
+    pub(crate) fn push(&mut self, why: Why) {
+        match self {
+            Self::Few { len, items } => match items.get_mut(usize::from(*len)) {
+                Some(slot) => {
+                    *slot = why;
+                    *len += 1;
+                }
+                None => {
+                    let mut many = Vec::with_capacity(2 * items.len());
+                    many.extend_from_slice(items);
+                    many.push(why);
+                    *self = Self::Many(many);
+                }
+            },
+            Self::Many(many) => many.push(why),
+        }
+    }
+
+    pub(crate) fn iter(&self) -> core::slice::Iter<'_, Why> {
+        match self {
+            Self::Few { len, items } => items.get(..usize::from(*len)).unwrap_or_default().iter(),
+            Self::Many(many) => many.iter(),
+        }
+    }
+}
+
+impl FromIterator<Why> for Whys {
+    fn from_iter<I: IntoIterator<Item = Why>>(iter: I) -> Self {
+        let mut whys = Self::default();
+        for why in iter {
+            whys.push(why);
+        }
+        whys
+    }
+}
+
 /// Each distinct detail of an audit's reasons, once: a reason keeps its
 /// place here (most envelopes share a handful of details). The lifecycle
 /// rules' texts likewise: an identity's envelopes share a few. And what a
@@ -197,6 +254,28 @@ impl<'a> Context<'_, 'a> {
     }
 }
 
+/// Which key made the origin signature, as kept: a [`SignedBy`] in four
+/// bytes (0: not said, 1: the birth's key, 2 + n: the n-th molt's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct Signed(u32);
+
+impl Signed {
+    fn of(by: SignedBy) -> Self {
+        Self(match by {
+            SignedBy::Birth => 1,
+            SignedBy::Molt(n) => u32::try_from(n).map_or(u32::MAX, |n| n.saturating_add(2)),
+        })
+    }
+
+    fn get(self) -> Option<SignedBy> {
+        match self.0 {
+            0 => None,
+            1 => Some(SignedBy::Birth),
+            n => Some(SignedBy::Molt(n as usize - 2)),
+        }
+    }
+}
+
 /// The report of a decoded envelope, as codes.
 #[derive(Clone, Debug)]
 pub(crate) struct Codes {
@@ -204,9 +283,9 @@ pub(crate) struct Codes {
     pub(crate) entry: u32,
     /// `from`, a byte range of its bytes.
     pub(crate) from: (u32, u32),
-    pub(crate) reasons: Vec<Why>,
+    pub(crate) reasons: Whys,
     pub(crate) key_source: Option<KeyOrigin>,
-    pub(crate) signing_key: Option<SignedBy>,
+    pub(crate) signing_key: Signed,
 }
 
 impl Codes {
@@ -226,7 +305,7 @@ impl Codes {
             from: self.sender(cx).map(String::from),
             reasons: self.reasons.iter().map(|w| w.form(i, cx)).collect(),
             key_source: self.key_source,
-            signing_key: self.signing_key,
+            signing_key: self.signing_key.get(),
             lineage_consents: cx
                 .details
                 .consents
@@ -348,7 +427,7 @@ impl Kept {
     /// Set which key made the origin signature.
     pub(crate) fn set_signing_key(&mut self, by: SignedBy) {
         match self {
-            Self::Codes(c) => c.signing_key = Some(by),
+            Self::Codes(c) => c.signing_key = Signed::of(by),
             Self::Formed { report, .. } => report.signing_key = Some(by),
         }
     }
@@ -690,10 +769,43 @@ mod tests {
 
     /// What an audit keeps per decoded envelope beyond its facts stays
     /// small (issue 14; docs/performance.md): a reason is 16 bytes, a
-    /// report as codes 56 plus its reasons.
+    /// report as codes 64 with up to two reasons in place.
+    /// Reasons kept in place and past two on the heap keep their order.
+    #[test]
+    fn reasons_keep_their_order_in_place_and_on_the_heap() {
+        for n in 0..6u32 {
+            let whys: Whys = (0..n).map(|first| Why::Replayed { first }).collect();
+            let firsts: Vec<u32> = whys
+                .iter()
+                .map(|w| match w {
+                    Why::Replayed { first } => *first,
+                    _ => u32::MAX,
+                })
+                .collect();
+            assert_eq!(firsts, (0..n).collect::<Vec<_>>());
+        }
+    }
+
+    #[test]
+    fn which_key_signed_is_kept_as_it_was_said() {
+        for by in [
+            SignedBy::Birth,
+            SignedBy::Molt(0),
+            SignedBy::Molt(1),
+            SignedBy::Molt(9),
+        ] {
+            assert_eq!(Signed::of(by).get(), Some(by));
+        }
+        assert_eq!(Signed::default().get(), None);
+    }
+
     #[test]
     fn kept_reports_are_small() {
         assert!(core::mem::size_of::<Why>() <= 16);
-        assert!(core::mem::size_of::<Kept>() <= 64);
+        assert!(
+            core::mem::size_of::<Kept>() <= 64,
+            "{}",
+            core::mem::size_of::<Kept>()
+        );
     }
 }

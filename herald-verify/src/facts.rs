@@ -10,20 +10,39 @@ use crate::keyring::Keyring;
 use crate::lifecycle::rules::Stamp;
 use crate::lifecycle::{Identity, identity};
 
-/// The facts of one envelope: its ids and nonce borrowed from its bytes
-/// in the input, 88 bytes.
+/// The facts of one envelope that its report and the trace steps read,
+/// its ids borrowed from its bytes in the input: 32 bytes, kept until
+/// the reports are written.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Facts<'a> {
     /// The `id` field (not necessarily the computed id).
     pub(crate) id: &'a [u8; 32],
     pub(crate) trace: &'a [u8; 32],
     pub(crate) parent: Option<&'a [u8; 32]>,
-    pub(crate) nonce: &'a [u8; 16],
-    pub(crate) ts: u64,
     pub(crate) kind: Kind,
     /// `parent` is null.
     pub(crate) genesis: bool,
-    /// The identity `from` names (P2), for the lifecycle.
+}
+
+impl<'a> Facts<'a> {
+    pub(crate) fn of(v: &EnvelopeRef<'a>) -> Self {
+        Self {
+            id: v.id(),
+            trace: v.trace(),
+            parent: v.parent(),
+            kind: v.kind(),
+            genesis: v.is_genesis(),
+        }
+    }
+}
+
+/// What the lifecycle (P8) and the replay step (P10) read of an
+/// envelope's sender: 64 bytes, dropped once they have run.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Sender<'a> {
+    pub(crate) nonce: &'a [u8; 16],
+    pub(crate) ts: u64,
+    /// The identity `from` names (P2).
     pub(crate) identity: Option<Identity>,
     /// The key a replay is keyed by: the keyring's key for `from`, else
     /// the sigil's hash prefix (P10).
@@ -32,18 +51,13 @@ pub(crate) struct Facts<'a> {
     pub(crate) key_known: bool,
 }
 
-impl<'a> Facts<'a> {
+impl<'a> Sender<'a> {
     pub(crate) fn of(v: &EnvelopeRef<'a>, keys: &Keyring) -> Self {
         let from = v.from_sigil();
         let key = keys.lookup(&from).map(|(k, _)| *k.as_bytes());
         Self {
-            id: v.id(),
-            trace: v.trace(),
-            parent: v.parent(),
             nonce: v.nonce(),
             ts: v.ts(),
-            kind: v.kind(),
-            genesis: v.is_genesis(),
             identity: identity(&from),
             signer: key.unwrap_or_else(|| sigil_identity(v)),
             key_known: key.is_some(),
@@ -51,14 +65,12 @@ impl<'a> Facts<'a> {
     }
 }
 
-impl Facts<'_> {
-    /// What the lifecycle rules read of it.
-    pub(crate) fn stamp(&self) -> Stamp {
-        Stamp {
-            id: *self.id,
-            ts: self.ts,
-            kind: self.kind,
-        }
+/// What the lifecycle rules read of an envelope.
+pub(crate) fn stamp(facts: &Facts<'_>, sender: &Sender<'_>) -> Stamp {
+    Stamp {
+        id: *facts.id,
+        ts: sender.ts,
+        kind: facts.kind,
     }
 }
 

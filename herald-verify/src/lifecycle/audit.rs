@@ -36,7 +36,7 @@ use super::record::{IdentityRecord, RecordedMolt, parse_policy};
 use super::rules::{self, Lineages, MoltFacts, Stamp};
 use super::{Findings, Identity, Molted, Signer, identity, origin_ok_of, valid_cosigners};
 use crate::audited::{Details, Judging, Kept};
-use crate::facts::Facts;
+use crate::facts::{self, Facts, Sender};
 use crate::keyring::Keyring;
 use crate::report::{KeyOrigin, SignedBy};
 use crate::verdicts::{Memo, Tally, Verdict};
@@ -46,6 +46,7 @@ use crate::verdicts::{Memo, Tally, Verdict};
 pub(crate) struct Set<'s, 'a> {
     pub(crate) bytes: &'s [&'a [u8]],
     pub(crate) facts: &'s [Option<Facts<'a>>],
+    pub(crate) senders: &'s [Option<Sender<'a>>],
     pub(crate) proven: &'s BTreeSet<[u8; 32]>,
     /// The signature verdicts step 3 kept, by envelope, for checking an
     /// envelope again with a molt's key without verifying anything twice.
@@ -70,8 +71,8 @@ pub(crate) fn apply(
 ) {
     // Group envelopes by identity, in (ts, input order).
     let mut by_identity: BTreeMap<Identity, Vec<usize>> = BTreeMap::new();
-    for (i, f) in set.facts.iter().enumerate() {
-        if let Some(who) = f.and_then(|f| f.identity) {
+    for (i, s) in set.senders.iter().enumerate() {
+        if let Some(who) = s.and_then(|s| s.identity) {
             by_identity.entry(who).or_default().push(i);
         }
     }
@@ -88,7 +89,7 @@ pub(crate) fn apply(
         members.sort_by_key(|&i| (audit.stamp(i).ts, i));
         if !members.iter().any(|&i| is_event(audit.stamp(i).kind)) {
             for &i in members.iter() {
-                if audit.fact(i).is_some_and(|f| f.key_known) && audit.kept[i].origin_ok() {
+                if audit.sender(i).is_some_and(|s| s.key_known) && audit.kept[i].origin_ok() {
                     audit.kept[i].set_signing_key(SignedBy::Birth);
                 }
             }
@@ -111,7 +112,7 @@ pub(crate) fn apply(
     // decoded again below for its own rules: keeping the views between the
     // two passes would hold one per birth (issue 14).
     for &b in &births {
-        let Some(child) = audit.fact(b).and_then(|f| f.identity) else {
+        let Some(child) = audit.sender(b).and_then(|s| s.identity) else {
             continue;
         };
         if known.parents.contains_key(&child) {
@@ -174,17 +175,21 @@ impl<'a> Audit<'_, '_, 'a> {
         self.set.facts.get(i).and_then(Option::as_ref)
     }
 
+    fn sender(&self, i: usize) -> Option<&Sender<'a>> {
+        self.set.senders.get(i).and_then(Option::as_ref)
+    }
+
     /// Member `i`'s stamp. Every member decoded (it has an identity), so
     /// has facts; the default is never read.
     fn stamp(&self, i: usize) -> Stamp {
-        self.fact(i).map_or(
-            Stamp {
+        match (self.fact(i), self.sender(i)) {
+            (Some(f), Some(s)) => facts::stamp(f, s),
+            _ => Stamp {
                 id: [0; 32],
                 ts: 0,
                 kind: Kind::Message,
             },
-            Facts::stamp,
-        )
+        }
     }
 
     /// Envelope `i` decoded again, for a rule that reads more than its
@@ -319,9 +324,9 @@ impl<'a> Audit<'_, '_, 'a> {
         if !self.kept[i].origin_ok() {
             return None;
         }
-        let f = self.fact(i)?;
-        if f.key_known {
-            return Some(f.signer);
+        let s = self.sender(i)?;
+        if s.key_known {
+            return Some(s.signer);
         }
         let (v, b) = self.attested(i)?;
         v.from_sigil().names_key(b.key).then_some(*b.key)

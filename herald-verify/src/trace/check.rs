@@ -8,9 +8,9 @@ use std::collections::{HashMap, HashSet};
 use herald_core::{Body, CheckOptions, Checked, PublicKey, Reason, SignatureVerifier, check_with};
 
 use super::entry::{Entry, named_fields};
-use crate::audited::{Codes, Kept};
+use crate::audited::{Codes, Kept, Signed, Whys};
 use crate::batch;
-use crate::facts::Facts;
+use crate::facts::{Facts, Sender};
 use crate::keyring::Keyring;
 use crate::lifecycle::Identity;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
@@ -49,8 +49,8 @@ impl Step3<'_> {
     fn keep(&self, record: &Record) -> bool {
         !record.claims
             && record
-                .facts
-                .and_then(|f| f.identity)
+                .sender
+                .and_then(|s| s.identity)
                 .is_some_and(|who| self.molting.contains(&who))
     }
 }
@@ -62,6 +62,8 @@ pub(super) struct Record<'a> {
     pub(super) reasons: Vec<Reason>,
     /// What the later steps need of it, when it decoded.
     pub(super) facts: Option<Facts<'a>>,
+    /// What the lifecycle and replay steps read of its sender.
+    pub(super) sender: Option<Sender<'a>>,
     /// `sha256(body(E, 0))`, when the body could be formed: what makes two
     /// items one node of the DAG.
     pub(super) computed: Option<[u8; 32]>,
@@ -98,9 +100,9 @@ fn record_of<'a>(
         Some(Codes {
             entry: 0,
             from: span_of(v.from(), e.bytes)?,
-            reasons: Vec::new(),
+            reasons: Whys::default(),
             key_source,
-            signing_key: None,
+            signing_key: Signed::default(),
         })
     });
     let (report, reasons) = match codes {
@@ -114,7 +116,8 @@ fn record_of<'a>(
     Record {
         report,
         reasons,
-        facts: env.as_ref().map(|v| Facts::of(v, keys)),
+        facts: env.as_ref().map(Facts::of),
+        sender: env.as_ref().map(|v| Sender::of(v, keys)),
         computed: checked.computed_id,
         id,
         claims,

@@ -74,12 +74,12 @@ pub(super) fn replays(set: &mut Checked<'_>, inputs: &[Input]) {
     };
     let claims = set.marks.iter().filter(|m| m.has(Marks::CLAIMS)).count();
     let mut seen: HashMap<(&[u8; 32], &[u8; 16]), u32> = HashMap::with_capacity(claims);
-    for (i, f) in set.facts.iter().enumerate() {
-        let Some(f) = f else { continue };
-        if let Some(&first) = seen.get(&(&f.signer, f.nonce)) {
+    for (i, s) in set.senders.iter().enumerate() {
+        let Some(s) = s else { continue };
+        if let Some(&first) = seen.get(&(&s.signer, s.nonce)) {
             set.reports[i].push(Why::Replayed { first }, &cx);
         } else if set.marks[i].has(Marks::CLAIMS) {
-            seen.insert((&f.signer, f.nonce), entry(i));
+            seen.insert((&s.signer, s.nonce), entry(i));
         }
     }
 }

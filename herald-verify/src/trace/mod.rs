@@ -39,7 +39,7 @@ use herald_core::{
 
 use crate::audited::{Audited, Details, Kept};
 use crate::bundle::{self, Bundle, ProofInput};
-use crate::facts::Facts;
+use crate::facts::{Facts, Sender};
 use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
 use crate::report::{EnvelopeReport, Report, Source, Summary};
@@ -203,6 +203,7 @@ fn audit_with<'a>(
     let lifecycle_set = lifecycle::audit::Set {
         bytes: &set.bytes,
         facts: &set.facts,
+        senders: &set.senders,
         proven: &proven,
         verdicts: &set.verdicts,
         tally,
@@ -217,6 +218,7 @@ fn audit_with<'a>(
 
     links::parents(&mut set, inputs);
     links::replays(&mut set, inputs);
+    drop(core::mem::take(&mut set.senders));
     let (traces, leaves) = group::traces(&set, &opts.limits);
 
     // 7. Merge unparseable pieces back in input order, in place: a second
@@ -225,13 +227,14 @@ fn audit_with<'a>(
         reports,
         dropped,
         facts,
+        senders,
         computed,
         marks,
         bytes,
         details,
         verdicts,
     } = set;
-    drop((computed, marks, verdicts, proven));
+    drop((senders, computed, marks, verdicts, proven));
     let pieces = items
         .unsplittable
         .into_iter()
@@ -412,6 +415,8 @@ fn learn_keys(
 struct Checked<'a> {
     reports: Vec<Kept>,
     facts: Vec<Option<Facts<'a>>>,
+    /// Until steps 3c and 5 have run.
+    senders: Vec<Option<Sender<'a>>>,
     /// The first eight bytes of `sha256(body(E, 0))`, when the body could
     /// be formed ([`Marks::COMPUTED`]): what makes two items one node of
     /// the DAG, the rest recomputed where eight bytes do not decide.
@@ -441,6 +446,7 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
     let mut set = Checked {
         reports: Vec::with_capacity(listed),
         facts: Vec::with_capacity(listed),
+        senders: Vec::with_capacity(listed),
         computed: Vec::with_capacity(listed),
         marks: Vec::with_capacity(listed),
         bytes: Vec::with_capacity(listed),
@@ -491,6 +497,7 @@ impl<'a> Checked<'a> {
         self.bytes.push(entry.bytes);
         self.reports.push(r.report);
         self.facts.push(r.facts);
+        self.senders.push(r.sender);
         let mut marks = Marks::default();
         if let Some(c) = r.computed {
             marks.set(Marks::COMPUTED);
