@@ -16,7 +16,8 @@ use herald_verify::{Audited, EnvelopeReport, Keyring};
 
 use crate::error::CliError;
 use crate::render::short;
-use crate::tree::forest;
+use crate::tree::{Forest, forest};
+use herald_verify::report::hex;
 
 /// Most envelopes laid out as SVG: the layered layout grows about as the
 /// cube of the node count (300 in 1 s, 2 000 in over 3 minutes here); DOT
@@ -54,14 +55,16 @@ enum Part {
     },
 }
 
-/// Every node, then every edge.
-fn parts(report: &Audited<'_>, keyring: &Keyring) -> Vec<Part> {
-    let envelopes: Vec<EnvelopeReport> = report.envelopes().collect();
-    let links = forest(report);
-    let mut parts = Vec::new();
-    for (i, e) in envelopes.iter().enumerate() {
+/// Every node, then every edge, each formed as it is reached (a picture
+/// of a million envelopes holds one envelope's report at a time; issue 14).
+fn parts<'r>(
+    report: &'r Audited<'_>,
+    keyring: &'r Keyring,
+    links: &'r Forest,
+) -> impl Iterator<Item = Part> + 'r {
+    let nodes = report.envelopes().enumerate().map(|(i, e)| {
         let kind = e.kind.filter(|k| *k != Kind::Message);
-        let who = who(e, keyring);
+        let who = who(&e, keyring);
         let first = match kind {
             Some(k) => format!("◆ {who} · {}", k.name()),
             None => who,
@@ -70,35 +73,39 @@ fn parts(report: &Audited<'_>, keyring: &Keyring) -> Vec<Part> {
             Some(id) => format!("{} · {}", short(Some(id)), e.status().name()),
             None => format!("not an envelope · {}", e.status().name()),
         };
-        parts.push(Part::Node {
+        Part::Node {
             key: format!("n{i}"),
             lines: [first, second],
             status: Some(e.status()),
             lifecycle: kind.is_some(),
-        });
-    }
-    for &i in &links.orphans {
-        let parent = envelopes[i].parent.clone().unwrap_or_default();
-        parts.push(Part::Ghost {
-            key: format!("m{i}"),
-            parent: short(Some(&parent)).to_owned(),
-        });
-        parts.push(Part::Edge {
-            from: format!("m{i}"),
-            to: format!("n{i}"),
-            broken: true,
-        });
-    }
-    for (parent, children) in links.children.iter().enumerate() {
-        for &child in children {
-            parts.push(Part::Edge {
-                from: format!("n{parent}"),
-                to: format!("n{child}"),
-                broken: envelopes[child].has(ReasonCode::TraceMismatch),
-            });
         }
-    }
-    parts
+    });
+    let ghosts = links.orphans.iter().flat_map(move |&i| {
+        let parent = report
+            .links(i as usize)
+            .and_then(|l| l.parent)
+            .map(|p| hex(p))
+            .unwrap_or_default();
+        [
+            Part::Ghost {
+                key: format!("m{i}"),
+                parent: short(Some(&parent)).to_owned(),
+            },
+            Part::Edge {
+                from: format!("m{i}"),
+                to: format!("n{i}"),
+                broken: true,
+            },
+        ]
+    });
+    let edges = (0..report.len()).flat_map(move |parent| {
+        links.children(parent).iter().map(move |&child| Part::Edge {
+            from: format!("n{parent}"),
+            to: format!("n{child}"),
+            broken: report.has(child as usize, ReasonCode::TraceMismatch),
+        })
+    });
+    nodes.chain(ghosts).chain(edges)
 }
 
 /// The sender as drawn: its keyring label, else its short sigil.
@@ -129,13 +136,14 @@ fn fill(status: Option<Status>) -> &'static str {
     }
 }
 
-/// The DOT text of the picture.
-pub(crate) fn dot(report: &Audited<'_>, keyring: &Keyring) -> String {
-    let mut out = String::from(
-        "digraph trace {\n  rankdir=TB;\n  node [shape=box, style=filled, fontcolor=white, fontsize=11];\n",
-    );
-    for part in parts(report, keyring) {
-        out.push_str(&match part {
+/// The DOT text of the picture, written to `out`.
+fn dot(out: &mut dyn Write, report: &Audited<'_>, keyring: &Keyring) -> io::Result<()> {
+    out.write_all(
+        b"digraph trace {\n  rankdir=TB;\n  node [shape=box, style=filled, fontcolor=white, fontsize=11];\n",
+    )?;
+    let links = forest(report);
+    for part in parts(report, keyring, &links) {
+        out.write_all(match part {
             Part::Node {
                 key,
                 lines,
@@ -159,10 +167,10 @@ pub(crate) fn dot(report: &Audited<'_>, keyring: &Keyring) -> String {
                     ""
                 }
             ),
-        });
+        }
+        .as_bytes())?;
     }
-    out.push_str("}\n");
-    out
+    out.write_all(b"}\n")
 }
 
 /// A DOT string's content: quotes and backslashes escaped, and (for record
@@ -180,32 +188,36 @@ fn dot_escape(text: &str) -> String {
     out
 }
 
-/// The Mermaid flowchart of the picture.
-pub(crate) fn mermaid(report: &Audited<'_>, keyring: &Keyring) -> String {
-    let mut out = String::from("flowchart TD\n");
-    for part in parts(report, keyring) {
-        out.push_str(&match part {
-            Part::Node {
-                key,
-                lines,
-                status,
-                lifecycle,
-            } => {
-                let (open, close) = if lifecycle { ("([", "])") } else { ("[", "]") };
-                let class = status.map_or("invalid", Status::name);
-                format!(
-                    "  {key}{open}\"{}<br/>{}\"{close}:::{class}\n",
-                    mermaid_escape(&lines[0]),
-                    mermaid_escape(&lines[1])
-                )
+/// The Mermaid flowchart of the picture, written to `out`.
+fn mermaid(out: &mut dyn Write, report: &Audited<'_>, keyring: &Keyring) -> io::Result<()> {
+    out.write_all(b"flowchart TD\n")?;
+    let links = forest(report);
+    for part in parts(report, keyring, &links) {
+        out.write_all(
+            match part {
+                Part::Node {
+                    key,
+                    lines,
+                    status,
+                    lifecycle,
+                } => {
+                    let (open, close) = if lifecycle { ("([", "])") } else { ("[", "]") };
+                    let class = status.map_or("invalid", Status::name);
+                    format!(
+                        "  {key}{open}\"{}<br/>{}\"{close}:::{class}\n",
+                        mermaid_escape(&lines[0]),
+                        mermaid_escape(&lines[1])
+                    )
+                }
+                Part::Ghost { key, parent } => {
+                    format!("  {key}[\"missing parent<br/>{parent}\"]:::ghost\n")
+                }
+                Part::Edge { from, to, broken } => {
+                    format!("  {from} {} {to}\n", if broken { "-.->" } else { "-->" })
+                }
             }
-            Part::Ghost { key, parent } => {
-                format!("  {key}[\"missing parent<br/>{parent}\"]:::ghost\n")
-            }
-            Part::Edge { from, to, broken } => {
-                format!("  {from} {} {to}\n", if broken { "-.->" } else { "-->" })
-            }
-        });
+            .as_bytes(),
+        )?;
     }
     for (class, style) in [
         ("valid", "fill:#1a7f37,color:#fff"),
@@ -216,9 +228,9 @@ pub(crate) fn mermaid(report: &Audited<'_>, keyring: &Keyring) -> String {
             "fill:#fff,color:#c62828,stroke:#c62828,stroke-dasharray:4 3",
         ),
     ] {
-        out.push_str(&format!("  classDef {class} {style}\n"));
+        writeln!(out, "  classDef {class} {style}")?;
     }
-    out
+    Ok(())
 }
 
 /// Mermaid label text: quotes and markup as entities.
@@ -248,7 +260,9 @@ pub(crate) fn check(report: &Audited<'_>, format: Format) -> Result<(), CliError
 
 /// The SVG of the picture, laid out by layout-rs from [`dot`].
 fn svg(report: &Audited<'_>, keyring: &Keyring) -> Result<String, String> {
-    let text = dot(report, keyring);
+    let mut text = Vec::new();
+    dot(&mut text, report, keyring).map_err(|e| e.to_string())?;
+    let text = String::from_utf8(text).map_err(|e| e.to_string())?;
     let mut parser = layout::gv::DotParser::new(&text);
     let graph = parser
         .process()
@@ -268,10 +282,9 @@ pub(crate) fn write(
     keyring: &Keyring,
     format: Format,
 ) -> io::Result<()> {
-    let text = match format {
-        Format::Dot => dot(report, keyring),
-        Format::Mermaid => mermaid(report, keyring),
-        Format::Svg => svg(report, keyring).map_err(io::Error::other)?,
-    };
-    out.write_all(text.as_bytes())
+    match format {
+        Format::Dot => dot(out, report, keyring),
+        Format::Mermaid => mermaid(out, report, keyring),
+        Format::Svg => out.write_all(svg(report, keyring).map_err(io::Error::other)?.as_bytes()),
+    }
 }

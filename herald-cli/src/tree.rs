@@ -29,16 +29,35 @@ pub(crate) const MAX_DEPTH: usize = 32;
 /// Most envelopes drawn in one tree.
 pub(crate) const MAX_LINES: usize = 2_000;
 
-/// The parent links of a report's envelopes (also drawn by [`crate::graph`]).
+/// The parent links of a report's envelopes (also drawn by [`crate::graph`]),
+/// in a few bytes per envelope (issue 14: a million envelopes are drawn
+/// 2 000 lines deep, and what the drawing holds must not outweigh them).
 pub(crate) struct Forest {
-    /// Children of each entry, in input order.
-    pub(crate) children: Vec<Vec<usize>>,
+    /// Entry `i`'s children, in input order: `kids[first[i]..first[i + 1]]`.
+    first: Vec<u32>,
+    kids: Vec<u32>,
     /// Genesis envelopes (`parent: null`), in input order.
-    roots: Vec<usize>,
+    roots: Vec<u32>,
     /// Envelopes whose parent is not in the set.
-    pub(crate) orphans: Vec<usize>,
+    pub(crate) orphans: Vec<u32>,
     /// Later entries carrying an id seen before.
     repeat: Vec<bool>,
+}
+
+impl Forest {
+    /// Entry `i`'s children, in input order.
+    pub(crate) fn children(&self, i: usize) -> &[u32] {
+        match (self.first.get(i), self.first.get(i + 1)) {
+            (Some(&a), Some(&b)) => self.kids.get(a as usize..b as usize).unwrap_or_default(),
+            _ => &[],
+        }
+    }
+}
+
+/// Entry `i` as the forest holds it (at most `AuditOptions::max_envelopes`
+/// plus the items listed that are not envelopes).
+fn at(i: usize) -> u32 {
+    u32::try_from(i).unwrap_or(u32::MAX)
 }
 
 /// Who is whose parent: by id, an id owned by its first envelope whose
@@ -48,39 +67,58 @@ pub(crate) fn forest(report: &Audited<'_>) -> Forest {
     // Only decoded envelopes have links; the first of an id owns it. An
     // envelope whose carried id is not its own (`id_mismatch`) is nobody's
     // parent, as in the audit (P13 revision 2): drawn, but owning no id.
-    let mut by_id: HashMap<&[u8; 32], usize> = HashMap::new();
+    let owns = |i: usize| !report.has(i, ReasonCode::IdMismatch) && report.links(i).is_some();
+    let mut by_id: HashMap<&[u8; 32], u32> =
+        HashMap::with_capacity((0..n).filter(|&i| owns(i)).count());
     let mut repeat = vec![false; n];
     for (i, repeated) in repeat.iter_mut().enumerate() {
-        if report.has(i, ReasonCode::IdMismatch) {
-            continue;
-        }
-        if let Some(id) = report.links(i).map(|l| l.id) {
+        if let Some(id) = report.links(i).filter(|_| owns(i)).map(|l| l.id) {
             if by_id.contains_key(id) {
                 *repeated = true;
             } else {
-                by_id.insert(id, i);
+                by_id.insert(id, at(i));
             }
         }
     }
-    let mut f = Forest {
-        children: vec![Vec::new(); n],
-        roots: Vec::new(),
-        orphans: Vec::new(),
-        repeat,
-    };
-    for i in 0..n {
+    // Each entry's parent entry (u32::MAX: none in the set), its children
+    // counted, then placed.
+    let mut parent = vec![u32::MAX; n];
+    let mut first = vec![0u32; n + 1];
+    let (mut roots, mut orphans) = (Vec::new(), Vec::new());
+    for (i, p) in parent.iter_mut().enumerate() {
         let Some(links) = report.links(i) else {
             continue;
         };
         match links.parent {
-            None => f.roots.push(i),
-            Some(p) => match by_id.get(p) {
-                Some(&j) => f.children[j].push(i),
-                None => f.orphans.push(i),
+            None => roots.push(at(i)),
+            Some(id) => match by_id.get(id) {
+                Some(&j) => {
+                    *p = j;
+                    first[j as usize + 1] += 1;
+                }
+                None => orphans.push(at(i)),
             },
         }
     }
-    f
+    drop(by_id);
+    for i in 0..n {
+        first[i + 1] += first[i];
+    }
+    let mut placed = first.clone();
+    let mut kids = vec![0u32; first[n] as usize];
+    for (i, &p) in parent.iter().enumerate() {
+        if let Some(slot) = placed.get_mut(p as usize) {
+            kids[*slot as usize] = at(i);
+            *slot += 1;
+        }
+    }
+    Forest {
+        first,
+        kids,
+        roots,
+        orphans,
+        repeat,
+    }
 }
 
 struct Drawing<'a> {
@@ -135,7 +173,7 @@ impl Drawing<'_> {
                 )
             };
             writeln!(self.out, "{}", line.trim_end())?;
-            let kids = &self.forest.children[node];
+            let kids = self.forest.children(node);
             if kids.is_empty() {
                 continue;
             }
@@ -148,10 +186,19 @@ impl Drawing<'_> {
                 )?;
                 continue;
             }
-            for (k, &kid) in kids.iter().enumerate().rev() {
-                if !self.visited[kid] {
-                    stack.push((kid, depth + 1, child_prefix.clone(), k + 1 == kids.len()));
-                }
+            // Only the kids that can still be drawn, and one more to say
+            // the tree goes on: a node with a million replies is drawn
+            // without a million entries on the stack.
+            let room = MAX_LINES.saturating_sub(self.lines).saturating_add(1);
+            let next: Vec<(usize, bool)> = kids
+                .iter()
+                .enumerate()
+                .filter(|&(_, &kid)| !self.visited[kid as usize])
+                .take(room)
+                .map(|(k, &kid)| (kid as usize, k + 1 == kids.len()))
+                .collect();
+            for (kid, last) in next.into_iter().rev() {
+                stack.push((kid, depth + 1, child_prefix.clone(), last));
             }
         }
         Ok(true)
@@ -160,14 +207,15 @@ impl Drawing<'_> {
     /// Mark every descendant of `node` visited; how many there were.
     fn hide_below(&mut self, node: usize) -> usize {
         let mut count = 0;
-        let mut stack: Vec<usize> = self.forest.children[node].clone();
+        let mut stack: Vec<u32> = self.forest.children(node).to_vec();
         while let Some(i) = stack.pop() {
+            let i = i as usize;
             if self.visited[i] {
                 continue;
             }
             self.visited[i] = true;
             count += 1;
-            stack.extend(self.forest.children[i].iter().copied());
+            stack.extend_from_slice(self.forest.children(i));
         }
         count
     }
@@ -181,7 +229,18 @@ pub(crate) fn write(
     keyring: &Keyring,
 ) -> io::Result<()> {
     let forest = forest(report);
-    let counts: HashMap<&[u8; 32], TraceCounts> = report.trace_counts().collect();
+    // The counts of the traces that can be headed: each root drawn takes a
+    // line, so no more than the first MAX_LINES + 1 roots are reached.
+    let wanted: HashSet<&[u8; 32]> = forest
+        .roots
+        .iter()
+        .take(MAX_LINES + 1)
+        .filter_map(|&root| report.links(root as usize).map(|l| l.trace))
+        .collect();
+    let counts: HashMap<&[u8; 32], TraceCounts> = report
+        .trace_counts()
+        .filter(|(trace, _)| wanted.contains(trace))
+        .collect();
     let mut d = Drawing {
         out,
         report,
@@ -193,7 +252,7 @@ pub(crate) fn write(
     };
     let mut headed: HashSet<&[u8; 32]> = HashSet::new();
     let mut complete = true;
-    for &root in &forest.roots {
+    for root in forest.roots.iter().map(|&r| r as usize) {
         if let Some(trace) = report.links(root).map(|l| l.trace)
             && headed.insert(trace)
             && let Some(t) = counts.get(trace)
@@ -221,7 +280,7 @@ pub(crate) fn write(
             forest.orphans.len(),
             if forest.orphans.len() == 1 { "" } else { "s" }
         )?;
-        for &orphan in &forest.orphans {
+        for orphan in forest.orphans.iter().map(|&o| o as usize) {
             let parent = report.links(orphan).and_then(|l| l.parent).map(|p| hex(p));
             let parent = short(parent.as_deref()).to_owned();
             complete = d.subtree(orphan, &format!("  (parent {parent} not in the set)"))?;
