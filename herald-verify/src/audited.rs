@@ -166,6 +166,11 @@ impl Whys {
 
 impl FromIterator<Why> for Whys {
     fn from_iter<I: IntoIterator<Item = Why>>(iter: I) -> Self {
+        let iter = iter.into_iter();
+        // More than fit in place: one heap block of the exact size.
+        if iter.size_hint().0 > 2 {
+            return Self::Many(iter.collect());
+        }
         let mut whys = Self::default();
         for why in iter {
             whys.push(why);
