@@ -167,9 +167,13 @@ impl Whys {
 impl FromIterator<Why> for Whys {
     fn from_iter<I: IntoIterator<Item = Why>>(iter: I) -> Self {
         let iter = iter.into_iter();
-        // More than fit in place: one heap block of the exact size.
-        if iter.size_hint().0 > 2 {
-            return Self::Many(iter.collect());
+        // More than fit in place: one heap block of their size, and room
+        // for one more (a later step's: a missing parent, a replay).
+        let known = iter.size_hint().0;
+        if known > 2 {
+            let mut many = Vec::with_capacity((known + 1).max(4));
+            many.extend(iter);
+            return Self::Many(many);
         }
         let mut whys = Self::default();
         for why in iter {
