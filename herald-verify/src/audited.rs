@@ -21,7 +21,7 @@ use crate::report::{
 };
 use crate::trace::Input;
 
-/// One reason as an audit keeps it until its text is needed: 16 bytes.
+/// One reason as an audit keeps it until its text is needed: 12 bytes.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Why {
     /// A reason [`herald_core::check_with`] or
@@ -29,7 +29,8 @@ pub(crate) enum Why {
     /// audit ([`Details`]).
     Check {
         code: ReasonCode,
-        index: Option<u32>,
+        /// The signature it is about, or [`NO_INDEX`].
+        index: u32,
         /// Its place in [`Details`].
         detail: u32,
     },
@@ -61,7 +62,7 @@ impl Why {
 
     fn index(&self) -> Option<u32> {
         match self {
-            Self::Check { index, .. } => *index,
+            Self::Check { index, .. } => (*index != NO_INDEX).then_some(*index),
             _ => None,
         }
     }
@@ -77,7 +78,7 @@ impl Why {
             } => {
                 let reason = Reason {
                     code: *code,
-                    index: *index,
+                    index: (*index != NO_INDEX).then_some(*index),
                     detail: cx
                         .details
                         .list
@@ -117,22 +118,50 @@ impl Why {
     }
 }
 
-/// An envelope's reasons as kept: up to two in place, more on the heap
-/// (most envelopes have none, one or two; a heap block for them would
-/// cost more than the reasons, issue 14).
+/// A reason's missing signature index ([`Why::Check`]).
+const NO_INDEX: u32 = u32::MAX;
+
+/// An envelope's reasons as kept: up to three in place, more on the heap
+/// (most envelopes have a few; a heap block for them would cost more than
+/// the reasons, issue 14).
 #[derive(Clone, Debug)]
 pub(crate) enum Whys {
     /// `items[..len]`.
-    Few { len: u8, items: [Why; 2] },
-    /// More than two.
+    Few { len: Few, items: [Why; 3] },
+    /// More than three.
     Many(Vec<Why>),
+}
+
+/// How many of [`Whys::Few`]'s items are set (an enum, so that [`Whys`]
+/// needs no tag beside it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Few {
+    None,
+    One,
+    Two,
+    Three,
+}
+
+impl Few {
+    fn get(self) -> usize {
+        self as usize
+    }
+
+    fn next(self) -> Option<Self> {
+        match self {
+            Self::None => Some(Self::One),
+            Self::One => Some(Self::Two),
+            Self::Two => Some(Self::Three),
+            Self::Three => None,
+        }
+    }
 }
 
 impl Default for Whys {
     fn default() -> Self {
         Self::Few {
-            len: 0,
-            items: [Why::MissingParent; 2],
+            len: Few::None,
+            items: [Why::MissingParent; 3],
         }
     }
 }
@@ -140,12 +169,12 @@ impl Default for Whys {
 impl Whys {
     pub(crate) fn push(&mut self, why: Why) {
         match self {
-            Self::Few { len, items } => match items.get_mut(usize::from(*len)) {
-                Some(slot) => {
+            Self::Few { len, items } => match (len.next(), items.get_mut(len.get())) {
+                (Some(next), Some(slot)) => {
                     *slot = why;
-                    *len += 1;
+                    *len = next;
                 }
-                None => {
+                _ => {
                     let mut many = Vec::with_capacity(2 * items.len());
                     many.extend_from_slice(items);
                     many.push(why);
@@ -158,7 +187,7 @@ impl Whys {
 
     pub(crate) fn iter(&self) -> core::slice::Iter<'_, Why> {
         match self {
-            Self::Few { len, items } => items.get(..usize::from(*len)).unwrap_or_default().iter(),
+            Self::Few { len, items } => items.get(..len.get()).unwrap_or_default().iter(),
             Self::Many(many) => many.iter(),
         }
     }
@@ -170,7 +199,7 @@ impl FromIterator<Why> for Whys {
         // More than fit in place: one heap block of their size, and room
         // for one more (a later step's: a missing parent, a replay).
         let known = iter.size_hint().0;
-        if known > 2 {
+        if known > 3 {
             let mut many = Vec::with_capacity((known + 1).max(4));
             many.extend(iter);
             return Self::Many(many);
@@ -207,7 +236,9 @@ impl Details {
         });
         Why::Check {
             code: reason.code,
-            index: reason.index,
+            // An envelope holds at most `Limits::max_items` signatures, and
+            // its bytes are in memory: never four thousand million.
+            index: reason.index.map_or(NO_INDEX, |i| i.min(NO_INDEX - 1)),
             detail,
         }
     }
@@ -295,9 +326,28 @@ pub(crate) struct Codes {
     pub(crate) reasons: Whys,
     pub(crate) key_source: Option<KeyOrigin>,
     pub(crate) signing_key: Signed,
+    /// The last two reasons an audit can give, beside the list in bytes a
+    /// report as codes has spare: its parent is not in the set (step 4)…
+    pub(crate) missing_parent: bool,
+    /// … and the entry that claimed its `(from key, nonce)` (step 5), or
+    /// [`NOT_REPLAYED`].
+    pub(crate) replayed: u32,
 }
 
+/// [`Codes::replayed`] when the envelope is no replay.
+pub(crate) const NOT_REPLAYED: u32 = u32::MAX;
+
 impl Codes {
+    /// Every reason in order: the list, then the missing parent, then the
+    /// replay (steps 4 and 5 come last).
+    fn whys(&self) -> impl Iterator<Item = Why> + '_ {
+        let parent = self.missing_parent.then_some(Why::MissingParent);
+        let replay = (self.replayed != NOT_REPLAYED).then_some(Why::Replayed {
+            first: self.replayed,
+        });
+        self.reasons.iter().copied().chain(parent).chain(replay)
+    }
+
     fn sender<'a>(&self, cx: &Context<'_, 'a>) -> Option<&'a str> {
         let bytes = cx.bytes.get(self.entry as usize)?;
         let (start, end) = (self.from.0 as usize, self.from.1 as usize);
@@ -312,7 +362,7 @@ impl Codes {
         EnvelopeReport {
             id: f.map(|f| hex(f.id)),
             from: self.sender(cx).map(String::from),
-            reasons: self.reasons.iter().map(|w| w.form(i, cx)).collect(),
+            reasons: self.whys().map(|w| w.form(i, cx)).collect(),
             key_source: self.key_source,
             signing_key: self.signing_key.get(),
             lineage_consents: cx
@@ -382,7 +432,11 @@ impl Kept {
     /// Add a reason (its text formed now when the report is).
     pub(crate) fn push(&mut self, why: Why, cx: &Context<'_, '_>) {
         match self {
-            Self::Codes(c) => c.reasons.push(why),
+            Self::Codes(c) => match why {
+                Why::MissingParent => c.missing_parent = true,
+                Why::Replayed { first } => c.replayed = first,
+                why => c.reasons.push(why),
+            },
             Self::Formed { entry, report } => {
                 let i = entry.map_or(usize::MAX, |e| e as usize);
                 report.push(why.form(i, cx));
@@ -393,7 +447,7 @@ impl Kept {
     /// Every reason's code and signature index.
     fn all_codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         let (codes, formed) = match self {
-            Self::Codes(c) => (Some(c.reasons.iter().map(|w| (w.code(), w.index()))), None),
+            Self::Codes(c) => (Some(c.whys().map(|w| (w.code(), w.index()))), None),
             Self::Formed { report, .. } => {
                 (None, Some(report.reasons.iter().map(|r| (r.code, r.index))))
             }
@@ -777,8 +831,9 @@ mod tests {
     use super::*;
 
     /// What an audit keeps per decoded envelope beyond its facts stays
-    /// small (issue 14; docs/performance.md): a reason is 16 bytes, a
-    /// report as codes 64 with up to two reasons in place.
+    /// small (issue 14; docs/performance.md): a reason is 12 bytes, a
+    /// report as codes 64 with up to three reasons in place and the
+    /// missing parent and replay beside them.
     /// Reasons kept in place and past two on the heap keep their order.
     #[test]
     fn reasons_keep_their_order_in_place_and_on_the_heap() {
@@ -810,7 +865,11 @@ mod tests {
 
     #[test]
     fn kept_reports_are_small() {
-        assert!(core::mem::size_of::<Why>() <= 16);
+        assert!(
+            core::mem::size_of::<Why>() <= 12,
+            "{}",
+            core::mem::size_of::<Why>()
+        );
         assert!(
             core::mem::size_of::<Kept>() <= 64,
             "{}",

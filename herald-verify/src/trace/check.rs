@@ -8,7 +8,7 @@ use std::collections::{HashMap, HashSet};
 use herald_core::{Body, CheckOptions, Checked, PublicKey, Reason, SignatureVerifier, check_with};
 
 use super::entry::{Entry, named_fields};
-use crate::audited::{Codes, Kept, Signed, Whys};
+use crate::audited::{Codes, Kept, NOT_REPLAYED, Signed, Whys};
 use crate::batch;
 use crate::facts::{Facts, Sender};
 use crate::keyring::Keyring;
@@ -103,6 +103,8 @@ fn record_of<'a>(
             reasons: Whys::default(),
             key_source,
             signing_key: Signed::default(),
+            missing_parent: false,
+            replayed: NOT_REPLAYED,
         })
     });
     let (report, reasons) = match codes {
