@@ -3,7 +3,8 @@
 //! `max_envelopes` (1 000 000) of them, so at that count the bound
 //! `2 × input + 64 MiB` leaves each envelope its own size plus 67 bytes of
 //! state: about 257 bytes. These sets are too large to run here; the
-//! tests run 200 000 envelopes of each shape and check the state each one
+//! tests run 200 000 envelopes of each shape (own traces, a chain, a fan,
+//! orphans with four reasons each) and check the state each one
 //! costs beyond its bytes against that figure (at this count the 64 MiB
 //! would hide it), in text, `--json` and `--format dot`.
 //! docs/performance.md, "Memory under hostile input", has the figures of
@@ -42,6 +43,10 @@ enum Shape {
     Chain,
     /// Each a reply to the first: one trace, one node with every reply.
     Fan,
+    /// Each a reply to a parent not in the set, its id not its own, its
+    /// `ts` ahead of the verifier's clock: four reasons that cost no byte
+    /// (`id_mismatch`, `future_ts`, `origin_missing`, `missing_parent`).
+    Orphans,
 }
 
 /// `count` envelopes by `key`'s sigil, their signature arrays empty
@@ -55,7 +60,8 @@ fn set(key: &SigningKey, count: usize, shape: Shape) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(count * reply.len());
     let (mut root, mut last) = ([0u8; 32], [0u8; 32]);
     for i in 0..count {
-        let is_genesis = i == 0 || matches!(shape, Shape::Traces);
+        let orphan = matches!(shape, Shape::Orphans);
+        let is_genesis = !orphan && (i == 0 || matches!(shape, Shape::Traces));
         let mut env = if is_genesis {
             genesis.clone()
         } else {
@@ -69,14 +75,19 @@ fn set(key: &SigningKey, count: usize, shape: Shape) -> Vec<u8> {
         env[nonce..nonce + 8].copy_from_slice(&(i as u64).to_be_bytes());
         if !is_genesis {
             let parent = at(|v| v.parent().map(|p| p.as_ptr()), &env);
-            let to = if matches!(shape, Shape::Fan) {
-                root
-            } else {
-                last
+            let to = match shape {
+                Shape::Fan => root,
+                Shape::Orphans => [0xee; 32],
+                _ => last,
             };
             env[parent..parent + 32].copy_from_slice(&to);
             let trace = at(|v| Some(v.trace().as_ptr()), &env);
             env[trace..trace + 32].copy_from_slice(&root);
+        }
+        if orphan {
+            // Its id stays the template's: not its own.
+            bytes.extend_from_slice(&env);
+            continue;
         }
         let id = EnvelopeRef::decode(&env).unwrap().computed_id();
         let at_id = at(|v| Some(v.id().as_ptr()), &env);
@@ -124,7 +135,26 @@ fn check(shape: Shape) {
     let one = set(&key, 1, shape);
     std::fs::write(d.join("set.cbor"), &bytes).unwrap();
     std::fs::write(d.join("one.cbor"), &one).unwrap();
-    let now = (TS + 10).to_string();
+    // Orphans are checked an hour before their `ts`.
+    let now = match shape {
+        Shape::Orphans => TS - 3600,
+        _ => TS + 10,
+    }
+    .to_string();
+    if let Shape::Orphans = shape {
+        let run = support::herald(
+            d,
+            &["verify", "one.cbor", "--keyring", "k.pub", "--now", &now],
+        );
+        for code in [
+            "id_mismatch",
+            "future_ts",
+            "origin_missing",
+            "missing_parent",
+        ] {
+            assert!(run.out().contains(code), "{code}: {}", run.out());
+        }
+    }
     for mode in [&[][..], &["--json"], &["--format", "dot"]] {
         let args = |file| {
             let mut a = vec!["verify", file, "--keyring", "k.pub", "--now", &now];
@@ -165,4 +195,9 @@ fn a_chain_costs_its_bytes() {
 #[test]
 fn a_node_with_every_reply_costs_its_bytes() {
     check(Shape::Fan);
+}
+
+#[test]
+fn orphans_with_four_reasons_each_cost_their_bytes() {
+    check(Shape::Orphans);
 }
