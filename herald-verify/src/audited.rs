@@ -175,7 +175,7 @@ impl Whys {
                     *len = next;
                 }
                 _ => {
-                    let mut many = Vec::with_capacity(2 * items.len());
+                    let mut many = spilled(items.len() + 1);
                     many.extend_from_slice(items);
                     many.push(why);
                     *self = Self::Many(many);
@@ -193,14 +193,19 @@ impl Whys {
     }
 }
 
+/// A heap block for `n` reasons that spill out of [`Whys::Few`], with room
+/// for one more (a later step's: a lifecycle text, a parent link).
+fn spilled(n: usize) -> Vec<Why> {
+    Vec::with_capacity(n + 1)
+}
+
 impl FromIterator<Why> for Whys {
     fn from_iter<I: IntoIterator<Item = Why>>(iter: I) -> Self {
         let iter = iter.into_iter();
-        // More than fit in place: one heap block of their size, and room
-        // for one more (a later step's: a missing parent, a replay).
+        // More than fit in place: one heap block for them at once.
         let known = iter.size_hint().0;
         if known > 3 {
-            let mut many = Vec::with_capacity((known + 1).max(4));
+            let mut many = spilled(known);
             many.extend(iter);
             return Self::Many(many);
         }
@@ -573,6 +578,16 @@ impl TraceKept {
             invalid: 0,
         }
     }
+
+    /// Its counts as reported.
+    fn counts(&self) -> TraceCounts {
+        TraceCounts {
+            valid: self.valid as usize,
+            partial: self.partial as usize,
+            invalid: self.invalid as usize,
+            leaves: self.leaves.len(),
+        }
+    }
 }
 
 /// The ids of a decoded envelope, as the tree of a report links them.
@@ -689,27 +704,22 @@ impl<'a> Audited<'a> {
 
     /// Every trace's id and counts, in order of first appearance.
     pub fn trace_counts(&self) -> impl Iterator<Item = (&[u8; 32], TraceCounts)> + '_ {
-        self.traces.iter().map(|t| {
-            let counts = TraceCounts {
-                valid: t.valid as usize,
-                partial: t.partial as usize,
-                invalid: t.invalid as usize,
-                leaves: t.leaves.len(),
-            };
-            (self.trace_id(t), counts)
-        })
+        self.traces.iter().map(|t| (self.trace_id(t), t.counts()))
     }
 
     /// Every trace's report, in order of first appearance, each formed as
     /// it is reached.
     pub fn traces(&self) -> impl ExactSizeIterator<Item = TraceReport> + '_ {
-        self.traces.iter().map(move |t| TraceReport {
-            trace: hex(self.trace_id(t)),
-            genesis: t.genesis.map(|i| self.id_hex(i)),
-            leaves: self.leaves_of(t).iter().map(|&i| self.id_hex(i)).collect(),
-            valid: t.valid as usize,
-            partial: t.partial as usize,
-            invalid: t.invalid as usize,
+        self.traces.iter().map(move |t| {
+            let counts = t.counts();
+            TraceReport {
+                trace: hex(self.trace_id(t)),
+                genesis: t.genesis.map(|i| self.id_hex(i)),
+                leaves: self.leaves_of(t).iter().map(|&i| self.id_hex(i)).collect(),
+                valid: counts.valid,
+                partial: counts.partial,
+                invalid: counts.invalid,
+            }
         })
     }
 
@@ -800,13 +810,14 @@ impl Serialize for Written<'_, '_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         let Self(audited, t) = *self;
         let genesis = t.genesis.map(|i| audited.id_hex(i));
+        let counts = t.counts();
         TraceShape {
             trace: &hex(audited.trace_id(t)),
             genesis: genesis.as_deref(),
             leaves: Each(|| audited.leaves_of(t).iter().map(|&i| audited.id_hex(i))),
-            valid: t.valid as usize,
-            partial: t.partial as usize,
-            invalid: t.invalid as usize,
+            valid: counts.valid,
+            partial: counts.partial,
+            invalid: counts.invalid,
         }
         .serialize(s)
     }

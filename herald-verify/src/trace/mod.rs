@@ -187,9 +187,10 @@ fn audit_with<'a>(
     drop((learned.known, core::mem::take(&mut items.entries)));
 
     // 3b. Bundled inclusion proofs, against the pinned keys and the set (P9).
-    let ids: Vec<Option<&[u8; 32]>> = match items.proofs.is_empty() {
-        true => Vec::new(),
-        false => set.facts.iter().map(|f| f.map(|f| f.id)).collect(),
+    let ids: Vec<Option<&[u8; 32]>> = if items.proofs.is_empty() {
+        Vec::new()
+    } else {
+        set.facts.iter().map(|f| f.map(|f| f.id)).collect()
     };
     let (proof_reports, proven) = bundle::check_proofs(
         &items.proofs,
@@ -218,6 +219,7 @@ fn audit_with<'a>(
 
     links::parents(&mut set, inputs);
     links::replays(&mut set, inputs);
+    // The senders are read by 3c and 5 only: gone before step 6 builds its tables.
     drop(core::mem::take(&mut set.senders));
     let (traces, leaves) = group::traces(&set, &opts.limits);
 
@@ -227,14 +229,14 @@ fn audit_with<'a>(
         reports,
         dropped,
         facts,
-        senders,
+        senders: _,
         computed,
         marks,
         bytes,
         details,
         verdicts,
     } = set;
-    drop((senders, computed, marks, verdicts, proven));
+    drop((computed, marks, verdicts, proven));
     let pieces = items
         .unsplittable
         .into_iter()
