@@ -15,6 +15,7 @@ use serde::Serialize;
 
 use crate::facts::Facts;
 use crate::lifecycle::{Findings, Judged};
+use crate::reasons::{ReasonList, Unlisted};
 use crate::report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, Shape, SignedBy, Source, Summary,
     TraceReport, TraceShape, hex, status_of,
@@ -48,6 +49,9 @@ pub(crate) enum Why {
         /// Its place in [`Details`]' texts.
         text: u32,
     },
+    /// Not a reason: how many more with `code` [`herald_core::check_with`]
+    /// gave than are listed ([`crate::reasons`]). [`Whys::iter`] skips it.
+    Unlisted { code: ReasonCode, count: u32 },
 }
 
 impl Why {
@@ -56,7 +60,7 @@ impl Why {
             Self::Check { code, .. } => *code,
             Self::MissingParent => ReasonCode::MissingParent,
             Self::Replayed { .. } => ReasonCode::ReplayedNonce,
-            Self::Text { code, .. } => *code,
+            Self::Text { code, .. } | Self::Unlisted { code, .. } => *code,
         }
     }
 
@@ -114,6 +118,9 @@ impl Why {
                     .cloned()
                     .unwrap_or_default(),
             ),
+            Self::Unlisted { code, count } => {
+                ReportReason::new(*code, std::format!("{count} more, not listed"))
+            }
         }
     }
 }
@@ -175,21 +182,48 @@ impl Whys {
                     *len = next;
                 }
                 _ => {
-                    let mut many = spilled(items.len() + 1);
-                    many.extend_from_slice(items);
-                    many.push(why);
-                    *self = Self::Many(many);
+                    let mut list = spilled(items.len() + 1);
+                    list.extend_from_slice(items);
+                    list.push(why);
+                    *self = Self::Many(list);
                 }
             },
-            Self::Many(many) => many.push(why),
+            Self::Many(list) => list.push(why),
         }
     }
 
-    pub(crate) fn iter(&self) -> core::slice::Iter<'_, Why> {
+    /// The reasons, in order.
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Why> + '_ {
+        self.all()
+            .iter()
+            .filter(|w| !matches!(w, Why::Unlisted { .. }))
+    }
+
+    /// The reasons given beyond those listed, by code.
+    pub(crate) fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_ {
+        self.all().iter().filter_map(|w| match *w {
+            Why::Unlisted { code, count } => Some(Unlisted { code, count }),
+            _ => None,
+        })
+    }
+
+    /// The reasons and the counts of those unlisted.
+    fn all(&self) -> &[Why] {
         match self {
-            Self::Few { len, items } => items.get(..len.get()).unwrap_or_default().iter(),
-            Self::Many(many) => many.iter(),
+            Self::Few { len, items } => items.get(..len.get()).unwrap_or_default(),
+            Self::Many(list) => list,
         }
+    }
+
+    /// The reasons of `list` (each kept by `details`), then the counts of
+    /// those unlisted.
+    pub(crate) fn of(list: &ReasonList, details: &mut Details) -> Self {
+        let listed = list.listed().iter().map(|r| details.why(r));
+        let unlisted = list.unlisted().iter().map(|u| Why::Unlisted {
+            code: u.code,
+            count: u.count,
+        });
+        listed.chain(unlisted).collect()
     }
 }
 
@@ -205,9 +239,9 @@ impl FromIterator<Why> for Whys {
         // More than fit in place: one heap block for them at once.
         let known = iter.size_hint().0;
         if known > 3 {
-            let mut many = spilled(known);
-            many.extend(iter);
-            return Self::Many(many);
+            let mut list = spilled(known);
+            list.extend(iter);
+            return Self::Many(list);
         }
         let mut whys = Self::default();
         for why in iter {
@@ -368,6 +402,7 @@ impl Codes {
             id: f.map(|f| hex(f.id)),
             from: self.sender(cx).map(String::from),
             reasons: self.whys().map(|w| w.form(i, cx)).collect(),
+            unlisted_reasons: self.reasons.unlisted().collect(),
             key_source: self.key_source,
             signing_key: self.signing_key.get(),
             lineage_consents: cx
@@ -449,6 +484,18 @@ impl Kept {
         }
     }
 
+    /// The reasons given beyond those listed, by code.
+    fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_ {
+        let (codes, formed) = match self {
+            Self::Codes(c) => (Some(c.reasons.unlisted()), None),
+            Self::Formed { report, .. } => (None, Some(report.unlisted_reasons.iter().copied())),
+        };
+        codes
+            .into_iter()
+            .flatten()
+            .chain(formed.into_iter().flatten())
+    }
+
     /// Every reason's code and signature index.
     fn all_codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         let (codes, formed) = match self {
@@ -475,18 +522,23 @@ impl Kept {
     /// (`bytes`, the envelope's, name an unknown field's key).
     pub(crate) fn redo(
         &mut self,
-        reasons: &[Reason],
+        reasons: &ReasonList,
         bytes: &[u8],
         details: &mut Details,
         key_source: KeyOrigin,
     ) {
         match self {
             Self::Codes(c) => {
-                c.reasons = reasons.iter().map(|r| details.why(r)).collect();
+                c.reasons = Whys::of(reasons, details);
                 c.key_source = Some(key_source);
             }
             Self::Formed { report, .. } => {
-                report.reasons = reasons.iter().map(|r| ReportReason::of(r, bytes)).collect();
+                report.reasons = reasons
+                    .listed()
+                    .iter()
+                    .map(|r| ReportReason::of(r, bytes))
+                    .collect();
+                report.unlisted_reasons = reasons.unlisted().to_vec();
                 report.key_source = Some(key_source);
             }
         }
@@ -512,6 +564,9 @@ impl Findings for Kept {
     fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         self.all_codes()
     }
+    fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_ {
+        Kept::unlisted(self)
+    }
 }
 
 /// A kept report open to the lifecycle rules: the texts and lineage
@@ -524,6 +579,9 @@ pub(crate) struct Judging<'k> {
 impl Findings for Judging<'_> {
     fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         self.kept.all_codes()
+    }
+    fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_ {
+        self.kept.unlisted()
     }
 }
 

@@ -20,6 +20,7 @@ pub mod keyring;
 pub mod lifecycle;
 pub mod live;
 pub mod merkle;
+mod reasons;
 pub mod report;
 pub mod sequence;
 pub mod trace;
@@ -37,6 +38,7 @@ pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, R
 pub use live::state::{IdentityKey, LiveState, StoreTxn};
 pub use live::store::{Claim, Store, StoreError};
 pub use live::{Clock, Prechecked, Receiver, SystemClock};
+pub use reasons::Unlisted;
 pub use report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
 };

@@ -6,6 +6,7 @@ use alloc::{string::String, vec::Vec};
 use herald_core::{KeySource, ReasonCode, Status};
 
 use crate::keyring::Provenance;
+use crate::reasons::Unlisted;
 use serde::Serialize;
 
 /// One reason in a report: a P11 code, the signature index when it is about
@@ -163,8 +164,13 @@ pub struct EnvelopeReport {
     pub id: Option<String>,
     /// The `from` sigil, when it parsed.
     pub from: Option<String>,
-    /// Every reason (P11).
+    /// The reasons (P11): every kind that occurred, and its repeats up to
+    /// a number that grows with the envelope's size (issue 14).
     pub reasons: Vec<ReportReason>,
+    /// The reasons given beyond those listed, by code: repeats of a listed
+    /// kind (a code about the same signature, or another co-signature). In
+    /// the JSON `unlisted_reasons`, `{code: count}`, when there are any.
+    pub unlisted_reasons: Vec<Unlisted>,
     /// Where the origin key came from (P7, P8); in the JSON `"keyring"`,
     /// `"birth"`, `"bundle"` or `"molt"`.
     pub key_source: Option<KeyOrigin>,
@@ -204,19 +210,31 @@ impl EnvelopeReport {
     pub fn has(&self, code: ReasonCode) -> bool {
         self.reasons.iter().any(|r| r.code == code)
     }
+
+    /// Whether signature `k` verified: no reason but a warning names it,
+    /// and none can among the unlisted ones (issue 14: fails closed).
+    pub fn signature_verified(&self, k: u32) -> bool {
+        let codes = self.reasons.iter().map(|r| (r.code, r.index));
+        crate::reasons::verified(codes, self.unlisted_reasons.iter().copied(), k)
+    }
 }
 
 /// The CLI.md JSON shape: `id`, `from`, `status`, `reasons`, then
-/// `key_source`, `signing_key` and `lineage_consents` when they say
+/// `unlisted_reasons`, `key_source`, `signing_key` and `lineage_consents` when they say
 /// something; `source`, `trace` and `parent` are not part of it.
 impl Serialize for EnvelopeReport {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("EnvelopeReport", 7)?;
+        let mut st = s.serialize_struct("EnvelopeReport", 8)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("from", &self.from)?;
         st.serialize_field("status", self.status().name())?;
         st.serialize_field("reasons", &self.reasons)?;
+        if self.unlisted_reasons.is_empty() {
+            st.skip_field("unlisted_reasons")?;
+        } else {
+            st.serialize_field("unlisted_reasons", &Counts(&self.unlisted_reasons))?;
+        }
         match self.key_source {
             Some(k) => st.serialize_field("key_source", k.name())?,
             None => st.skip_field("key_source")?,
@@ -231,6 +249,15 @@ impl Serialize for EnvelopeReport {
             st.serialize_field("lineage_consents", &self.lineage_consents)?;
         }
         st.end()
+    }
+}
+
+/// Unlisted reasons as the JSON writes them: `{code: count}`.
+struct Counts<'u>(&'u [Unlisted]);
+
+impl Serialize for Counts<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_map(self.0.iter().map(|u| (u.code.name(), u.count)))
     }
 }
 

@@ -10,7 +10,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, ReasonCode, Scope, SigningKey, Status};
 use herald_verify::live::CACHE_WINDOW;
-use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store};
+use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store, Unlisted};
 
 /// The owner these tests create their stores for.
 const OWNER: &str = "test";
@@ -299,4 +299,62 @@ fn a_batch_in_one_transaction_sees_its_own_claims_and_commits_once() {
     txn.commit().unwrap();
     assert_only(&r.receive(&first).unwrap(), ReasonCode::ReplayedNonce);
     assert_eq!(r.store().len().unwrap(), 1);
+}
+
+/// Issue 14: an envelope of 3 000 unknown fields (one `unknown_field`
+/// warning each, seven bytes apiece) lists one per 256 of its bytes and
+/// counts the rest; it is still valid, claims its nonce and is a replay
+/// the second time.
+#[test]
+fn repeated_reasons_are_listed_to_a_cap_and_counted() {
+    const FIELDS: usize = 3000;
+    let dir = tempfile::tempdir().unwrap();
+    let rx = receiver(&dir.path().join("replay.redb"));
+    let mut b = EnvelopeBuilder::genesis(NOW).nonce(Nonce([13; 16]));
+    for k in 0..FIELDS {
+        b = b
+            .extra_field(&format!("zz{k:04x}"), Value::Unsigned(0))
+            .unwrap();
+    }
+    let bytes = b.sign(&alice()).unwrap().into_bytes();
+    let r = rx.receive(&bytes).unwrap();
+    assert_eq!(r.status(), Status::Valid);
+    assert_eq!(r.reasons.len(), bytes.len() / 256);
+    assert!(r.reasons.iter().all(|r| r.code == ReasonCode::UnknownField));
+    let unlisted = &r.unlisted_reasons;
+    assert_eq!(unlisted.len(), 1);
+    assert_eq!(unlisted[0].code, ReasonCode::UnknownField);
+    assert_eq!(r.reasons.len() + unlisted[0].count as usize, FIELDS);
+    assert!(r.signature_verified(0));
+    let again = rx.receive(&bytes).unwrap();
+    assert_eq!(again.status(), Status::Invalid);
+    assert!(
+        codes(&again).contains(&"replayed_nonce"),
+        "{:?}",
+        codes(&again)
+    );
+}
+
+/// Issue 14: which co-signature an unlisted fault is about is not known,
+/// so none counts as verified (fail closed); warnings hide nothing.
+#[test]
+fn unlisted_faults_leave_no_cosignature_verified() {
+    let at = |code, index| {
+        let mut r = herald_verify::ReportReason::new(code, "");
+        r.index = index;
+        r
+    };
+    let mut r = EnvelopeReport::default();
+    r.reasons = vec![at(ReasonCode::BadSignature, Some(2))];
+    assert!(r.signature_verified(1) && !r.signature_verified(2));
+
+    r.unlisted_reasons = vec![Unlisted::new(ReasonCode::BadSignature, 5)];
+    assert!(
+        r.signature_verified(0),
+        "whether the origin has a fault is listed"
+    );
+    assert!(!r.signature_verified(1) && !r.signature_verified(3));
+
+    r.unlisted_reasons = vec![Unlisted::new(ReasonCode::UnknownField, 5)];
+    assert!(r.signature_verified(1), "only warnings are unlisted");
 }

@@ -38,6 +38,7 @@ use super::{Findings, Identity, Molted, Signer, identity, origin_ok_of, valid_co
 use crate::audited::{Details, Judging, Kept};
 use crate::facts::{self, Facts, Sender};
 use crate::keyring::Keyring;
+use crate::reasons::ReasonList;
 use crate::report::{KeyOrigin, SignedBy};
 use crate::verdicts::{Memo, Tally, Verdict};
 
@@ -345,7 +346,7 @@ impl<'a> Audit<'_, '_, 'a> {
             };
             let known = self.set.verdicts.get(&i).map_or(&[][..], Vec::as_slice);
             let mut memo = Memo::new(known, self.set.tally);
-            let mut reasons = Vec::new();
+            let mut reasons = ReasonList::for_envelope(bytes);
             let molted = Molted {
                 keys: self.keys,
                 who,
@@ -353,7 +354,7 @@ impl<'a> Audit<'_, '_, 'a> {
             };
             let checked = check_with(bytes, &molted, self.opts, &mut reasons, &mut memo);
             if checked.key_source == Some(KeySource::Molt)
-                && origin_ok_of(reasons.iter().map(|r| (r.code, r.index)))
+                && origin_ok_of(reasons.listed().iter().map(|r| (r.code, r.index)))
             {
                 self.kept[i].redo(&reasons, bytes, self.details, KeyOrigin::Molt);
                 return Some(Signer::Molt(k));

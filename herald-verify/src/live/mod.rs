@@ -463,6 +463,7 @@ impl Receiver {
             id: env.map(|v| hex(v.id())),
             from: env.map(|v| String::from(v.from())),
             reasons: Vec::new(),
+            unlisted_reasons: origin.unlisted.clone(),
             key_source: origin.key_source,
             source: Source::default(),
             trace: env.map(|v| hex(v.trace())),

@@ -12,6 +12,7 @@ use herald_core::{
 
 use crate::keyring::Keyring;
 use crate::lifecycle::{Identity, IdentityRecord, Molted, Signer, identity, origin_ok_of};
+use crate::reasons::{ReasonList, Unlisted};
 use crate::report::{KeyOrigin, ReportReason};
 
 /// The identity `bytes` claims to be from, read from its `from` field
@@ -43,8 +44,10 @@ impl KeyResolver for Known<'_> {
 pub(crate) struct Origin<'b> {
     /// What [`check`] concluded, for the key that verified (if any).
     pub(crate) checked: Checked<'b>,
-    /// Every reason [`check`] gave.
+    /// The reasons [`check`] gave, as listed ([`crate::reasons`]).
     pub(crate) reasons: Vec<ReportReason>,
+    /// The reasons given beyond those listed, by code.
+    pub(crate) unlisted: Vec<Unlisted>,
     /// The identity's key that made the origin signature.
     pub(crate) signer: Option<Signer>,
     /// The report's `key_source`.
@@ -53,16 +56,23 @@ pub(crate) struct Origin<'b> {
 
 /// [`check`] `bytes` with `keys`: the result, its reasons, and whether the
 /// origin verified.
-fn run<'b>(
-    bytes: &'b [u8],
-    keys: &dyn KeyResolver,
-    opts: &CheckOptions<'_>,
-) -> (Checked<'b>, Vec<ReportReason>, bool) {
-    let mut out = Vec::new();
+fn run<'b>(bytes: &'b [u8], keys: &dyn KeyResolver, opts: &CheckOptions<'_>) -> (Origin<'b>, bool) {
+    let mut out = ReasonList::for_envelope(bytes);
     let checked = check(bytes, keys, opts, &mut out);
-    let reasons: Vec<ReportReason> = out.iter().map(|r| ReportReason::of(r, bytes)).collect();
+    let reasons: Vec<ReportReason> = out
+        .listed()
+        .iter()
+        .map(|r| ReportReason::of(r, bytes))
+        .collect();
     let ok = origin_ok_of(reasons.iter().map(|r| (r.code, r.index)));
-    (checked, reasons, ok)
+    let origin = Origin {
+        checked,
+        reasons,
+        unlisted: out.unlisted().to_vec(),
+        signer: None,
+        key_source: None,
+    };
+    (origin, ok)
 }
 
 /// Check `bytes` (P1–P7) with the sigil's own key — pinned, or the
@@ -84,17 +94,17 @@ pub(crate) fn check_origin<'b>(
         Some(who) => run(bytes, &Known { keys, who, birth }, opts),
         None => run(bytes, keys, opts),
     };
-    let (checked, reasons, ok) = own;
-    let from = checked.envelope.as_ref().map(EnvelopeRef::from_sigil);
+    let (own, ok) = own;
+    let from = own.checked.envelope.as_ref().map(EnvelopeRef::from_sigil);
     if ok {
         let pinned = from.and_then(|f| keys.lookup(&f));
-        let (key, source) = match checked.key_source {
+        let (key, source) = match own.checked.key_source {
             Some(KeySource::Keyring) => match pinned {
                 Some((k, p)) => (Some(*k.as_bytes()), Some(p.into())),
                 None => (birth.map(|k| *k.as_bytes()), Some(KeyOrigin::Birth)),
             },
             Some(KeySource::Birth) => (
-                checked
+                own.checked
                     .envelope
                     .as_ref()
                     .and_then(|v| v.attestation("birth"))
@@ -105,10 +115,9 @@ pub(crate) fn check_origin<'b>(
             other => (None, other.and_then(KeyOrigin::of_source)),
         };
         return Origin {
-            checked,
-            reasons,
             signer: key.map(Signer::Own),
             key_source: source,
+            ..own
         };
     }
     if let (Some(who), Some(state)) = (who, state) {
@@ -116,22 +125,18 @@ pub(crate) fn check_origin<'b>(
             let Ok(key) = PublicKey::from_bytes(&m.new_key) else {
                 continue;
             };
-            let (c, r, ok) = run(bytes, &Molted { keys, who, key }, opts);
-            if ok && c.key_source == Some(KeySource::Molt) {
+            let (molted, ok) = run(bytes, &Molted { keys, who, key }, opts);
+            if ok && molted.checked.key_source == Some(KeySource::Molt) {
                 return Origin {
-                    checked: c,
-                    reasons: r,
                     signer: Some(Signer::Molt(i)),
                     key_source: Some(KeyOrigin::Molt),
+                    ..molted
                 };
             }
         }
     }
-    let key_source = keys.source_name(checked.key_source, from);
     Origin {
-        checked,
-        reasons,
-        signer: None,
-        key_source,
+        key_source: keys.source_name(own.checked.key_source, from),
+        ..own
     }
 }

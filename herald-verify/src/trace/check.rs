@@ -5,7 +5,7 @@
 use alloc::{string::String, vec::Vec};
 use std::collections::{HashMap, HashSet};
 
-use herald_core::{Body, CheckOptions, Checked, PublicKey, Reason, SignatureVerifier, check_with};
+use herald_core::{Body, CheckOptions, Checked, PublicKey, SignatureVerifier, check_with};
 
 use super::entry::{Entry, named_fields};
 use crate::audited::{Codes, Kept, NOT_REPLAYED, Signed, Whys};
@@ -13,6 +13,7 @@ use crate::batch;
 use crate::facts::{Facts, Sender};
 use crate::keyring::Keyring;
 use crate::lifecycle::Identity;
+use crate::reasons::ReasonList;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 use crate::verdicts::{Memo, Tally, Verdict};
 
@@ -59,7 +60,7 @@ impl Step3<'_> {
 pub(super) struct Record<'a> {
     pub(super) report: Kept,
     /// The reasons of a report kept as codes, still to be kept.
-    pub(super) reasons: Vec<Reason>,
+    pub(super) reasons: ReasonList,
     /// What the later steps need of it, when it decoded.
     pub(super) facts: Option<Facts<'a>>,
     /// What the lifecycle and replay steps read of its sender.
@@ -82,7 +83,7 @@ pub(super) struct Record<'a> {
 fn record_of<'a>(
     e: &Entry<'a>,
     checked: Checked<'a>,
-    reasons: &[Reason],
+    reasons: ReasonList,
     keys: &Keyring,
 ) -> Record<'a> {
     let env = checked.envelope;
@@ -95,7 +96,7 @@ fn record_of<'a>(
     // reason (a wrong scope, a `by` other than `from`, a bad signature).
     let claims = env.is_some()
         && checked.key_source.is_some()
-        && !reasons.iter().any(|r| r.index == Some(0));
+        && !reasons.listed().iter().any(|r| r.index == Some(0));
     let codes = env.as_ref().and_then(|v| {
         Some(Codes {
             entry: 0,
@@ -109,10 +110,10 @@ fn record_of<'a>(
     });
     let (report, reasons) = match codes {
         // The reasons are kept as codes by the audit (`Details`).
-        Some(codes) => (Kept::Codes(codes), reasons.to_vec()),
+        Some(codes) => (Kept::Codes(codes), reasons),
         None => (
-            Kept::formed(None, formed(e, env.as_ref(), reasons, key_source)),
-            Vec::new(),
+            Kept::formed(None, formed(e, env.as_ref(), &reasons, key_source)),
+            ReasonList::default(),
         ),
     };
     Record {
@@ -141,13 +142,14 @@ fn span_of(text: &str, bytes: &[u8]) -> Option<(u32, u32)> {
 fn formed(
     e: &Entry<'_>,
     env: Option<&herald_core::EnvelopeRef<'_>>,
-    reasons: &[Reason],
+    reasons: &ReasonList,
     key_source: Option<crate::report::KeyOrigin>,
 ) -> EnvelopeReport {
     let mut report = EnvelopeReport {
         id: env.map(|v| hex(v.id())),
         from: env.map(|v| String::from(v.from())),
-        reasons: Vec::with_capacity(reasons.len()),
+        reasons: Vec::with_capacity(reasons.listed().len()),
+        unlisted_reasons: reasons.unlisted().to_vec(),
         key_source,
         source: Source {
             input: e.input.name.clone(),
@@ -162,7 +164,7 @@ fn formed(
         // Fields that did parse are still worth naming.
         (report.id, report.from) = named_fields(e.bytes);
     }
-    for r in reasons {
+    for r in reasons.listed() {
         report.push(ReportReason::of(r, e.bytes));
     }
     report
@@ -334,9 +336,9 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
     for (j, e) in part.iter().enumerate() {
         collect.asked.push(Vec::new());
         collect.known = step.known(first + j);
-        let mut reasons = Vec::new();
+        let mut reasons = ReasonList::for_envelope(e.bytes);
         let checked = check_with(e.bytes, step.keys, step.opts, &mut reasons, &mut collect);
-        out.push(record_of(e, checked, &reasons, step.keys));
+        out.push(record_of(e, checked, reasons, step.keys));
     }
     step.tally.add(collect.prepared.len());
     let one_thread = batch::BatchOptions {
@@ -355,9 +357,9 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
                 verdicts: &verdicts,
                 kept: Vec::new(),
             };
-            let mut reasons = Vec::new();
+            let mut reasons = ReasonList::for_envelope(e.bytes);
             let checked = check_with(e.bytes, step.keys, step.opts, &mut reasons, &mut replay);
-            *slot = record_of(e, checked, &reasons, step.keys);
+            *slot = record_of(e, checked, reasons, step.keys);
             if step.keep(slot) {
                 let mut kept = step.known(first + j).to_vec();
                 kept.extend(replay.kept);
@@ -372,9 +374,9 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
 fn alone<'a>(index: usize, e: &Entry<'a>, step: &Step3<'_>) -> Record<'a> {
     let known = step.known(index);
     let mut memo = Memo::new(known, step.tally);
-    let mut reasons = Vec::new();
+    let mut reasons = ReasonList::for_envelope(e.bytes);
     let checked = check_with(e.bytes, step.keys, step.opts, &mut reasons, &mut memo);
-    let mut record = record_of(e, checked, &reasons, step.keys);
+    let mut record = record_of(e, checked, reasons, step.keys);
     if step.keep(&record) {
         let mut kept = known.to_vec();
         kept.extend(memo.learned);

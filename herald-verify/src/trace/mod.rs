@@ -37,11 +37,12 @@ use herald_core::{
     CheckOptions, EnvelopeRef, KeySource, Kind, PublicKey, ReasonCode, Scope, check_with,
 };
 
-use crate::audited::{Audited, Details, Kept};
+use crate::audited::{Audited, Details, Kept, Whys};
 use crate::bundle::{self, Bundle, ProofInput};
 use crate::facts::{Facts, Sender};
 use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
+use crate::reasons::ReasonList;
 use crate::report::{EnvelopeReport, Report, Source, Summary};
 use crate::sequence::{Piece, pieces};
 use crate::verdicts::{Memo, Tally, Verdict};
@@ -388,9 +389,10 @@ fn learn_keys(
             continue;
         }
         let mut memo = Memo::new(&[], tally);
-        let mut reasons = Vec::new();
+        let mut reasons = ReasonList::for_envelope(e.bytes);
         let checked = check_with(e.bytes, &(), opts, &mut reasons, &mut memo);
         let origin_ok = !reasons
+            .listed()
             .iter()
             .any(|r| r.index == Some(0) || r.code == ReasonCode::IdMismatch);
         if let (Some(KeySource::Birth), true, Some(env)) =
@@ -492,7 +494,7 @@ impl<'a> Checked<'a> {
         match &mut r.report {
             Kept::Codes(c) => {
                 c.entry = at.unwrap_or(u32::MAX);
-                c.reasons = r.reasons.iter().map(|x| self.details.why(x)).collect();
+                c.reasons = Whys::of(&r.reasons, &mut self.details);
             }
             Kept::Formed { entry: e, .. } => *e = at.filter(|_| r.facts.is_some()),
         }
