@@ -85,6 +85,25 @@ pub(crate) fn reason_label(r: &ReportReason) -> String {
     }
 }
 
+/// The reasons' labels, a run of one label written once with its count
+/// (`malformed ×1028`: an envelope can carry thousands, issue 14).
+fn labels(reasons: &[ReportReason]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut runs = reasons.iter().map(reason_label).peekable();
+    while let Some(label) = runs.next() {
+        let mut n = 1usize;
+        while runs.next_if_eq(&label).is_some() {
+            n += 1;
+        }
+        out.push(if n == 1 {
+            label
+        } else {
+            format!("{label} ×{n}")
+        });
+    }
+    out
+}
+
 /// Write the whole human report, each envelope's formed as it is written.
 pub(crate) fn write_report(
     out: &mut dyn Write,
@@ -194,7 +213,10 @@ fn write_envelope(
     width: usize,
     opts: &Options,
 ) -> io::Result<()> {
-    let reasons: Vec<String> = e.reasons.iter().map(reason_label).collect();
+    let mut reasons = labels(&e.reasons);
+    for u in &e.unlisted_reasons {
+        reasons.push(format!("+{} more {}", u.count, u.code.name()));
+    }
     let mut line = format!(
         "{:<SHORT_ID$}  {:<width$}  {}  {}",
         short(e.id.as_deref()),
@@ -217,6 +239,14 @@ fn write_envelope(
             } else {
                 writeln!(out, "    {}: {}", reason_label(r), r.detail)?;
             }
+        }
+        for u in &e.unlisted_reasons {
+            writeln!(
+                out,
+                "    … and {} more {}, not listed",
+                u.count,
+                u.code.name()
+            )?;
         }
     }
     Ok(())
