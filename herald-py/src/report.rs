@@ -65,6 +65,8 @@ pub(crate) struct EnvelopeVerdict {
     from: Option<String>,
     status: &'static str,
     reasons: Vec<Reason>,
+    /// Reasons given beyond those listed, by code: (code, count).
+    unlisted_reasons: Vec<(&'static str, u32)>,
     key_source: Option<&'static str>,
     signing_key: Option<String>,
     lineage_consents: Vec<String>,
@@ -202,6 +204,11 @@ impl Report {
                     key_source: e.key_source.map(|k| k.name()),
                     signing_key: e.signing_key.map(|s| s.to_string()),
                     lineage_consents: e.lineage_consents.clone(),
+                    unlisted_reasons: e
+                        .unlisted_reasons
+                        .iter()
+                        .map(|u| (u.code.name(), u.count))
+                        .collect(),
                 })
                 .collect(),
             traces: r

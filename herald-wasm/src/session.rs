@@ -124,6 +124,11 @@ impl Session {
                     section: explain::explain(r.code).map(|e| e.section),
                 })
                 .collect(),
+            unlisted_reasons: entry
+                .unlisted_reasons
+                .iter()
+                .map(|u| (u.code.name(), u.count))
+                .collect(),
             key_source: entry.key_source.map(|k| k.name()),
             signing_key: entry.signing_key.map(|by| by.to_string()),
         };
@@ -221,10 +226,13 @@ impl Session {
                                 ReasonCode::IdMismatch | ReasonCode::OriginSignerMismatch
                             )
                     });
-                let verdict = if codes.is_empty() && !origin_broken {
-                    "verified"
-                } else {
+                let verdict = if !codes.is_empty() || origin_broken {
                     "failed"
+                } else if !index.is_some_and(|k| entry.signature_verified(k)) {
+                    // A fault about it may be among the unlisted reasons.
+                    "not listed"
+                } else {
+                    "verified"
                 };
                 match sig {
                     Ok(sig) => Signature {
@@ -293,6 +301,8 @@ struct Detail<'a> {
     annotated: Vec<annotate::Line>,
     signatures: Vec<Signature<'a>>,
     reasons: Vec<Reason<'a>>,
+    /// Reasons given beyond those listed, by code: repeats of a listed kind.
+    unlisted_reasons: Vec<(&'static str, u32)>,
     key_source: Option<&'static str>,
     signing_key: Option<String>,
 }

@@ -216,8 +216,9 @@ function renderPanel(i) {
 
   const reasons = el('section');
   reasons.dataset.testid = 'reasons';
-  reasons.append(el('h2', `Reasons (${d.reasons.length})`));
+  reasons.append(el('h2', `Reasons (${d.reasons.length + d.unlisted_reasons.reduce((n, [, c]) => n + c, 0)})`));
   if (!d.reasons.length) reasons.append(el('p', 'None: every check passed.'));
+  for (const [code, count] of d.unlisted_reasons) reasons.append(el('p', `… and ${count} more ${code}, not listed.`));
   for (const r of d.reasons) {
     const box = el('div');
     box.className = `reason${r.warning ? ' warning' : ''}`;
