@@ -423,6 +423,7 @@ pub fn run_http(
         trace,
         pin,
         conduit,
+        sync,
         upstream,
     } = config;
     upstream.check()?;
@@ -443,7 +444,7 @@ pub fn run_http(
             .map_err(ProxyError::Io)?;
         let config = HttpConfig {
             keys,
-            recorder: Recorder::new(trace, conduit),
+            recorder: Recorder::new(trace, conduit, sync),
             pin,
             upstream,
             idle,

@@ -9,10 +9,11 @@
 //! Messages are newline-delimited JSON-RPC (MCP stdio transport). Each one
 //! is handled as it arrives and written out at once (no buffering of
 //! streams). Only these are touched:
-//! - `tools/call` requests: signed ([`crate::session::Session::request`]), appended to the
+//! - `tools/call` requests: signed ([`crate::session::Session::request`]), written to the
 //!   trace file, and forwarded with the envelope in `params._meta`;
 //! - their responses: signed ([`crate::session::Session::result`]), appended, and released
-//!   with the envelope in `result._meta`, never before it is on disk;
+//!   with the envelope in `result._meta`, never before it and its request are on disk
+//!   (`--sync`, [`crate::recorder::SyncPolicy`]);
 //! - `tools/list` results without a next page: compared with the pinned
 //!   tool set, and given a `herald/warning` when it changed.
 //!
@@ -42,7 +43,7 @@ use tokio::sync::watch;
 use crate::jsonrpc::{self, Kind};
 use crate::ledger::{Ledger, invalid_call};
 use crate::pin::ToolSet;
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, SyncPolicy};
 use crate::session::{Handshake, Keys};
 use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::trace_file::{TraceFile, TraceFileError};
@@ -78,6 +79,8 @@ pub struct ProxyConfig {
     pub pin: Option<PathBuf>,
     /// `--conduit URL`: the conduit's address.
     pub conduit: Option<SocketAddr>,
+    /// `--sync`: when the trace file is made durable.
+    pub sync: SyncPolicy,
     /// The server: the command after `--`, or `--upstream URL`.
     pub upstream: Upstream,
 }
@@ -144,6 +147,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         trace,
         pin,
         conduit,
+        sync,
         upstream,
     } = config;
     let trace = TraceFile::open(&trace).map_err(ProxyError::Trace)?;
@@ -153,7 +157,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
             trace.recovered()
         );
     }
-    let recorder = Recorder::new(trace, conduit);
+    let recorder = Recorder::new(trace, conduit, sync);
     serve_session(
         Ledger::new(keys, recorder, pin),
         &upstream,
