@@ -310,7 +310,7 @@ fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut messages = Messages::new(http_out);
         while let Ok(Some(message)) = messages.next(&tx).await {
-            router.route(&message, &messages.line());
+            router.route(&message, messages.line());
         }
         // The server has ended: close every stream, forget the session.
         let mut streams = router.streams();

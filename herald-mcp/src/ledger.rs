@@ -126,11 +126,10 @@ impl Ledger {
         let name = message
             .pointer("/params/name")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let arguments = message.pointer("/params/arguments").cloned();
+            .unwrap_or_default();
+        let arguments = message.pointer("/params/arguments");
         let request = match self
-            .record(Before::Forward, |s| s.request(&name, arguments.as_ref()))
+            .record(Before::Forward, |s| s.request(name, arguments))
             .await
         {
             Ok(request) => request,
@@ -180,14 +179,16 @@ impl Ledger {
     /// cannot be recorded it is withheld and an `isError` result says why.
     pub async fn answer(&mut self, request: [u8; 32], mut message: Value) -> Value {
         let id = message.get("id").cloned().unwrap_or_default();
-        let signed = match message.get("result").cloned() {
-            Some(result) => {
-                self.record(Before::Release, |s| s.result(request, &result, true))
+        // Signed from the message as received (borrowed: a result may be
+        // megabytes of content).
+        let signed = match (message.get("result"), message.get("error")) {
+            (Some(result), _) => {
+                self.record(Before::Release, |s| s.result(request, result, true))
                     .await
             }
-            None => {
-                let error = message.get("error").cloned().unwrap_or_default();
-                self.record(Before::Release, |s| s.error(request, &error))
+            (None, error) => {
+                let error = error.unwrap_or(&Value::Null);
+                self.record(Before::Release, |s| s.error(request, error))
                     .await
             }
         };

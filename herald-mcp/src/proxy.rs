@@ -262,7 +262,7 @@ impl Wrapper {
                     let mut routes = self.routes();
                     routes.initialize = Some(id);
                     routes.handshake.request = message.get("params").cloned().unwrap_or_default();
-                    send(up, line);
+                    send(up, line.to_vec());
                 }
                 Kind::Request {
                     id,
@@ -272,17 +272,17 @@ impl Wrapper {
                     if first_page {
                         self.routes().lists.insert(id);
                     }
-                    send(up, line);
+                    send(up, line.to_vec());
                 }
                 Kind::Notification {
                     method: INITIALIZED,
                 } => {
-                    send(up, line);
+                    send(up, line.to_vec());
                     self.start_fetch(true, up).await;
                 }
                 Kind::Notification { method: CANCELLED } => {
                     self.cancelled(&message).await;
-                    send(up, line);
+                    send(up, line.to_vec());
                 }
                 Kind::Batch if batch_has_wrapped(&message) => send_json(
                     down,
@@ -293,7 +293,7 @@ impl Wrapper {
                          them outside a JSON-RPC batch",
                     ),
                 ),
-                _ => send(up, line),
+                _ => send(up, line.to_vec()),
             }
         }
         Ok(())
@@ -310,16 +310,16 @@ impl Wrapper {
         while let Some(message) = messages.next(down).await? {
             let line = messages.line();
             match jsonrpc::classify(&message) {
-                Kind::Response { id } => self.response(id, message, &line, up, down).await,
+                Kind::Response { id } => self.response(id, message, line, up, down).await,
                 Kind::Notification {
                     method: TOOLS_CHANGED,
                 } => {
-                    send(down, line);
+                    send(down, line.to_vec());
                     if self.ledger.lock().await.opened() {
                         self.start_fetch(false, up).await;
                     }
                 }
-                _ => send(down, line),
+                _ => send(down, line.to_vec()),
             }
         }
         Ok(())
