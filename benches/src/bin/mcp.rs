@@ -1,4 +1,4 @@
-//! MCP wrapper overhead (issue 19, docs/performance.md *(9)*): in one run,
+//! MCP wrapper overhead (issue 19, docs/performance.md *(10)*): in one run,
 //! the latency of a `tools/call` (server-everything's `echo`) made directly
 //! and through `herald mcp proxy`, and the budget the issue sets for the
 //! difference: 2 × (one envelope sign + verify) + one trace-file append
