@@ -265,14 +265,28 @@ fn main() {
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); sides.len()];
     let (mut sv, mut ap) = (Vec::new(), Vec::new());
     for round in 0..rounds {
-        for ((_, command), out) in sides.iter().zip(&mut times) {
+        // Each round's medians on standard error: which side the disk's
+        // slow minutes hit.
+        let mut line = format!("round {round}:");
+        for ((label, command), out) in sides.iter().zip(&mut times) {
             let mut s = Session::start(command(round));
             s.calls(WARM_UP);
-            out.extend(s.calls(calls));
+            let mut these = s.calls(calls);
             s.close();
+            line.push_str(&format!(
+                " {} {:.0} us;",
+                label.trim(),
+                us(median(&mut these))
+            ));
+            out.extend(these);
         }
         sv.extend(sign_verify(&key, &keyring));
-        ap.extend(append(&mut append_file, sample.as_bytes()));
+        let mut appends = append(&mut append_file, sample.as_bytes());
+        eprintln!(
+            "{line} append + fdatasync {:.0} us",
+            us(median(&mut appends))
+        );
+        ap.extend(appends);
     }
     let medians: Vec<Duration> = times.iter_mut().map(|t| median(t)).collect();
     let plain = medians[0];
