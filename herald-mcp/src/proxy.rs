@@ -133,10 +133,9 @@ pub fn run_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         .build()
         .map_err(ProxyError::Io)?;
     let code = runtime.block_on(serve_stdio(config));
-    // When standard input is not a pipe, its read is a blocking thread
-    // that only returns when the client writes or closes: when the server
-    // ended first, do not wait for it (everything for the client is
-    // already written).
+    // The read of standard input is a blocking thread that only returns
+    // when the client writes or closes: when the server ended first, do
+    // not wait for it (everything for the client is already written).
     runtime.shutdown_background();
     code
 }
@@ -162,8 +161,8 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
     serve_session(
         Ledger::new(keys, recorder, pin),
         &upstream,
-        crate::own_stdio::stdin(),
-        crate::own_stdio::stdout(),
+        tokio::io::stdin(),
+        tokio::io::stdout(),
     )
     .await
 }
