@@ -103,7 +103,7 @@ impl Guard {
                 _ => None,
             };
             match checked {
-                None | Some(Ok(())) => send(up, line),
+                None | Some(Ok(())) => send(up, line.to_vec()),
                 Some(Err(reasons)) => {
                     let id = message.get("id").cloned().unwrap_or_default();
                     send_json(down, &refusal(&id, &reasons));

@@ -310,7 +310,7 @@ fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
         let (tx, _rx) = mpsc::unbounded_channel();
         let mut messages = Messages::new(http_out);
         while let Ok(Some(message)) = messages.next(&tx).await {
-            router.route(&message, &messages.line());
+            router.route(&message, messages.line());
         }
         // The server has ended: close every stream, forget the session.
         let mut streams = router.streams();
@@ -423,6 +423,7 @@ pub fn run_http(
         trace,
         pin,
         conduit,
+        sync,
         upstream,
     } = config;
     upstream.check()?;
@@ -443,7 +444,7 @@ pub fn run_http(
             .map_err(ProxyError::Io)?;
         let config = HttpConfig {
             keys,
-            recorder: Recorder::new(trace, conduit),
+            recorder: Recorder::new(trace, conduit, sync),
             pin,
             upstream,
             idle,

@@ -12,7 +12,7 @@ use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, meta};
 use crate::pin::{PinCheck, ToolSet, check_pin_file};
-use crate::recorder::{RecordError, Recorder};
+use crate::recorder::{Before, RecordError, Recorder};
 use crate::session::{Handshake, Keys, Session, SignError};
 
 /// What the proxy signs with and records into.
@@ -47,11 +47,13 @@ impl Ledger {
         self.session.as_ref().map_or([0; 32], Session::trace)
     }
 
-    /// Sign with the session and record: the envelope as recorded, or the
-    /// text telling the client why not (`filed`: whether the trace file
-    /// holds the signed envelope even so).
+    /// Sign with the session and record, `before` forwarding or releasing
+    /// something: the envelope as recorded, or the text telling the client
+    /// why not (`filed`: whether the trace file holds the signed envelope
+    /// even so).
     async fn record(
         &mut self,
+        before: Before,
         make: impl FnOnce(&mut Session) -> Result<Envelope, SignError>,
     ) -> Result<Envelope, Unrecorded> {
         let Some(session) = self.session.as_mut() else {
@@ -62,8 +64,9 @@ impl Ledger {
         };
         let envelope =
             make(session).map_err(|e| Unrecorded::new(format!("herald-mcp: {e}"), false))?;
-        match self.recorder.record(&envelope).await {
-            Ok(bytes) => Ok(Envelope::from_bytes(bytes).unwrap_or(envelope)),
+        match self.recorder.record(&envelope, before).await {
+            Ok(None) => Ok(envelope),
+            Ok(Some(bytes)) => Ok(Envelope::from_bytes(bytes).unwrap_or(envelope)),
             Err(e @ RecordError::File(_)) => {
                 Err(Unrecorded::new(format!("herald-mcp: {e}"), false))
             }
@@ -89,7 +92,7 @@ impl Ledger {
             Err(e) => return eprintln!("herald-mcp: cannot open the session: {e}"),
         };
         for envelope in &envelopes {
-            match self.recorder.record(envelope).await {
+            match self.recorder.record(envelope, Before::Forward).await {
                 Ok(_) => {}
                 Err(e @ RecordError::File(_)) => return eprintln!("herald-mcp: {e}"),
                 Err(e) => {
@@ -123,15 +126,22 @@ impl Ledger {
         let name = message
             .pointer("/params/name")
             .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        let arguments = message.pointer("/params/arguments").cloned();
-        let request = match self.record(|s| s.request(&name, arguments.as_ref())).await {
+            .unwrap_or_default();
+        let arguments = message.pointer("/params/arguments");
+        let request = match self
+            .record(Before::Forward, |s| s.request(name, arguments))
+            .await
+        {
             Ok(request) => request,
             Err(no) if no.filed => {
                 // Signed and filed, but the conduit did not take it: the
-                // call is not made, and its (wrapper-made) answer says why.
-                return Err(self.refusal(no.text, &id, None).await);
+                // call is not made, and its (wrapper-made) answer says why,
+                // once the request it answers is durable.
+                let text = match self.recorder.sync() {
+                    Ok(()) => no.text,
+                    Err(e) => format!("{}; herald-mcp: {e}", no.text),
+                };
+                return Err(self.refusal(text, &id, None).await);
             }
             Err(no) => return Err(jsonrpc::response(&id, jsonrpc::tool_error(&no.text))),
         };
@@ -155,7 +165,9 @@ impl Ledger {
             return answer;
         };
         let trace = self.trace();
-        if let Ok(envelope) = self.record(|s| s.result(request, &result, false)).await
+        if let Ok(envelope) = self
+            .record(Before::Release, |s| s.result(request, &result, false))
+            .await
             && let Some(result) = answer.get_mut("result").and_then(Value::as_object_mut)
         {
             stamp_result(result, &envelope, &request, &trace);
@@ -167,11 +179,17 @@ impl Ledger {
     /// cannot be recorded it is withheld and an `isError` result says why.
     pub async fn answer(&mut self, request: [u8; 32], mut message: Value) -> Value {
         let id = message.get("id").cloned().unwrap_or_default();
-        let signed = match message.get("result").cloned() {
-            Some(result) => self.record(|s| s.result(request, &result, true)).await,
-            None => {
-                let error = message.get("error").cloned().unwrap_or_default();
-                self.record(|s| s.error(request, &error)).await
+        // Signed from the message as received (borrowed: a result may be
+        // megabytes of content).
+        let signed = match (message.get("result"), message.get("error")) {
+            (Some(result), _) => {
+                self.record(Before::Release, |s| s.result(request, result, true))
+                    .await
+            }
+            (None, error) => {
+                let error = error.unwrap_or(&Value::Null);
+                self.record(Before::Release, |s| s.error(request, error))
+                    .await
             }
         };
         match signed {
@@ -199,7 +217,9 @@ impl Ledger {
             payload.insert("reason", CborValue::text(reason));
         }
         if let Err(no) = self
-            .record(|s| s.event("cancelled", payload, Some(request)))
+            .record(Before::Forward, |s| {
+                s.event("cancelled", payload, Some(request))
+            })
             .await
         {
             eprintln!("{} (a cancellation)", no.text);
@@ -224,7 +244,10 @@ impl Ledger {
             pinned.hex(),
             set.hex()
         );
-        match self.record(|s| s.tools_changed(&set)).await {
+        match self
+            .record(Before::Release, |s| s.tools_changed(&set))
+            .await
+        {
             Ok(event) => {
                 warning.push_str("; recorded as envelope ");
                 warning.push_str(&HEXLOWER.encode(&event.id()));
@@ -298,4 +321,71 @@ pub fn invalid_call(id: &Value) -> Value {
         jsonrpc::INVALID_PARAMS,
         "herald-mcp: tools/call without a text params.name",
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::recorder::SyncPolicy;
+    use crate::trace_file::TraceFile;
+    use data_encoding::BASE64;
+    use herald_core::SigningKey;
+    use serde_json::json;
+
+    /// A call and its answer through a ledger: (file length, durable
+    /// length) once the call may be forwarded and once its result may be
+    /// released, and whether the file held the forwarded request then.
+    async fn call_and_answer(sync: SyncPolicy) -> [(u64, u64); 2] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.herald");
+        let recorder = Recorder::new(TraceFile::open(&path).unwrap(), None, sync);
+        let keys = Keys {
+            agent: SigningKey::generate_os(),
+            sandbox: SigningKey::generate_os(),
+        };
+        let mut ledger = Ledger::new(keys, recorder.clone(), None);
+        ledger
+            .open(&Handshake::default(), Ok(ToolSet::empty()))
+            .await;
+        let mut call = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                              "params": {"name": "echo", "arguments": {"message": "hi"}}});
+        let request = ledger.call(&mut call).await.unwrap();
+        let forwarded = call
+            .pointer("/params/_meta/herald~1envelope")
+            .and_then(Value::as_str)
+            .unwrap();
+        let forwarded = BASE64.decode(forwarded.as_bytes()).unwrap();
+        // The request the server gets is the file's last envelope.
+        assert!(std::fs::read(&path).unwrap().ends_with(&forwarded));
+        let at_forward = recorder.lengths();
+        let answer = json!({"jsonrpc": "2.0", "id": 1,
+                            "result": {"content": [{"type": "text", "text": "hi"}]}});
+        let released = ledger.answer(request, answer).await;
+        let result = released
+            .pointer("/result/_meta/herald~1envelope")
+            .and_then(Value::as_str)
+            .unwrap();
+        let result = BASE64.decode(result.as_bytes()).unwrap();
+        assert!(std::fs::read(&path).unwrap().ends_with(&result));
+        [at_forward, recorder.lengths()]
+    }
+
+    #[tokio::test]
+    async fn a_result_is_released_only_once_it_and_its_request_are_durable() {
+        let [(forward_len, forward_durable), (len, durable)] =
+            call_and_answer(SyncPolicy::Release).await;
+        // Forwarded once written (the genesis and the request), synced with
+        // the result: one fdatasync per call.
+        assert!(forward_durable < forward_len);
+        assert!(len > forward_len);
+        assert_eq!(durable, len);
+    }
+
+    #[tokio::test]
+    async fn with_sync_each_a_call_is_forwarded_only_once_its_request_is_durable() {
+        let [(forward_len, forward_durable), (len, durable)] =
+            call_and_answer(SyncPolicy::Each).await;
+        assert_eq!((forward_durable, durable), (forward_len, len));
+    }
 }

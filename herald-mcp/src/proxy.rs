@@ -9,10 +9,11 @@
 //! Messages are newline-delimited JSON-RPC (MCP stdio transport). Each one
 //! is handled as it arrives and written out at once (no buffering of
 //! streams). Only these are touched:
-//! - `tools/call` requests: signed ([`crate::session::Session::request`]), appended to the
+//! - `tools/call` requests: signed ([`crate::session::Session::request`]), written to the
 //!   trace file, and forwarded with the envelope in `params._meta`;
 //! - their responses: signed ([`crate::session::Session::result`]), appended, and released
-//!   with the envelope in `result._meta`, never before it is on disk;
+//!   with the envelope in `result._meta`, never before it and its request are on disk
+//!   (`--sync`, [`crate::recorder::SyncPolicy`]);
 //! - `tools/list` results without a next page: compared with the pinned
 //!   tool set, and given a `herald/warning` when it changed.
 //!
@@ -42,7 +43,7 @@ use tokio::sync::watch;
 use crate::jsonrpc::{self, Kind};
 use crate::ledger::{Ledger, invalid_call};
 use crate::pin::ToolSet;
-use crate::recorder::Recorder;
+use crate::recorder::{Recorder, SyncPolicy};
 use crate::session::{Handshake, Keys};
 use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::trace_file::{TraceFile, TraceFileError};
@@ -78,6 +79,8 @@ pub struct ProxyConfig {
     pub pin: Option<PathBuf>,
     /// `--conduit URL`: the conduit's address.
     pub conduit: Option<SocketAddr>,
+    /// `--sync`: when the trace file is made durable.
+    pub sync: SyncPolicy,
     /// The server: the command after `--`, or `--upstream URL`.
     pub upstream: Upstream,
 }
@@ -144,6 +147,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         trace,
         pin,
         conduit,
+        sync,
         upstream,
     } = config;
     let trace = TraceFile::open(&trace).map_err(ProxyError::Trace)?;
@@ -153,7 +157,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
             trace.recovered()
         );
     }
-    let recorder = Recorder::new(trace, conduit);
+    let recorder = Recorder::new(trace, conduit, sync);
     serve_session(
         Ledger::new(keys, recorder, pin),
         &upstream,
@@ -258,7 +262,7 @@ impl Wrapper {
                     let mut routes = self.routes();
                     routes.initialize = Some(id);
                     routes.handshake.request = message.get("params").cloned().unwrap_or_default();
-                    send(up, line);
+                    send(up, line.to_vec());
                 }
                 Kind::Request {
                     id,
@@ -268,17 +272,17 @@ impl Wrapper {
                     if first_page {
                         self.routes().lists.insert(id);
                     }
-                    send(up, line);
+                    send(up, line.to_vec());
                 }
                 Kind::Notification {
                     method: INITIALIZED,
                 } => {
-                    send(up, line);
+                    send(up, line.to_vec());
                     self.start_fetch(true, up).await;
                 }
                 Kind::Notification { method: CANCELLED } => {
                     self.cancelled(&message).await;
-                    send(up, line);
+                    send(up, line.to_vec());
                 }
                 Kind::Batch if batch_has_wrapped(&message) => send_json(
                     down,
@@ -289,7 +293,7 @@ impl Wrapper {
                          them outside a JSON-RPC batch",
                     ),
                 ),
-                _ => send(up, line),
+                _ => send(up, line.to_vec()),
             }
         }
         Ok(())
@@ -306,16 +310,16 @@ impl Wrapper {
         while let Some(message) = messages.next(down).await? {
             let line = messages.line();
             match jsonrpc::classify(&message) {
-                Kind::Response { id } => self.response(id, message, &line, up, down).await,
+                Kind::Response { id } => self.response(id, message, line, up, down).await,
                 Kind::Notification {
                     method: TOOLS_CHANGED,
                 } => {
-                    send(down, line);
+                    send(down, line.to_vec());
                     if self.ledger.lock().await.opened() {
                         self.start_fetch(false, up).await;
                     }
                 }
-                _ => send(down, line),
+                _ => send(down, line.to_vec()),
             }
         }
         Ok(())

@@ -111,9 +111,10 @@ impl<R: AsyncRead + Unpin> Messages<R> {
         Ok(None)
     }
 
-    /// The bytes of the message [`Self::next`] returned last.
-    pub(crate) fn line(&self) -> Vec<u8> {
-        self.line.clone()
+    /// The bytes of the message [`Self::next`] returned last (copied only
+    /// where a message is forwarded as received).
+    pub(crate) fn line(&self) -> &[u8] {
+        &self.line
     }
 }
 

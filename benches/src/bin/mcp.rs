@@ -1,4 +1,4 @@
-//! MCP wrapper overhead (issue 19, docs/performance.md *(9)*): in one run,
+//! MCP wrapper overhead (issue 19, docs/performance.md *(10)*): in one run,
 //! the latency of a `tools/call` (server-everything's `echo`) made directly
 //! and through `herald mcp proxy`, and the budget the issue sets for the
 //! difference: 2 × (one envelope sign + verify) + one trace-file append
@@ -7,12 +7,17 @@
 //! ```text
 //! cargo build --release -p herald-cli
 //! HERALD_MCP_EVERYTHING=…/node_modules/.bin/mcp-server-everything \
-//!     cargo run --release -p herald-benches --bin mcp [CALLS]
+//!     [HERALD_MCP_BASELINE=path/to/another/herald] \
+//!     cargo run --release -p herald-benches --bin mcp [CALLS [ROUNDS]]
 //! ```
 //!
-//! Direct and proxied sessions alternate in rounds (each round a fresh
-//! session of CALLS calls after a warm-up), so drift hits both alike; the
-//! figures are medians over all calls.
+//! Direct and proxied sessions (the default `--sync release`, then `--sync
+//! each`, then the baseline binary's proxy when `HERALD_MCP_BASELINE` names
+//! one: an A/B in one run) alternate in ROUNDS rounds (default 3), each a
+//! fresh session of CALLS calls after a warm-up, and each round also
+//! samples the budget's terms, so drift (this machine's `fdatasync` varies
+//! from 0.15 to 4 ms with the other work on its disk) hits all alike; the
+//! figures are medians over all calls and samples.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader, Write};
@@ -27,6 +32,9 @@ use serde_json::json;
 
 const ROUNDS: usize = 3;
 const WARM_UP: usize = 20;
+/// Samples of each budget term per round.
+const SIGN_SAMPLES: usize = 700;
+const APPEND_SAMPLES: usize = 100;
 
 struct Session {
     child: Child,
@@ -123,13 +131,13 @@ fn now() -> u64 {
         .as_secs()
 }
 
-/// Median of one sign (request-shaped payload) + one single-envelope verify.
-fn sign_verify(key: &SigningKey, keyring: &Keyring) -> Duration {
+/// Times of one sign (request-shaped payload) + one single-envelope verify.
+fn sign_verify(key: &SigningKey, keyring: &Keyring) -> Vec<Duration> {
     let opts = CheckOptions {
         now: Some(now()),
         ..CheckOptions::default()
     };
-    let mut times: Vec<Duration> = (0..2000)
+    (0..SIGN_SAMPLES)
         .map(|i| {
             let mut payload = Map::new();
             payload.insert("mcp", Value::text("tools/call"));
@@ -149,32 +157,29 @@ fn sign_verify(key: &SigningKey, keyring: &Keyring) -> Duration {
             assert_eq!(checked.status, herald_core::Status::Valid);
             took
         })
-        .collect();
-    median(&mut times)
+        .collect()
 }
 
-/// Median of one append of `bytes` + fdatasync in `dir`.
-fn append(dir: &Path, bytes: &[u8]) -> Duration {
-    let mut f = std::fs::OpenOptions::new()
-        .append(true)
-        .create(true)
-        .open(dir.join("append.bench"))
-        .unwrap();
-    let mut times: Vec<Duration> = (0..300)
+/// Times of one append of `bytes` + fdatasync to `file`.
+fn append(file: &mut std::fs::File, bytes: &[u8]) -> Vec<Duration> {
+    (0..APPEND_SAMPLES)
         .map(|_| {
             let t = Instant::now();
-            f.write_all(bytes).unwrap();
-            f.sync_data().unwrap();
+            file.write_all(bytes).unwrap();
+            file.sync_data().unwrap();
             t.elapsed()
         })
-        .collect();
-    median(&mut times)
+        .collect()
 }
 
 fn main() {
-    let calls: usize = std::env::args()
-        .nth(1)
+    let mut args = std::env::args().skip(1);
+    let calls: usize = args
+        .next()
         .map_or(300, |a| a.parse().expect("CALLS is a number"));
+    let rounds: usize = args
+        .next()
+        .map_or(ROUNDS, |a| a.parse().expect("ROUNDS is a number"));
     let server = PathBuf::from(
         std::env::var_os("HERALD_MCP_EVERYTHING")
             .expect("set HERALD_MCP_EVERYTHING to server-everything's bin (see .ci/run)"),
@@ -185,6 +190,7 @@ fn main() {
         "{}: build it first (cargo build --release -p herald-cli)",
         herald.display()
     );
+    let baseline = std::env::var_os("HERALD_MCP_BASELINE").map(PathBuf::from);
     let dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
     let d = dir.path();
     for name in ["agent", "tool"] {
@@ -202,8 +208,8 @@ fn main() {
         c.arg(&server);
         c
     };
-    let proxied = |round: usize| {
-        let mut c = Command::new(&herald);
+    let proxied = |bin: &Path, extra: &[&str], trace: String| {
+        let mut c = Command::new(bin);
         c.current_dir(d)
             .args([
                 "mcp",
@@ -214,46 +220,104 @@ fn main() {
                 "tool.key",
             ])
             .arg("--trace")
-            .arg(format!("round{round}.herald"))
+            .arg(trace)
+            .args(extra)
             .arg("--")
             .arg("node")
             .arg(&server);
         c
     };
-    let (mut plain, mut wrapped) = (Vec::new(), Vec::new());
-    for round in 0..ROUNDS {
-        for (command, out) in [(direct(), &mut plain), (proxied(round), &mut wrapped)] {
-            let mut s = Session::start(command);
-            s.calls(WARM_UP);
-            out.extend(s.calls(calls));
-            s.close();
-        }
+    // What each round runs: (label, command for round r).
+    type Side<'a> = (&'a str, Box<dyn Fn(usize) -> Command + 'a>);
+    let mut sides: Vec<Side> = vec![
+        ("direct", Box::new(|_| direct())),
+        (
+            "through herald mcp proxy",
+            Box::new(|r| proxied(&herald, &[], format!("round{r}.herald"))),
+        ),
+        (
+            "  with --sync each",
+            Box::new(|r| proxied(&herald, &["--sync", "each"], format!("each{r}.herald"))),
+        ),
+    ];
+    if let Some(base) = &baseline {
+        sides.push((
+            "  baseline's proxy",
+            Box::new(move |r| proxied(base, &[], format!("base{r}.herald"))),
+        ));
     }
-    let plain = median(&mut plain);
-    let wrapped = median(&mut wrapped);
-    let added = wrapped.saturating_sub(plain);
 
     let key = SigningKey::generate_os();
     let mut keyring = Keyring::new();
     keyring.insert(key.public_key(), Provenance::Pinned);
-    let sv = sign_verify(&key, &keyring);
     let sample = EnvelopeBuilder::genesis(now())
         .payload(Value::text("x".repeat(200)))
         .sign(&key)
         .unwrap()
         .cosign(&SigningKey::generate_os(), Scope::ToolSandbox, None)
         .unwrap();
-    let ap = append(d, sample.as_bytes());
+    let mut append_file = std::fs::OpenOptions::new()
+        .append(true)
+        .create(true)
+        .open(d.join("append.bench"))
+        .unwrap();
+
+    let mut times: Vec<Vec<Duration>> = vec![Vec::new(); sides.len()];
+    let (mut sv, mut ap) = (Vec::new(), Vec::new());
+    for round in 0..rounds {
+        // Each round's medians on standard error: which side the disk's
+        // slow minutes hit.
+        let mut line = format!("round {round}:");
+        for ((label, command), out) in sides.iter().zip(&mut times) {
+            let mut s = Session::start(command(round));
+            s.calls(WARM_UP);
+            let mut these = s.calls(calls);
+            s.close();
+            line.push_str(&format!(
+                " {} {:.0} us;",
+                label.trim(),
+                us(median(&mut these))
+            ));
+            out.extend(these);
+        }
+        sv.extend(sign_verify(&key, &keyring));
+        let mut appends = append(&mut append_file, sample.as_bytes());
+        eprintln!(
+            "{line} append + fdatasync {:.0} us",
+            us(median(&mut appends))
+        );
+        ap.extend(appends);
+    }
+    let medians: Vec<Duration> = times.iter_mut().map(|t| median(t)).collect();
+    let plain = medians[0];
+    let sv = median(&mut sv);
+    let ap = median(&mut ap);
     let budget = sv * 2 + ap;
     let _ = key.sigil(SigilForm::Default);
 
-    println!("mcp tools/call (server-everything echo), {calls} calls x {ROUNDS} rounds, medians:");
-    println!("  direct                      {:>9.1} us", us(plain));
-    println!("  through herald mcp proxy    {:>9.1} us", us(wrapped));
-    println!("  added per call              {:>9.1} us", us(added));
+    println!("mcp tools/call (server-everything echo), {calls} calls x {rounds} rounds, medians:");
+    println!(
+        "  {:<28}{:>12}{:>12}{:>9}",
+        "", "per call", "added", "/ budget"
+    );
+    for ((label, _), m) in sides.iter().zip(&medians) {
+        let added = m.saturating_sub(plain);
+        if added.is_zero() {
+            println!("  {label:<28}{:>9.1} us", us(*m));
+        } else {
+            println!(
+                "  {label:<28}{:>9.1} us{:>9.1} us{:>9.2}",
+                us(*m),
+                us(added),
+                added.as_secs_f64() / budget.as_secs_f64()
+            );
+        }
+    }
     println!("  one sign + verify           {:>9.1} us", us(sv));
     println!("  one append + fdatasync      {:>9.1} us", us(ap));
     println!("  budget 2(sign+verify)+append {:>8.1} us", us(budget));
+    let added = medians[1].saturating_sub(plain);
+    println!("  added per call              {:>9.1} us", us(added));
     println!(
         "  added / budget              {:>9.2}  ({})",
         added.as_secs_f64() / budget.as_secs_f64(),

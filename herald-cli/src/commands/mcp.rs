@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! herald mcp proxy --key AGENT.key --sandbox-key TOOL.key --trace FILE
-//!                  [--conduit URL] [--pin FILE] -- COMMAND [ARGS...]
+//!                  [--conduit URL] [--pin FILE] [--sync release|each] -- COMMAND [ARGS...]
 //! ```
 //!
 //! Standard input and output speak MCP (stdio transport) to the client;
@@ -16,9 +16,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Subcommand};
+use clap::{Args, Subcommand, ValueEnum};
 use herald_mcp::guard::GuardConfig;
-use herald_mcp::{Keys, ProxyConfig, Upstream};
+use herald_mcp::{Keys, ProxyConfig, SyncPolicy, Upstream};
 use herald_verify::{Receiver, Store};
 
 use crate::error::CliError;
@@ -100,8 +100,31 @@ pub(crate) struct ProxyArgs {
     /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
     #[arg(long, value_name = "FILE")]
     pub(crate) pin: Option<PathBuf>,
+    /// When the trace file is fdatasync'd: `release`, once per call before its result is released
+    /// (the request is written, not yet synced, when the call is forwarded); `each`, after every
+    /// envelope, so a call is forwarded only once its request is on disk (docs/mcp.md)
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t = SyncWhen::Release)]
+    pub(crate) sync: SyncWhen,
     #[command(flatten)]
     pub(crate) server: ServerArgs,
+}
+
+/// `--sync`: when the trace file is made durable (docs/mcp.md *Release order*).
+#[derive(Clone, Copy, Debug, ValueEnum)]
+pub(crate) enum SyncWhen {
+    /// One fdatasync per call, before its result is released
+    Release,
+    /// An fdatasync after every envelope, before the call is forwarded too
+    Each,
+}
+
+impl From<SyncWhen> for SyncPolicy {
+    fn from(s: SyncWhen) -> Self {
+        match s {
+            SyncWhen::Release => Self::Release,
+            SyncWhen::Each => Self::Each,
+        }
+    }
 }
 
 /// The MCP server of `proxy` and `guard`: a command, or a URL.
@@ -156,6 +179,7 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
         trace: args.trace,
         pin: args.pin,
         conduit,
+        sync: args.sync.into(),
         upstream: args.server.upstream(),
     };
     if let Some(listen) = args.listen {
