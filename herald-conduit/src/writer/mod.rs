@@ -144,36 +144,44 @@ pub(crate) struct Prepared<'b> {
 }
 
 /// Precheck every post of `batch` and sign its receipt (relay), spread
-/// over the available cores.
+/// over the available cores; each core's part has its signatures verified
+/// in batch equations ([`herald_verify::Receiver::precheck_all`]).
 fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b>> {
-    let one = |job: &'b Job| Prepared {
-        pre: match &conduit.fleet {
-            Some(fleet) => conduit.receiver.precheck_with(
+    let part = |jobs: &'b [Job]| -> Vec<Prepared<'b>> {
+        let posts: Vec<&'b [u8]> = jobs.iter().map(|j| j.bytes.as_slice()).collect();
+        let pre = match &conduit.fleet {
+            Some(fleet) => conduit.receiver.precheck_all_with(
                 &mut crate::fleet::ReadState { fleet },
-                &job.bytes,
+                &posts,
                 now,
             ),
-            None => conduit.receiver.precheck(&job.bytes, now),
-        },
-        forwarded: forwarded(conduit, &job.bytes, now),
+            None => conduit.receiver.precheck_all(&posts, now),
+        };
+        pre.into_iter()
+            .zip(jobs)
+            .map(|(pre, job)| Prepared {
+                pre,
+                forwarded: forwarded(conduit, &job.bytes, now),
+            })
+            .collect()
     };
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
     if threads < 2 || batch.len() < 4 {
-        return batch.iter().map(one).collect();
+        return part(batch);
     }
     let chunk = batch.len().div_ceil(threads);
     std::thread::scope(|scope| {
         let handles: Vec<_> = batch
             .chunks(chunk)
-            .map(|part| scope.spawn(move || part.iter().map(one).collect::<Vec<_>>()))
+            .map(|jobs| scope.spawn(move || part(jobs)))
             .collect();
         let mut out = Vec::with_capacity(batch.len());
-        for (h, part) in handles.into_iter().zip(batch.chunks(chunk)) {
+        for (h, jobs) in handles.into_iter().zip(batch.chunks(chunk)) {
             match h.join() {
                 Ok(v) => out.extend(v),
                 // A panicking precheck: do that part here, where a panic
                 // surfaces.
-                Err(_) => out.extend(part.iter().map(one)),
+                Err(_) => out.extend(part(jobs)),
             }
         }
         out

@@ -39,15 +39,17 @@ use core::fmt;
 
 use herald_core::attestation::BirthAttestation;
 use herald_core::cbor::Limits;
-use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Status};
+use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Status, Strict};
 
 use crate::auditlog::InclusionProof;
+use crate::batch::{self, BatchOptions};
 use crate::keyring::Keyring;
 use crate::lifecycle::{
     Identity, IdentityRecord, MoltProofError, ProvenMolt, identity, proof, rules, table,
     valid_cosigners,
 };
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
+use crate::verdicts::Collect;
 use state::{LiveState, StoreTxn};
 use store::{Claim, Store, StoreError};
 
@@ -58,6 +60,15 @@ pub mod store;
 /// How long the cache vouches for an envelope without `expires`, and the
 /// least time a pair is kept: 30 days, in seconds (P10).
 pub const CACHE_WINDOW: u64 = 30 * 86_400;
+
+/// Who an envelope claims to be from, and what was witnessed about them.
+type Seen = (Option<Identity>, Option<IdentityRecord>);
+
+/// Signatures per batch equation in [`Receiver::precheck_all`]: a bad
+/// signature costs the others of its chunk a single verification each, so
+/// the chunk is small; 64 still costs about a quarter of single
+/// verification per signature (docs/performance.md, `verify_batch` of 64).
+pub const PRECHECK_CHUNK: usize = 64;
 
 /// The default clock skew tolerated, seconds (P10).
 pub const DEFAULT_SKEW: u64 = 300;
@@ -280,7 +291,8 @@ impl Receiver {
         seen: Option<IdentityRecord>,
     ) -> Prechecked<'b> {
         let opts = self.options(now);
-        let origin = origin::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts);
+        let origin =
+            origin::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts, &mut Strict);
         Prechecked {
             bytes,
             now,
@@ -288,6 +300,104 @@ impl Receiver {
             seen,
             origin,
         }
+    }
+
+    /// [`Receiver::precheck`] of every envelope of `posts` at time `now`,
+    /// with the same results, their signatures verified together: each
+    /// check prepares its signatures ([`Collect`]), then one batch equation
+    /// per [`PRECHECK_CHUNK`] of them decides them all (P5 revision 2: the
+    /// verdicts of single verification, at a fraction of the cost,
+    /// docs/performance.md *(8)*). An envelope with a signature that fails
+    /// is checked again alone, so its reasons are single verification's.
+    /// Runs on this thread; a caller with many posts splits them over its
+    /// cores.
+    pub fn precheck_all<'b>(
+        &self,
+        posts: &[&'b [u8]],
+        now: u64,
+    ) -> Vec<Result<Prechecked<'b>, StoreError>> {
+        let seen = posts.iter().map(|bytes| {
+            let who = origin::claimed_identity(bytes, &self.limits);
+            match &who {
+                Some(w) => table::load(&self.store, w).map(|seen| (who, seen)),
+                None => Ok((None, None)),
+            }
+        });
+        let seen = seen.collect();
+        self.precheck_seen_all(posts, seen, now)
+    }
+
+    /// [`Receiver::precheck_all`] against the senders' records in `state`
+    /// (as [`Receiver::precheck_with`]).
+    pub fn precheck_all_with<'b>(
+        &self,
+        state: &mut dyn LiveState,
+        posts: &[&'b [u8]],
+        now: u64,
+    ) -> Vec<Result<Prechecked<'b>, StoreError>> {
+        let mut seen = Vec::with_capacity(posts.len());
+        for bytes in posts {
+            let who = origin::claimed_identity(bytes, &self.limits);
+            seen.push(match &who {
+                Some(w) => table::load_via(state, w).map(|seen| (who, seen)),
+                None => Ok((None, None)),
+            });
+        }
+        self.precheck_seen_all(posts, seen, now)
+    }
+
+    fn precheck_seen_all<'b>(
+        &self,
+        posts: &[&'b [u8]],
+        seen: Vec<Result<Seen, StoreError>>,
+        now: u64,
+    ) -> Vec<Result<Prechecked<'b>, StoreError>> {
+        let opts = self.options(now);
+        let mut collect = Collect::default();
+        let mut out: Vec<Result<Prechecked<'b>, StoreError>> = posts
+            .iter()
+            .zip(seen)
+            .map(|(bytes, seen)| {
+                collect.next_entry();
+                let (who, seen) = seen?;
+                let origin = origin::check_origin(
+                    bytes,
+                    &self.keyring,
+                    who,
+                    seen.as_ref(),
+                    &opts,
+                    &mut collect,
+                );
+                Ok(Prechecked {
+                    bytes,
+                    now,
+                    who,
+                    seen,
+                    origin,
+                })
+            })
+            .collect();
+        let one_thread = BatchOptions {
+            chunk: PRECHECK_CHUNK,
+            threads: 1,
+        };
+        let verdicts = batch::verify_all_with(&collect.prepared, &one_thread);
+        for (slot, asked) in out.iter_mut().zip(&collect.asked) {
+            if let Ok(pre) = slot
+                && Collect::failed(asked, &verdicts)
+            {
+                let origin = origin::check_origin(
+                    pre.bytes,
+                    &self.keyring,
+                    pre.who,
+                    pre.seen.as_ref(),
+                    &opts,
+                    &mut Strict,
+                );
+                pre.origin = origin;
+            }
+        }
+        out
     }
 
     /// [`Receiver::receive_in`] of a [`Prechecked`] envelope.
@@ -348,11 +458,18 @@ impl Receiver {
             Some(w) => table::load_via(txn, w)?,
             None => None,
         };
-        if current != seen {
-            // Another receive changed the record meanwhile: check again,
-            // under the lock this time.
+        if !origin::same_keys(current.as_ref(), seen.as_ref()) {
+            // Another receive changed the record's keys meanwhile: check
+            // again, under the lock this time.
             let opts = self.options(now);
-            origin = origin::check_origin(bytes, &self.keyring, who, current.as_ref(), &opts);
+            origin = origin::check_origin(
+                bytes,
+                &self.keyring,
+                who,
+                current.as_ref(),
+                &opts,
+                &mut Strict,
+            );
         }
         self.judge_in(txn, &origin, who.as_ref(), current, now)
     }

@@ -7,7 +7,8 @@ use alloc::vec::Vec;
 use herald_core::attestation::BirthAttestation;
 use herald_core::cbor::{self, Limits};
 use herald_core::{
-    CheckOptions, Checked, EnvelopeRef, KeyResolver, KeySource, PublicKey, Sigil, check,
+    CheckOptions, Checked, EnvelopeRef, KeyResolver, KeySource, PublicKey, Sigil,
+    SignatureVerifier, check_with,
 };
 
 use crate::keyring::Keyring;
@@ -54,11 +55,16 @@ pub(crate) struct Origin<'b> {
     pub(crate) key_source: Option<KeyOrigin>,
 }
 
-/// [`check`] `bytes` with `keys`: the result, its reasons, and whether the
-/// origin verified.
-fn run<'b>(bytes: &'b [u8], keys: &dyn KeyResolver, opts: &CheckOptions<'_>) -> (Origin<'b>, bool) {
+/// [`check_with`] `bytes` with `keys` and `verifier`: the result, its
+/// reasons, and whether the origin verified.
+fn run<'b>(
+    bytes: &'b [u8],
+    keys: &dyn KeyResolver,
+    opts: &CheckOptions<'_>,
+    verifier: &mut dyn SignatureVerifier,
+) -> (Origin<'b>, bool) {
     let mut out = ReasonList::for_envelope(bytes);
-    let checked = check(bytes, keys, opts, &mut out);
+    let checked = check_with(bytes, keys, opts, &mut out, verifier);
     let reasons: Vec<ReportReason> = out
         .listed()
         .iter()
@@ -75,24 +81,44 @@ fn run<'b>(bytes: &'b [u8], keys: &dyn KeyResolver, opts: &CheckOptions<'_>) -> 
     (origin, ok)
 }
 
+/// Whether the records `a` and `b` of one identity give [`check_origin`]
+/// the same keys to try: the birth key and each molt's new key, in order.
+/// Nothing else of a record decides an origin check, so a precheck against
+/// `a` stands when the record is `b` by the time the write lock is held
+/// (the `t_last` of an accepted envelope changes the record at every post,
+/// its keys only at a birth or a molt).
+pub(crate) fn same_keys(a: Option<&IdentityRecord>, b: Option<&IdentityRecord>) -> bool {
+    fn birth(r: Option<&IdentityRecord>) -> Option<[u8; 32]> {
+        r.and_then(|r| r.birth.as_ref()).map(|b| b.key)
+    }
+    fn molts(r: Option<&IdentityRecord>) -> impl Iterator<Item = [u8; 32]> + '_ {
+        r.into_iter()
+            .flat_map(|r| r.molts.iter().map(|m| m.new_key))
+    }
+    birth(a) == birth(b) && molts(a).eq(molts(b))
+}
+
 /// Check `bytes` (P1–P7) with the sigil's own key — pinned, or the
 /// witnessed birth key when `learn_birth_keys` — and, if that origin fails,
 /// with each witnessed molt's new key through
-/// [`KeyResolver::resolve_molted`] (P8), newest first.
+/// [`KeyResolver::resolve_molted`] (P8), newest first. `verifier` decides
+/// each signature ([`herald_core::Strict`], or [`crate::verdicts::Collect`]
+/// deferring the equations to a batch).
 pub(crate) fn check_origin<'b>(
     bytes: &'b [u8],
     keys: &Keyring,
     who: Option<Identity>,
     state: Option<&IdentityRecord>,
     opts: &CheckOptions<'_>,
+    verifier: &mut dyn SignatureVerifier,
 ) -> Origin<'b> {
     let birth = state
         .filter(|_| opts.learn_birth_keys)
         .and_then(|s| s.birth.as_ref())
         .and_then(|b| PublicKey::from_bytes(&b.key).ok());
     let own = match who {
-        Some(who) => run(bytes, &Known { keys, who, birth }, opts),
-        None => run(bytes, keys, opts),
+        Some(who) => run(bytes, &Known { keys, who, birth }, opts, verifier),
+        None => run(bytes, keys, opts, verifier),
     };
     let (own, ok) = own;
     let from = own.checked.envelope.as_ref().map(EnvelopeRef::from_sigil);
@@ -125,7 +151,7 @@ pub(crate) fn check_origin<'b>(
             let Ok(key) = PublicKey::from_bytes(&m.new_key) else {
                 continue;
             };
-            let (molted, ok) = run(bytes, &Molted { keys, who, key }, opts);
+            let (molted, ok) = run(bytes, &Molted { keys, who, key }, opts, verifier);
             if ok && molted.checked.key_source == Some(KeySource::Molt) {
                 return Origin {
                     signer: Some(Signer::Molt(i)),

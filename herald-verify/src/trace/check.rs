@@ -15,7 +15,7 @@ use crate::keyring::Keyring;
 use crate::lifecycle::Identity;
 use crate::reasons::ReasonList;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
-use crate::verdicts::{Memo, Tally, Verdict};
+use crate::verdicts::{Asked, Collect, Memo, Tally, Verdict};
 
 /// How step 3 verifies signatures.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -246,52 +246,6 @@ pub(super) fn check_block<'a>(
 /// Fewest entries worth a thread of their own in [`check_block`].
 const PART_MIN: usize = 64;
 
-/// What [`Collect`] answered for one signature, in the order [`check_with`]
-/// asked.
-#[derive(Clone, Copy)]
-enum Asked {
-    /// Known at once: a byte check failed (P5), or step 2 verified it.
-    Decided(bool),
-    /// Prepared, waiting for the equation: its place in the batch.
-    Pending(usize),
-}
-
-/// A [`SignatureVerifier`] that prepares every signature it does not know
-/// ([`PublicKey::prepare`]: byte checks and the challenge, streamed over
-/// the body, nothing copied) and answers `true` for those that pass the
-/// byte checks; the equation's verdicts come later from
-/// [`batch::verify_all_with`].
-#[derive(Default)]
-struct Collect<'k> {
-    prepared: Vec<herald_core::Prepared>,
-    /// Per entry of the part, what was answered, in order.
-    asked: Vec<Vec<Asked>>,
-    /// The current entry's verdicts from step 2.
-    known: &'k [Verdict],
-}
-
-impl SignatureVerifier for Collect<'_> {
-    fn verify(&mut self, key: &PublicKey, sig: &[u8; 64], tag: &[u8], body: &Body<'_>) -> bool {
-        let answer = match Verdict::find(self.known, key, sig, tag) {
-            Some(ok) => Asked::Decided(ok),
-            None => match key.prepare(sig, |feed| {
-                feed(tag);
-                body.feed(feed);
-            }) {
-                Ok(p) => {
-                    self.prepared.push(p);
-                    Asked::Pending(self.prepared.len() - 1)
-                }
-                Err(_) => Asked::Decided(false),
-            },
-        };
-        if let Some(list) = self.asked.last_mut() {
-            list.push(answer);
-        }
-        !matches!(answer, Asked::Decided(false))
-    }
-}
-
 /// A [`SignatureVerifier`] that gives again, in order, the verdicts found
 /// for one entry, and keeps them: [`check_with`] asks about the same
 /// signatures in the same order for the same bytes and keys, so the second
@@ -334,7 +288,7 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
     let mut collect = Collect::default();
     let mut out: Vec<Record> = Vec::with_capacity(part.len());
     for (j, e) in part.iter().enumerate() {
-        collect.asked.push(Vec::new());
+        collect.next_entry();
         collect.known = step.known(first + j);
         let mut reasons = ReasonList::for_envelope(e.bytes);
         let checked = check_with(e.bytes, step.keys, step.opts, &mut reasons, &mut collect);
@@ -347,9 +301,7 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
     };
     let verdicts = batch::verify_all_with(&collect.prepared, &one_thread);
     for (((j, slot), e), asked) in out.iter_mut().enumerate().zip(part).zip(&collect.asked) {
-        let failed = asked
-            .iter()
-            .any(|a| matches!(a, Asked::Pending(i) if !verdicts.get(*i).copied().unwrap_or(false)));
+        let failed = Collect::failed(asked, &verdicts);
         let keep = step.keep(slot);
         if failed || keep {
             let mut replay = Replay {
