@@ -201,7 +201,7 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
     let answered = match &conduit.fleet {
         Some(f) => f.answer(&head.id).await.ok().flatten(),
         None => Reader::new(conduit.store())
-            .and_then(|r| r.answer(&head.id))
+            .and_then(|r| conduit.first_answer(&r, &head.id, None))
             .ok()
             .flatten(),
     };

@@ -226,19 +226,59 @@ impl Conduit {
         }
     }
 
-    /// The 201 body of the envelope that arrived `arrival`-th.
-    fn created_body(&self, arrival: u64, forwarded: Vec<u8>) -> Vec<u8> {
+    /// The 201 body of the envelope that arrived `arrival`-th: (notary)
+    /// with its inclusion proof against `head`, else the latest head.
+    fn created_body(
+        &self,
+        arrival: u64,
+        forwarded: Vec<u8>,
+        head: Option<&herald_verify::SignedTreeHead>,
+    ) -> Vec<u8> {
+        let Some(notary) = &self.notary else {
+            return writer::body(forwarded, None, None);
+        };
         let leaf = herald_core::EnvelopeRef::decode(&forwarded)
             .ok()
             .map(|e| herald_verify::Leaf::from_envelope(&e));
-        let proof = self
-            .notary
-            .as_ref()
-            .and_then(|n| n.lock().ok())
-            .and_then(|n| n.inclusion(arrival, leaf).ok().flatten())
+        let proof = notary
+            .lock()
+            .ok()
+            .and_then(|n| match head {
+                Some(h) => n.inclusion_under(arrival, leaf, h).ok().flatten(),
+                None => n.inclusion(arrival, leaf).ok().flatten(),
+            })
             .map(|p| p.to_value());
-        let index = self.notary.as_ref().map(|_| arrival);
-        writer::body(forwarded, index, proof)
+        writer::body(forwarded, Some(arrival), proof)
+    }
+
+    /// The first 201 body of the stored envelope `id`, rebuilt (spec §11.3):
+    /// none without a notary (the body is the stored envelope); with one,
+    /// against the first head that answered its leaf, recorded in the store
+    /// or (the writer) in `pending`, or the body a conduit before
+    /// `conduit_heads` recorded. `None` when the envelope is not stored or
+    /// not yet answered.
+    fn first_answer(
+        &self,
+        reader: &Reader<'_>,
+        id: &[u8; 32],
+        pending: Option<&dyn Fn(u64) -> Option<herald_verify::SignedTreeHead>>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
+        let Some(stored) = reader.envelope(id)? else {
+            return Ok(None);
+        };
+        if self.notary.is_none() {
+            return Ok(Some(self.created_body(stored.arrival, stored.bytes, None)));
+        }
+        if let Some(body) = reader.answer(id)? {
+            return Ok(Some(body));
+        }
+        // Every recorded head is older (smaller) than every pending one:
+        // the pending heads are recorded all at once.
+        let head = match reader.head_covering(stored.arrival)? {
+            Some((_, wire)) => herald_verify::SignedTreeHead::decode(&wire).ok(),
+            None => pending.and_then(|p| p(stored.arrival)),
+        };
+        Ok(head.map(|h| self.created_body(stored.arrival, stored.bytes, Some(&h))))
     }
 
     /// Take one token of `sender`'s bucket; `Err(seconds)` to wait.

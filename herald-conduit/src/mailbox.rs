@@ -12,8 +12,13 @@
 //!   the `to` sigil's key hash, common to its three forms (P2); positions
 //!   start at 1 and are dense per recipient.
 //! - `conduit_traces`: trace ‖ arrival number → id.
-//! - `conduit_answers`: id → the 201 body first sent, so a repeat gets the
-//!   same body (spec §11.3).
+//! - `conduit_heads` (notary): tree size → the signed tree head (its wire
+//!   form) that the 201 bodies of the envelopes logged up to that size
+//!   were answered with: the first head covering an arrival rebuilds its
+//!   first answer byte for byte, so a repeat gets the same body (spec
+//!   §11.3) for one record per batch, not one per envelope.
+//! - `conduit_answers`: id → the 201 body first sent, as conduits before
+//!   `conduit_heads` recorded them; read, never written.
 
 use herald_core::Sigil;
 use herald_verify::{Store, StoreError};
@@ -27,6 +32,7 @@ const INBOX: Table = TableDefinition::new("conduit_inbox");
 const INBOX_LEN: Table = TableDefinition::new("conduit_inbox_len");
 const TRACES: Table = TableDefinition::new("conduit_traces");
 const ANSWERS: Table = TableDefinition::new("conduit_answers");
+const HEADS: TableDefinition<'static, u64, &'static [u8]> = TableDefinition::new("conduit_heads");
 
 /// Bytes of the key hash that name a recipient (the short sigil form's).
 pub const RECIPIENT_LEN: usize = 10;
@@ -71,6 +77,7 @@ pub fn create_tables(store: &Store) -> Result<(), StoreError> {
     for t in [ENVELOPES, ARRIVALS, INBOX, INBOX_LEN, TRACES, ANSWERS] {
         txn.open_table(t).map_err(|e| err(e.into()))?;
     }
+    txn.open_table(HEADS).map_err(|e| err(e.into()))?;
     txn.commit().map_err(|e| err(e.into()))
 }
 
@@ -115,27 +122,30 @@ pub fn put_in(
     Ok(arrival)
 }
 
-/// Record the 201 bodies first sent (`id`, body) in `txn`.
-pub fn put_answers_in(
+/// Record the tree heads (`size`, wire form) that 201 bodies were answered
+/// with, in `txn`; a size recorded before keeps its first head.
+pub fn put_heads_in(
     txn: &redb::WriteTransaction,
-    answers: &[([u8; 32], &[u8])],
+    heads: &[(u64, &[u8])],
 ) -> Result<(), redb::Error> {
-    let mut t = txn.open_table(ANSWERS)?;
-    for (id, body) in answers {
-        t.insert(id.as_slice(), *body)?;
+    let mut t = txn.open_table(HEADS)?;
+    for (size, head) in heads {
+        if t.get(size)?.is_none() {
+            t.insert(size, *head)?;
+        }
     }
     Ok(())
 }
 
-/// Record the 201 bodies first sent (`id`, body) in a transaction of their
-/// own, without an fsync: they become durable with the next batch; if a
-/// crash loses one the answer is rebuilt.
-pub fn put_answers(store: &Store, answers: &[([u8; 32], &[u8])]) -> Result<(), StoreError> {
-    let err = storage(store, "record answers");
-    let mut txn = store.begin_write("record answers")?;
+/// [`put_heads_in`] in a transaction of its own, without an fsync: they
+/// become durable with the next batch; if a crash loses one, a repeat's
+/// answer is rebuilt against the latest head instead.
+pub fn put_heads(store: &Store, heads: &[(u64, &[u8])]) -> Result<(), StoreError> {
+    let err = storage(store, "record tree heads");
+    let mut txn = store.begin_write("record tree heads")?;
     txn.set_durability(redb::Durability::None)
         .map_err(|e| err(e.into()))?;
-    put_answers_in(&txn, answers).map_err(&err)?;
+    put_heads_in(&txn, heads).map_err(&err)?;
     txn.commit().map_err(|e| err(e.into()))
 }
 
@@ -170,9 +180,27 @@ impl<'s> Reader<'s> {
             .map(|v| decode_stored(&v)))
     }
 
-    /// The 201 body first sent for `id`, if recorded.
+    /// The 201 body first sent for `id`, if a conduit before
+    /// `conduit_heads` recorded it.
     pub fn answer(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, StoreError> {
         self.get(ANSWERS, id.as_slice())
+    }
+
+    /// The first recorded tree head covering `arrival` (size > `arrival`):
+    /// its size and wire form.
+    pub fn head_covering(&self, arrival: u64) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+        let err = storage(self.store, "read");
+        let t = self.txn.open_table(HEADS).map_err(|e| err(e.into()))?;
+        let mut range = t
+            .range(arrival.saturating_add(1)..)
+            .map_err(|e| err(e.into()))?;
+        match range.next() {
+            Some(item) => {
+                let (k, v) = item.map_err(|e| err(e.into()))?;
+                Ok(Some((k.value(), v.value().to_vec())))
+            }
+            None => Ok(None),
+        }
     }
 
     /// How many envelopes arrived.

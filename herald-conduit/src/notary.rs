@@ -134,10 +134,22 @@ impl Notary {
         index: u64,
         leaf: Option<Leaf>,
     ) -> Result<Option<InclusionProof>, LogError> {
-        let Some(sth) = &self.sth else {
-            return Ok(None);
-        };
-        if index >= sth.size() {
+        match &self.sth {
+            Some(sth) => self.inclusion_under(index, leaf, sth),
+            None => Ok(None),
+        }
+    }
+
+    /// The inclusion proof of leaf `index` against `sth`, a head this log
+    /// signed (the one a 201 body was first answered with); `None` when the
+    /// leaf is not under it.
+    pub fn inclusion_under(
+        &self,
+        index: u64,
+        leaf: Option<Leaf>,
+        sth: &SignedTreeHead,
+    ) -> Result<Option<InclusionProof>, LogError> {
+        if index >= sth.size() || sth.size() > self.log.len() {
             return Ok(None);
         }
         let path = self

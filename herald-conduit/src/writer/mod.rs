@@ -7,7 +7,7 @@
 //! posts cost a few fsyncs, not 200 (issue 16). How the stages overlap:
 //! [`pipeline`].
 
-mod answers;
+mod heads;
 mod pipeline;
 
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
@@ -257,14 +257,15 @@ pub(crate) fn refusal_of(report: &EnvelopeReport) -> Refusal {
 }
 
 /// Notary: log the new envelopes of `steps` (one sync) and sign a tree
-/// head over them.
+/// head over them; the head their 201 bodies are answered with (`None`
+/// without a notary or while the log is empty).
 fn notarize<'s>(
     conduit: &Conduit,
     steps: impl Iterator<Item = &'s Step>,
     now: u64,
-) -> Result<(), String> {
+) -> Result<Option<herald_verify::SignedTreeHead>, String> {
     let Some(notary) = &conduit.notary else {
-        return Ok(());
+        return Ok(None);
     };
     let mut arrivals = Vec::new();
     let mut views = Vec::new();
@@ -284,8 +285,10 @@ fn notarize<'s>(
     }
     n.sign(&conduit.key, now)
         .map_err(|e| format!("audit log: {e}"))?;
+    let head = n.sth().cloned();
+    drop(n);
     conduit.witnesses.nudge();
-    Ok(())
+    Ok(head)
 }
 
 /// The P1 map of a 201 body (CONDUIT.md): `{envelope, index?, proof?}`.

@@ -16,20 +16,21 @@
 //! over), so leaf indices stay arrival numbers. A crash between the stages
 //! leaves the store ahead of the log, which
 //! [`Notary::open`](crate::notary::Notary::open) repairs: no post is
-//! answered before its store commit and its leaf are both durable. The 201
-//! bodies are recorded for repeats ([`Unrecorded`]) in the store stage's
-//! next transaction.
+//! answered before its store commit and its leaf are both durable. The
+//! tree head a group's 201 bodies were answered with is recorded for
+//! repeats ([`Unrecorded`]) in the store stage's next transaction.
 
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::Builder;
 use std::time::Instant;
 
-use super::answers::{Answer, Unrecorded};
+use super::heads::Unrecorded;
 use super::{Job, Outcome, Step, notarize, prepare, receive_loop, receive_one};
 use crate::Conduit;
 use crate::mailbox::{Reader, Stored};
 use crate::refusal::Refusal;
+use herald_verify::SignedTreeHead;
 
 /// Committed batches that may wait for the log at most: the store runs
 /// this far ahead of the log before it waits.
@@ -112,14 +113,14 @@ fn accept(conduit: &Conduit, sent: &Unrecorded, turn: &Turn, batch: Vec<Job>) {
                     receive_one(conduit, &txn, job, prep)
                 });
             }
-            let answers = sent.record_in(&txn);
+            let heads = sent.record_in(&txn);
             // Committed even when nothing was accepted: a refused envelope
             // may still have changed what the receiver witnessed (a molt
             // overlapping another disputes the sigil, P8 rule 5), and that
             // must last.
             let failed = txn.commit().err().map(|e| format!("store commit: {e}"));
             if failed.is_none() {
-                sent.recorded(&answers);
+                sent.recorded(&heads);
             }
             (steps, failed)
         }
@@ -143,7 +144,8 @@ fn accept(conduit: &Conduit, sent: &Unrecorded, turn: &Turn, batch: Vec<Job>) {
 }
 
 /// Log the new envelopes of `group` (notary: one sync, one tree head over
-/// all of them), then answer every post of it; the 201 bodies join `sent`.
+/// all of them), then answer every post of it, every 201 body against that
+/// one head, which joins `sent`.
 fn finish(conduit: &Conduit, sent: &Unrecorded, group: Vec<Committed>) {
     let now = group
         .iter()
@@ -154,9 +156,12 @@ fn finish(conduit: &Conduit, sent: &Unrecorded, group: Vec<Committed>) {
         .iter()
         .filter(|c| c.failed.is_none())
         .flat_map(|c| &c.steps);
-    let logged = notarize(conduit, stored, now).err();
+    let (head, logged) = match notarize(conduit, stored, now) {
+        Ok(head) => (head, None),
+        Err(e) => (None, Some(e)),
+    };
     let reader = Reader::new(conduit.store()).ok();
-    let mut answers: Vec<Answer> = Vec::new();
+    let mut created = false;
     for c in group {
         let failed = c.failed.or_else(|| logged.clone());
         let mut steps = c.steps.into_iter();
@@ -169,12 +174,12 @@ fn finish(conduit: &Conduit, sent: &Unrecorded, group: Vec<Committed>) {
                     Outcome::Failed(failed.clone().unwrap_or_default())
                 }
                 Some(Step::New { arrival, forwarded }) => {
-                    let body = Arc::new(conduit.created_body(arrival, forwarded));
-                    answers.push((job.id, Arc::clone(&body)));
-                    Outcome::Created(body)
+                    created = true;
+                    let body = conduit.created_body(arrival, forwarded, head.as_ref());
+                    Outcome::Created(Arc::new(body))
                 }
                 Some(Step::Existing(stored)) => {
-                    existing(conduit, &answers, sent, reader.as_ref(), &job, stored)
+                    existing(conduit, head.as_ref(), sent, reader.as_ref(), &job, stored)
                 }
             };
             if let Outcome::Created(_) = outcome {
@@ -183,29 +188,33 @@ fn finish(conduit: &Conduit, sent: &Unrecorded, group: Vec<Committed>) {
             let _ = job.reply.send(outcome);
         }
     }
-    sent.add(answers);
+    if created && let Some(head) = head {
+        sent.add(head);
+    }
 }
 
 /// The answer to a repeat of an envelope stored before: its first 201
-/// body (given in this group, pending, or recorded), else one rebuilt from
-/// the store and the log; never a 201 for an envelope whose leaf the log
-/// (notary) does not hold under a signed tree head (its first batch failed
-/// to log it: a 500 until a restart logs it).
+/// body, rebuilt against the head that first answered it (this group's,
+/// pending, or recorded: [`Conduit::first_answer`]), else against the
+/// latest head; never a 201 for an envelope whose leaf the log (notary)
+/// does not hold under a signed tree head (its first batch failed to log
+/// it: a 500 until a restart logs it).
 fn existing(
     conduit: &Conduit,
-    answers: &[Answer],
+    head: Option<&SignedTreeHead>,
     sent: &Unrecorded,
     reader: Option<&Reader<'_>>,
     job: &Job,
     stored: Stored,
 ) -> Outcome {
-    if let Some((_, body)) = answers.iter().find(|(id, _)| *id == job.id) {
-        return Outcome::Created(Arc::clone(body));
+    let pending = |arrival: u64| sent.covering(arrival);
+    let first = reader.and_then(|r| conduit.first_answer(r, &job.id, Some(&pending)).ok());
+    if let Some(body) = first.flatten() {
+        return Outcome::Created(Arc::new(body));
     }
-    if let Some(body) = sent.get(&job.id) {
-        return Outcome::Created(body);
-    }
-    if let Some(body) = reader.and_then(|r| r.answer(&job.id).ok().flatten()) {
+    // First stored in a batch of this group: answered with its head.
+    if let Some(head) = head.filter(|h| h.size() > stored.arrival) {
+        let body = conduit.created_body(stored.arrival, stored.bytes, Some(head));
         return Outcome::Created(Arc::new(body));
     }
     if !conduit.signed_over(stored.arrival) {
@@ -214,5 +223,9 @@ fn existing(
             stored.arrival
         ));
     }
-    Outcome::Created(Arc::new(conduit.created_body(stored.arrival, stored.bytes)))
+    Outcome::Created(Arc::new(conduit.created_body(
+        stored.arrival,
+        stored.bytes,
+        None,
+    )))
 }
