@@ -222,7 +222,11 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
         return refuse(conduit, &Refusal::Overloaded, &head);
     }
     match tokio::time::timeout_at(deadline.into(), answer).await {
-        Ok(Ok(Outcome::Created(body))) => created(conduit, &head.id, body.to_vec()),
+        Ok(Ok(Outcome::Created(body))) => {
+            // The writer keeps no copy: the body moves out of its Arc.
+            let body = Arc::try_unwrap(body).unwrap_or_else(|shared| shared.to_vec());
+            created(conduit, &head.id, body)
+        }
         Ok(Ok(Outcome::Refused(r))) => refuse(conduit, &r, &head),
         Ok(Ok(Outcome::Failed(e))) => {
             conduit.metrics.refused("storage");

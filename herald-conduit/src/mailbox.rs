@@ -81,45 +81,71 @@ pub fn create_tables(store: &Store) -> Result<(), StoreError> {
     txn.commit().map_err(|e| err(e.into()))
 }
 
-/// The stored envelope with `id`, inside a write transaction.
-pub fn get_in(txn: &redb::WriteTransaction, id: &[u8; 32]) -> Result<Option<Stored>, redb::Error> {
-    let t = txn.open_table(ENVELOPES)?;
-    Ok(t.get(id.as_slice())?.map(|v| decode_stored(v.value())))
+/// The conduit's tables open in one write transaction, for a batch of
+/// posts (opened once, not once per post).
+pub struct Tables<'t> {
+    envelopes: redb::Table<'t, &'static [u8], &'static [u8]>,
+    arrivals: redb::Table<'t, &'static [u8], &'static [u8]>,
+    traces: redb::Table<'t, &'static [u8], &'static [u8]>,
+    inbox: redb::Table<'t, &'static [u8], &'static [u8]>,
+    inbox_len: redb::Table<'t, &'static [u8], &'static [u8]>,
 }
 
-/// Store an accepted envelope (`id`, `trace`, `to`) as `forwarded` in
-/// `txn`; returns its arrival number.
-pub fn put_in(
-    txn: &redb::WriteTransaction,
-    id: &[u8; 32],
-    trace: &[u8; 32],
-    to: Option<[u8; RECIPIENT_LEN]>,
-    forwarded: &[u8],
-) -> Result<u64, redb::Error> {
-    let mut arrivals = txn.open_table(ARRIVALS)?;
-    let arrival = arrivals.len()?;
-    arrivals.insert(arrival.to_be_bytes().as_slice(), id.as_slice())?;
-    let mut value = Vec::with_capacity(8 + forwarded.len());
-    value.extend_from_slice(&arrival.to_be_bytes());
-    value.extend_from_slice(forwarded);
-    txn.open_table(ENVELOPES)?
-        .insert(id.as_slice(), value.as_slice())?;
-    let mut key = Vec::with_capacity(40);
-    key.extend_from_slice(trace);
-    key.extend_from_slice(&arrival.to_be_bytes());
-    txn.open_table(TRACES)?
-        .insert(key.as_slice(), id.as_slice())?;
-    if let Some(r) = to {
-        let mut lens = txn.open_table(INBOX_LEN)?;
-        let pos = lens.get(r.as_slice())?.map_or(0, |v| u64_at(v.value())) + 1;
-        lens.insert(r.as_slice(), pos.to_be_bytes().as_slice())?;
-        let mut key = Vec::with_capacity(RECIPIENT_LEN + 8);
-        key.extend_from_slice(&r);
-        key.extend_from_slice(&pos.to_be_bytes());
-        txn.open_table(INBOX)?
-            .insert(key.as_slice(), id.as_slice())?;
+impl<'t> Tables<'t> {
+    /// Open them in `txn` (close them, by dropping, before it commits).
+    pub fn open(txn: &'t redb::WriteTransaction) -> Result<Self, redb::Error> {
+        Ok(Self {
+            envelopes: txn.open_table(ENVELOPES)?,
+            arrivals: txn.open_table(ARRIVALS)?,
+            traces: txn.open_table(TRACES)?,
+            inbox: txn.open_table(INBOX)?,
+            inbox_len: txn.open_table(INBOX_LEN)?,
+        })
     }
-    Ok(arrival)
+
+    /// The stored envelope with `id`.
+    pub fn get(&self, id: &[u8; 32]) -> Result<Option<Stored>, redb::Error> {
+        Ok(self
+            .envelopes
+            .get(id.as_slice())?
+            .map(|v| decode_stored(v.value())))
+    }
+
+    /// Store an accepted envelope (`id`, `trace`, `to`) as `forwarded`;
+    /// returns its arrival number.
+    pub fn put(
+        &mut self,
+        id: &[u8; 32],
+        trace: &[u8; 32],
+        to: Option<[u8; RECIPIENT_LEN]>,
+        forwarded: &[u8],
+    ) -> Result<u64, redb::Error> {
+        let arrival = self.arrivals.len()?;
+        self.arrivals
+            .insert(arrival.to_be_bytes().as_slice(), id.as_slice())?;
+        let mut value = Vec::with_capacity(8 + forwarded.len());
+        value.extend_from_slice(&arrival.to_be_bytes());
+        value.extend_from_slice(forwarded);
+        self.envelopes.insert(id.as_slice(), value.as_slice())?;
+        let mut key = Vec::with_capacity(40);
+        key.extend_from_slice(trace);
+        key.extend_from_slice(&arrival.to_be_bytes());
+        self.traces.insert(key.as_slice(), id.as_slice())?;
+        if let Some(r) = to {
+            let pos = self
+                .inbox_len
+                .get(r.as_slice())?
+                .map_or(0, |v| u64_at(v.value()))
+                + 1;
+            self.inbox_len
+                .insert(r.as_slice(), pos.to_be_bytes().as_slice())?;
+            let mut key = Vec::with_capacity(RECIPIENT_LEN + 8);
+            key.extend_from_slice(&r);
+            key.extend_from_slice(&pos.to_be_bytes());
+            self.inbox.insert(key.as_slice(), id.as_slice())?;
+        }
+        Ok(arrival)
+    }
 }
 
 /// Record the tree heads (`size`, wire form) that 201 bodies were answered

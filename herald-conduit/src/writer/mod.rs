@@ -205,11 +205,12 @@ fn forwarded(conduit: &Conduit, bytes: &[u8], now: u64) -> Option<Vec<u8>> {
 fn receive_one(
     conduit: &Conduit,
     txn: &redb::WriteTransaction,
+    tables: &mut mailbox::Tables<'_>,
     job: &Job,
     prep: Prepared<'_>,
 ) -> Step {
     let fail = |e: &dyn std::fmt::Display| Step::Done(Outcome::Failed(e.to_string()));
-    match mailbox::get_in(txn, &job.id) {
+    match tables.get(&job.id) {
         Ok(Some(stored)) if is_envelope_of(&job.bytes, &job.id) => return Step::Existing(stored),
         Ok(_) => {}
         Err(e) => return fail(&e),
@@ -232,7 +233,7 @@ fn receive_one(
         .as_ref()
         .and_then(|v| v.to())
         .and_then(|(_, s)| mailbox::recipient(&s));
-    match mailbox::put_in(txn, &job.id, &job.trace, to, &forwarded) {
+    match tables.put(&job.id, &job.trace, to, &forwarded) {
         Ok(arrival) => Step::New { arrival, forwarded },
         Err(e) => fail(&e),
     }

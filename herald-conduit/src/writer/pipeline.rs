@@ -28,7 +28,7 @@ use std::time::Instant;
 use super::heads::Unrecorded;
 use super::{Job, Outcome, Step, notarize, prepare, receive_loop, receive_one};
 use crate::Conduit;
-use crate::mailbox::{Reader, Stored};
+use crate::mailbox::{Reader, Stored, Tables};
 use crate::refusal::Refusal;
 use herald_verify::SignedTreeHead;
 
@@ -106,12 +106,20 @@ fn accept(conduit: &Conduit, sent: &Unrecorded, turn: &Turn, batch: Vec<Job>) {
     let (steps, failed) = match conduit.receiver.store().begin_write("receive a batch") {
         Ok(txn) => {
             let mut steps = Vec::with_capacity(batch.len());
-            for (job, prep) in batch.iter().zip(prepared) {
-                steps.push(if Instant::now() >= job.deadline {
-                    Step::Done(Outcome::Refused(Refusal::Deadline))
-                } else {
-                    receive_one(conduit, &txn, job, prep)
-                });
+            match Tables::open(&txn) {
+                Ok(mut tables) => {
+                    for (job, prep) in batch.iter().zip(prepared) {
+                        steps.push(if Instant::now() >= job.deadline {
+                            Step::Done(Outcome::Refused(Refusal::Deadline))
+                        } else {
+                            receive_one(conduit, &txn, &mut tables, job, prep)
+                        });
+                    }
+                }
+                Err(e) => {
+                    let e = format!("store: {e}");
+                    steps.extend(batch.iter().map(|_| Step::Done(Outcome::Failed(e.clone()))));
+                }
             }
             let heads = sent.record_in(&txn);
             // Committed even when nothing was accepted: a refused envelope

@@ -34,6 +34,7 @@
 //! few seconds before it becomes `stale`). Past that time, a replay of the same bytes is
 //! `expired` or `stale` on its own, so [`Store::purge`] may drop the entry.
 
+use alloc::collections::BTreeMap;
 use alloc::{boxed::Box, string::String, vec::Vec};
 use core::fmt;
 
@@ -316,14 +317,7 @@ impl Receiver {
         posts: &[&'b [u8]],
         now: u64,
     ) -> Vec<Result<Prechecked<'b>, StoreError>> {
-        let seen = posts.iter().map(|bytes| {
-            let who = origin::claimed_identity(bytes, &self.limits);
-            match &who {
-                Some(w) => table::load(&self.store, w).map(|seen| (who, seen)),
-                None => Ok((None, None)),
-            }
-        });
-        let seen = seen.collect();
+        let seen = self.seen_all(posts, &mut |w| table::load(&self.store, w));
         self.precheck_seen_all(posts, seen, now)
     }
 
@@ -335,15 +329,32 @@ impl Receiver {
         posts: &[&'b [u8]],
         now: u64,
     ) -> Vec<Result<Prechecked<'b>, StoreError>> {
-        let mut seen = Vec::with_capacity(posts.len());
-        for bytes in posts {
-            let who = origin::claimed_identity(bytes, &self.limits);
-            seen.push(match &who {
-                Some(w) => table::load_via(state, w).map(|seen| (who, seen)),
-                None => Ok((None, None)),
-            });
-        }
+        let seen = self.seen_all(posts, &mut |w| table::load_via(state, w));
         self.precheck_seen_all(posts, seen, now)
+    }
+
+    /// Who each of `posts` claims to be from, and that identity's record,
+    /// read with `load` once per identity (a busy sender's posts share it).
+    fn seen_all(
+        &self,
+        posts: &[&[u8]],
+        load: &mut dyn FnMut(&Identity) -> Result<Option<IdentityRecord>, StoreError>,
+    ) -> Vec<Result<Seen, StoreError>> {
+        let mut records: BTreeMap<Identity, Option<IdentityRecord>> = BTreeMap::new();
+        posts
+            .iter()
+            .map(|bytes| {
+                let Some(who) = origin::claimed_identity(bytes, &self.limits) else {
+                    return Ok((None, None));
+                };
+                if let Some(seen) = records.get(&who) {
+                    return Ok((Some(who), seen.clone()));
+                }
+                let seen = load(&who)?;
+                records.insert(who, seen.clone());
+                Ok((Some(who), seen))
+            })
+            .collect()
     }
 
     fn precheck_seen_all<'b>(
