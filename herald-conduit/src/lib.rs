@@ -346,6 +346,29 @@ pub async fn serve(
     result
 }
 
+/// Connections the kernel completes and queues for `accept` (listen(2)'s
+/// backlog; the kernel caps it at `net.core.somaxconn`). A burst of new
+/// clients larger than the queue, while the conduit is busy, has its
+/// handshakes dropped, and each client retries only after TCP's one-second
+/// SYN timeout: a second added to its first answer. `tokio`'s and `std`'s
+/// `bind` queue 128; 400 agents connecting at once overflowed that
+/// (docs/performance.md *(8)*).
+pub const LISTEN_BACKLOG: u32 = 1024;
+
+/// A listener on `addr` for [`serve`], with [`LISTEN_BACKLOG`]. Call it
+/// inside a tokio runtime.
+pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
+    let socket = match addr {
+        std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
+        std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
+    };
+    // As tokio's `bind`: a restarted conduit can take its port again while
+    // the old connections are in TIME_WAIT.
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(LISTEN_BACKLOG)
+}
+
 /// SIGTERM or SIGINT (CONDUIT.md: stop accepting, answer what is in
 /// flight, exit 0). The handlers are installed when this is called (inside
 /// a tokio runtime), before the future is first polled, so a signal that

@@ -600,3 +600,38 @@ async fn kept_alive_posts_and_their_repeats() {
     assert_eq!(sth.size(), 40);
     c.stop().await;
 }
+
+/// A burst of new connections larger than tokio's default accept queue
+/// (128), arriving while nothing is accepted (a busy conduit): the kernel
+/// completes every handshake and queues it (`LISTEN_BACKLOG`), where a
+/// queue of 128 would drop the rest and make each wait out TCP's
+/// one-second SYN timeout (docs/performance.md (8)).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_burst_of_connections_is_queued_not_dropped() {
+    const BURST: usize = 400;
+    let listener = herald_conduit::listen(([127, 0, 0, 1], 0).into()).unwrap();
+    let addr = listener.local_addr().unwrap();
+    let connects = (0..BURST).map(|_| {
+        tokio::spawn(async move {
+            tokio::time::timeout(
+                Duration::from_millis(700),
+                tokio::net::TcpStream::connect(addr),
+            )
+            .await
+        })
+    });
+    let connects: Vec<_> = connects.collect();
+    let mut connected = Vec::new();
+    for c in connects {
+        match c.await.unwrap() {
+            Ok(Ok(stream)) => connected.push(stream),
+            Ok(Err(e)) => panic!("connect failed: {e}"),
+            Err(_) => panic!(
+                "a handshake was dropped: {} of {BURST} connected within 0.7 s",
+                connected.len()
+            ),
+        }
+    }
+    assert_eq!(connected.len(), BURST);
+    drop(listener);
+}

@@ -266,7 +266,7 @@ fn load(
     for conduit in conduits {
         let listener = rts
             .conduit
-            .block_on(tokio::net::TcpListener::bind("127.0.0.1:0"))
+            .block_on(async { herald_conduit::listen(([127, 0, 0, 1], 0).into()) })
             .unwrap();
         addrs.push(listener.local_addr().unwrap());
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();

@@ -154,8 +154,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     runtime.block_on(async move {
         // Installed before the `listening on` line (see termination()).
         let stop = herald_conduit::termination();
-        let listener = tokio::net::TcpListener::bind(a.listen)
-            .await
+        let listener = herald_conduit::listen(a.listen)
             .map_err(|e| CliError::new(format!("--listen {}: {e}", a.listen)))?;
         let addr = listener
             .local_addr()

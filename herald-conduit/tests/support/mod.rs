@@ -103,7 +103,7 @@ pub async fn start_as(
         .await
         .unwrap()
         .unwrap();
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let listener = herald_conduit::listen(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
     let task = tokio::spawn(herald_conduit::serve(conduit, listener, async move {
