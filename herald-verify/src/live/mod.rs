@@ -305,8 +305,9 @@ impl Receiver {
 
     /// [`Receiver::precheck`] of every envelope of `posts` at time `now`,
     /// with the same results, their signatures verified together: each
-    /// check prepares its signatures ([`Collect`]), then one batch equation
-    /// per [`PRECHECK_CHUNK`] of them decides them all (P5 revision 2: the
+    /// check prepares its signatures (a verifier that defers the
+    /// equations), then one batch equation per [`PRECHECK_CHUNK`] of them
+    /// decides them all (P5 revision 2: the
     /// verdicts of single verification, at a fraction of the cost,
     /// docs/performance.md *(8)*). An envelope with a signature that fails
     /// is checked again alone, so its reasons are single verification's.
