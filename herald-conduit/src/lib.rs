@@ -263,11 +263,27 @@ impl Conduit {
         id: &[u8; 32],
         pending: Option<&dyn Fn(u64) -> Option<herald_verify::SignedTreeHead>>,
     ) -> Result<Option<Vec<u8>>, StoreError> {
-        let Some(stored) = reader.envelope(id)? else {
-            return Ok(None);
-        };
+        match reader.envelope(id)? {
+            Some(stored) => self.first_answer_of(reader, id, &stored, pending),
+            None => Ok(None),
+        }
+    }
+
+    /// [`Conduit::first_answer`] of `stored`, the envelope `id` as read
+    /// already.
+    fn first_answer_of(
+        &self,
+        reader: &Reader<'_>,
+        id: &[u8; 32],
+        stored: &mailbox::Stored,
+        pending: Option<&dyn Fn(u64) -> Option<herald_verify::SignedTreeHead>>,
+    ) -> Result<Option<Vec<u8>>, StoreError> {
         if self.notary.is_none() {
-            return Ok(Some(self.created_body(stored.arrival, stored.bytes, None)));
+            return Ok(Some(self.created_body(
+                stored.arrival,
+                stored.bytes.clone(),
+                None,
+            )));
         }
         if let Some(body) = reader.answer(id)? {
             return Ok(Some(body));
@@ -278,7 +294,7 @@ impl Conduit {
             Some((_, wire)) => herald_verify::SignedTreeHead::decode(&wire).ok(),
             None => pending.and_then(|p| p(stored.arrival)),
         };
-        Ok(head.map(|h| self.created_body(stored.arrival, stored.bytes, Some(&h))))
+        Ok(head.map(|h| self.created_body(stored.arrival, stored.bytes.clone(), Some(&h))))
     }
 
     /// Take one token of `sender`'s bucket; `Err(seconds)` to wait.

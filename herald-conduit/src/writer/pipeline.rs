@@ -216,7 +216,11 @@ fn existing(
     stored: Stored,
 ) -> Outcome {
     let pending = |arrival: u64| sent.covering(arrival);
-    let first = reader.and_then(|r| conduit.first_answer(r, &job.id, Some(&pending)).ok());
+    let first = reader.and_then(|r| {
+        conduit
+            .first_answer_of(r, &job.id, &stored, Some(&pending))
+            .ok()
+    });
     if let Some(body) = first.flatten() {
         return Outcome::Created(Arc::new(body));
     }
