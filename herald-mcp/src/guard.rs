@@ -64,8 +64,8 @@ pub fn run_guard(config: GuardConfig) -> Result<i32, ProxyError> {
         let guard = Arc::new(Guard { receiver, max_age });
         stdio::serve(
             &upstream,
-            tokio::io::stdin(),
-            tokio::io::stdout(),
+            crate::own_stdio::stdin(),
+            crate::own_stdio::stdout(),
             move |stdin, up, down| async move { guard.client_to_server(stdin, &up, &down).await },
             |stdout, _up, down| async move { stdio::forward(stdout, &down).await },
         )

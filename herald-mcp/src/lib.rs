@@ -20,13 +20,15 @@
 //! - [`http`]: `herald mcp proxy --listen`, streamable HTTP downstream;
 //! - [`upstream`]: the server, a child over stdio or a URL over
 //!   streamable HTTP (rmcp's client transport);
-//! - `stdio`: the stdio transport both are built on.
+//! - `stdio`: the stdio transport both are built on; `own_stdio`: this
+//!   process's standard input and output, its client side.
 #![forbid(unsafe_code)]
 
 pub mod guard;
 pub mod http;
 pub mod jsonrpc;
 pub mod ledger;
+mod own_stdio;
 pub mod pin;
 pub mod proxy;
 pub mod recorder;

@@ -161,8 +161,8 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
     serve_session(
         Ledger::new(keys, recorder, pin),
         &upstream,
-        tokio::io::stdin(),
-        tokio::io::stdout(),
+        crate::own_stdio::stdin(),
+        crate::own_stdio::stdout(),
     )
     .await
 }
