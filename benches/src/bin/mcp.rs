@@ -11,6 +11,11 @@
 //!     cargo run --release -p herald-benches --bin mcp [CALLS [ROUNDS]]
 //! ```
 //!
+//! `HERALD_MCP_WARMUP` (default 20) sets the warm-up calls of each session
+//! and `HERALD_MCP_GAP_US` (default 0) a pause before each call, as a model
+//! that thinks between calls would make: with it, the server and the
+//! wrapper are idle between calls, as they are in use.
+//!
 //! Direct and proxied sessions (the default `--sync release`, then `--sync
 //! each`, then the baseline binary's proxy when `HERALD_MCP_BASELINE` names
 //! one: an A/B in one run) alternate in ROUNDS rounds (default 3), each a
@@ -93,10 +98,14 @@ impl Session {
         }
     }
 
-    /// Latency of each of `n` echo calls.
-    fn calls(&mut self, n: usize) -> Vec<Duration> {
+    /// Latency of each of `n` echo calls, each made `gap` after the last
+    /// answer.
+    fn calls(&mut self, n: usize, gap: Duration) -> Vec<Duration> {
         (0..n)
             .map(|i| {
+                if !gap.is_zero() {
+                    std::thread::sleep(gap);
+                }
                 let t = Instant::now();
                 let r = self.request(
                     "tools/call",
@@ -172,6 +181,14 @@ fn append(file: &mut std::fs::File, bytes: &[u8]) -> Vec<Duration> {
         .collect()
 }
 
+/// The number in the environment variable `name`, else `default`.
+fn env_number(name: &str, default: usize) -> usize {
+    std::env::var(name).map_or(default, |v| {
+        v.parse()
+            .unwrap_or_else(|_| panic!("{name}={v:?} is not a number"))
+    })
+}
+
 fn main() {
     let mut args = std::env::args().skip(1);
     let calls: usize = args
@@ -180,6 +197,8 @@ fn main() {
     let rounds: usize = args
         .next()
         .map_or(ROUNDS, |a| a.parse().expect("ROUNDS is a number"));
+    let gap = Duration::from_micros(env_number("HERALD_MCP_GAP_US", 0) as u64);
+    let warm_up = env_number("HERALD_MCP_WARMUP", WARM_UP);
     let server = PathBuf::from(
         std::env::var_os("HERALD_MCP_EVERYTHING")
             .expect("set HERALD_MCP_EVERYTHING to server-everything's bin (see .ci/run)"),
@@ -270,8 +289,8 @@ fn main() {
         let mut line = format!("round {round}:");
         for ((label, command), out) in sides.iter().zip(&mut times) {
             let mut s = Session::start(command(round));
-            s.calls(WARM_UP);
-            let mut these = s.calls(calls);
+            s.calls(warm_up, gap);
+            let mut these = s.calls(calls, gap);
             s.close();
             line.push_str(&format!(
                 " {} {:.0} us;",
