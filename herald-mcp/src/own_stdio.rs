@@ -71,7 +71,7 @@ impl Polled {
     }
 
     /// A duplicate of `stream`'s descriptor: given to `pipe` when it is a
-    /// FIFO, registered as a stream socket when it is a Unix one, else `None`.
+    /// FIFO, registered as a socket when it is a Unix one, else `None`.
     fn open(
         stream: impl std::os::fd::AsFd,
         pipe: impl FnOnce(std::fs::File) -> Option<End>,
@@ -85,8 +85,8 @@ impl Polled {
             pipe(file)?
         } else if kind.is_socket() {
             let socket = UnixStream::from(std::os::fd::OwnedFd::from(file));
-            // A TCP socket (inetd style) or a datagram one stays with tokio's
-            // blocking threads: only a Unix stream socket has a local address.
+            // A TCP socket (inetd style) stays with tokio's blocking
+            // threads: only a Unix socket has a Unix local address.
             socket.local_addr().ok()?;
             socket.set_nonblocking(true).ok()?;
             match tokio::net::UnixStream::from_std(socket) {
