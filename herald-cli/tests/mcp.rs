@@ -13,54 +13,19 @@
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use data_encoding::{BASE64, BASE64_NOPAD, BASE64URL, BASE64URL_NOPAD, HEXLOWER, HEXUPPER};
 use serde_json::{Value, json};
+use support::mcp::everything;
 use support::{herald, keygen};
-
-/// The pinned release of the server (as in `.ci/run`).
-const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
 
 /// Longest wait for any one answer.
 const WAIT: Duration = Duration::from_secs(60);
-
-/// The server's entry point: `$HERALD_MCP_EVERYTHING`, or installed once.
-fn everything() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
-        if let Some(p) = std::env::var_os("HERALD_MCP_EVERYTHING") {
-            return PathBuf::from(p);
-        }
-        let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm");
-        let bin = prefix.join("node_modules/.bin/mcp-server-everything");
-        if !bin.exists() {
-            let status = Command::new("timeout")
-                .args([
-                    "300",
-                    "npm",
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--prefix",
-                ])
-                .arg(&prefix)
-                .arg(EVERYTHING)
-                .status()
-                .expect("npm (install Node.js, or set HERALD_MCP_EVERYTHING)");
-            assert!(
-                status.success(),
-                "npm install {EVERYTHING} failed: {status}"
-            );
-        }
-        bin
-    })
-    .clone()
-}
 
 /// One session with a real server at a time: on a 2-core CI machine,
 /// parallel node servers would make the timing of cancellation (and so

@@ -5,8 +5,9 @@
 //! it is done, or the next program of a shell pipeline that shares them
 //! would get `EAGAIN`.
 //!
-//! The server is `cat`: whatever the proxy forwards comes back as the
-//! server's output, so a message crosses both of the proxy's pipes.
+//! The server is `cat` (whatever the proxy forwards comes back as the
+//! server's output, so a message crosses both of the proxy's ends), and
+//! for the Node.js client, server-everything.
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -18,7 +19,9 @@ use std::os::unix::net::UnixStream;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
-use support::keygen;
+use serde_json::{Value, json};
+use support::mcp::{everything, typescript_sdk};
+use support::{herald, keygen};
 
 /// `O_NONBLOCK` (Linux, octal as `/proc/*/fdinfo` prints flags).
 const O_NONBLOCK: u32 = 0o4000;
@@ -57,6 +60,74 @@ fn the_clients_sockets_are_polled_and_given_back_blocking() {
         .spawn()
         .unwrap();
     polled_then_given_back(shell, stdin, stdout);
+}
+
+/// The official TypeScript SDK's client, started the way Node.js hosts
+/// start a server (socket pairs), through the proxy to server-everything:
+/// the call is answered and signed, the proxy's ends were sockets it
+/// polled, and the trace verifies.
+#[test]
+fn the_typescript_sdk_client_through_socket_pairs() {
+    let dir = tempfile::tempdir().unwrap();
+    keygen(dir.path(), "agent");
+    keygen(dir.path(), "tool");
+    let client = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp-ts-client.cjs");
+    let out = Command::new("timeout")
+        .args(["120", "node"])
+        .arg(client)
+        .arg(typescript_sdk())
+        .arg(env!("CARGO_BIN_EXE_herald"))
+        .args([
+            "mcp",
+            "proxy",
+            "--key",
+            "agent.key",
+            "--sandbox-key",
+            "tool.key",
+        ])
+        .args(["--trace", "s.herald", "--", "node"])
+        .arg(everything())
+        .current_dir(dir.path())
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{}: {stderr}", out.status);
+    let seen: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        seen.pointer("/result/content/0/text"),
+        Some(&json!("Echo: over a socket pair")),
+        "{seen}"
+    );
+    assert!(
+        seen.pointer("/result/_meta/herald~1envelope").is_some(),
+        "{seen}"
+    );
+    for fd in ["0", "1"] {
+        let target = seen["fds"][fd]["target"].as_str().unwrap();
+        assert!(target.starts_with("socket:"), "fd {fd}: {target}");
+        let info = seen["fds"][fd]["fdinfo"].as_str().unwrap();
+        assert_ne!(flags(info) & O_NONBLOCK, 0, "fd {fd}: {info}");
+    }
+    let run = herald(
+        dir.path(),
+        &[
+            "verify",
+            "--json",
+            "--keyring",
+            "agent.pub",
+            "--keyring",
+            "tool.pub",
+            "s.herald",
+        ],
+    );
+    assert_eq!(run.code, 0, "{}", run.out());
+    let summary = &run.json()["summary"];
+    assert_eq!(
+        (&summary["invalid"], &summary["partial"]),
+        (&json!(0), &json!(0))
+    );
+    // The tool identity's birth, the genesis, the request and its result.
+    assert!(summary["valid"].as_u64() >= Some(4), "{summary}");
 }
 
 /// A shell that runs the proxy (keys made in `dir`), then reports the
