@@ -133,9 +133,10 @@ pub fn run_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         .build()
         .map_err(ProxyError::Io)?;
     let code = runtime.block_on(serve_stdio(config));
-    // The read of standard input is a blocking thread that only returns
-    // when the client writes or closes: when the server ended first, do
-    // not wait for it (everything for the client is already written).
+    // When standard input is neither a pipe nor a socket, its read is a
+    // blocking thread that only returns when the client writes or closes:
+    // when the server ended first, do not wait for it (everything for the
+    // client is already written).
     runtime.shutdown_background();
     code
 }
