@@ -1,9 +1,9 @@
 //! `herald mcp proxy`'s own standard input and output when they are pipes
-//! (`herald-mcp/src/own_stdio.rs`): read and written by the runtime's
-//! thread, which needs `O_NONBLOCK` on them; that flag belongs to the pipe
-//! end every holder shares, so the proxy must give them back blocking when
-//! it is done, or the next program of a shell pipeline that shares them
-//! would get `EAGAIN`.
+//! or socket pairs (`herald-mcp/src/own_stdio.rs`): read and written by
+//! the runtime's thread, which needs `O_NONBLOCK` on them; that flag
+//! belongs to the pipe end or socket every holder shares, so the proxy must
+//! give them back blocking when it is done, or the next program of a shell
+//! pipeline that shares them would get `EAGAIN`.
 //!
 //! The server is `cat` (whatever the proxy forwards comes back as the
 //! server's output, so a message crosses both of the proxy's ends), and
