@@ -251,15 +251,8 @@ fn keys() -> Keys {
 fn proxy_base(dir: &Path, trace: &Path) -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_herald"));
     c.current_dir(dir)
-        .args([
-            "mcp",
-            "proxy",
-            "--key",
-            "agent.key",
-            "--sandbox-key",
-            "tool.key",
-            "--trace",
-        ])
+        .args(support::mcp::PROXY)
+        .arg("--trace")
         .arg(trace);
     c
 }
@@ -332,19 +325,7 @@ fn verify(dir: &Path, trace: &Path) -> (i32, Value) {
 
 /// As [`verify`], with more public key files (a conduit's).
 fn verify_with(dir: &Path, trace: &Path, more: &[&str]) -> (i32, Value) {
-    let mut args = vec![
-        "verify",
-        "--json",
-        "--keyring",
-        "agent.pub",
-        "--keyring",
-        "tool.pub",
-    ];
-    for k in more {
-        args.extend(["--keyring", k]);
-    }
-    args.push(trace.to_str().unwrap());
-    let run = herald(dir, &args);
+    let run = support::mcp::verify(dir, trace, more);
     (run.code, run.json())
 }
 

@@ -19,7 +19,8 @@ use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 
 use data_encoding::BASE64;
 use serde_json::{Value, json};
-use support::{herald, keygen};
+use support::keygen;
+use support::mcp::{PROXY, verify};
 
 /// The proxy in front of the probe server, and the client's ends.
 struct Session {
@@ -35,8 +36,8 @@ impl Session {
         command
             .current_dir(dir)
             .env("PROBE_TRACE", dir.join("s.herald"))
-            .args(["mcp", "proxy", "--key", "agent.key", "--sandbox-key"])
-            .args(["tool.key", "--trace", "s.herald"]);
+            .args(PROXY)
+            .args(["--trace", "s.herald"]);
         if let Some(when) = sync {
             command.args(["--sync", when]);
         }
@@ -119,18 +120,7 @@ fn calls_in_order(sync: Option<&str>) {
         );
     }
     s.finish();
-    let run = herald(
-        dir.path(),
-        &[
-            "verify",
-            "--json",
-            "--keyring",
-            "agent.pub",
-            "--keyring",
-            "tool.pub",
-            "s.herald",
-        ],
-    );
+    let run = verify(dir.path(), Path::new("s.herald"), &[]);
     assert_eq!(run.code, 0, "{}", run.out());
     // The birth, the genesis, and a request and a result per call.
     assert_eq!(

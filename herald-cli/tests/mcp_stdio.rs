@@ -20,8 +20,8 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 
 use serde_json::{Value, json};
-use support::mcp::{everything, typescript_sdk};
-use support::{herald, keygen};
+use support::keygen;
+use support::mcp::{PROXY, everything, typescript_sdk, verify};
 
 /// `O_NONBLOCK` (Linux, octal as `/proc/*/fdinfo` prints flags).
 const O_NONBLOCK: u32 = 0o4000;
@@ -77,14 +77,7 @@ fn the_typescript_sdk_client_through_socket_pairs() {
         .arg(client)
         .arg(typescript_sdk())
         .arg(env!("CARGO_BIN_EXE_herald"))
-        .args([
-            "mcp",
-            "proxy",
-            "--key",
-            "agent.key",
-            "--sandbox-key",
-            "tool.key",
-        ])
+        .args(PROXY)
         .args(["--trace", "s.herald", "--", "node"])
         .arg(everything())
         .current_dir(dir.path())
@@ -108,18 +101,7 @@ fn the_typescript_sdk_client_through_socket_pairs() {
         let info = seen["fds"][fd]["fdinfo"].as_str().unwrap();
         assert_ne!(flags(info) & O_NONBLOCK, 0, "fd {fd}: {info}");
     }
-    let run = herald(
-        dir.path(),
-        &[
-            "verify",
-            "--json",
-            "--keyring",
-            "agent.pub",
-            "--keyring",
-            "tool.pub",
-            "s.herald",
-        ],
-    );
+    let run = verify(dir.path(), Path::new("s.herald"), &[]);
     assert_eq!(run.code, 0, "{}", run.out());
     let summary = &run.json()["summary"];
     assert_eq!(

@@ -5,6 +5,37 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use super::{Run, herald};
+
+/// `herald mcp proxy` with the keys `agent.key` and `tool.key` of the
+/// directory it runs in (`keygen`), before its `--trace`.
+pub(crate) const PROXY: [&str; 6] = [
+    "mcp",
+    "proxy",
+    "--key",
+    "agent.key",
+    "--sandbox-key",
+    "tool.key",
+];
+
+/// `herald verify --json` of `trace` in `dir`, with `agent.pub`,
+/// `tool.pub` and the public key files `more` (a conduit's) pinned.
+pub(crate) fn verify(dir: &Path, trace: &Path, more: &[&str]) -> Run {
+    let mut args = vec![
+        "verify",
+        "--json",
+        "--keyring",
+        "agent.pub",
+        "--keyring",
+        "tool.pub",
+    ];
+    for k in more {
+        args.extend(["--keyring", k]);
+    }
+    args.push(trace.to_str().unwrap());
+    herald(dir, &args)
+}
+
 /// The pinned release of the server (as in `.ci/run`).
 const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
 
