@@ -15,7 +15,7 @@ use serde::Serialize;
 
 use crate::facts::Facts;
 use crate::lifecycle::{Findings, Judged};
-use crate::reasons::{ReasonList, Unlisted};
+use crate::reasons::{Item, ReasonList, Unlisted};
 use crate::report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, Shape, SignedBy, Source, Summary,
     TraceReport, TraceShape, hex, status_of,
@@ -52,6 +52,14 @@ pub(crate) enum Why {
     /// Not a reason: how many more with `code` [`herald_core::check_with`]
     /// gave than are listed ([`crate::reasons`]). [`Whys::iter`] skips it.
     Unlisted { code: ReasonCode, count: u32 },
+    /// Reasons with `code` about signatures `first` … `first + count - 1`
+    /// (a run of [`crate::reasons::ReasonList`]), their details a byte
+    /// each in [`Details`], under the listed entry and `first`.
+    Run {
+        code: ReasonCode,
+        first: u32,
+        count: u32,
+    },
 }
 
 impl Why {
@@ -60,8 +68,45 @@ impl Why {
             Self::Check { code, .. } => *code,
             Self::MissingParent => ReasonCode::MissingParent,
             Self::Replayed { .. } => ReasonCode::ReplayedNonce,
-            Self::Text { code, .. } | Self::Unlisted { code, .. } => *code,
+            Self::Text { code, .. } | Self::Unlisted { code, .. } | Self::Run { code, .. } => *code,
         }
+    }
+
+    /// The code and signature index of each reason this stands for.
+    fn codes(self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> {
+        let (one, code, range) = match self {
+            Self::Run { code, first, count } => (None, code, first..first.saturating_add(count)),
+            w => (Some((w.code(), w.index())), w.code(), 0..0),
+        };
+        one.into_iter().chain(range.map(move |k| (code, Some(k))))
+    }
+
+    /// The report form of each reason this stands for, about listed entry
+    /// `i`.
+    fn forms(self, i: usize, cx: &Context<'_, '_>) -> impl Iterator<Item = ReportReason> {
+        let (one, run) = match self {
+            Self::Run { code, first, count } => (None, Some((code, first, count))),
+            w => (Some(w.form(i, cx)), None),
+        };
+        let bytes = cx.bytes.get(i).copied().unwrap_or_default();
+        let run = run.into_iter().flat_map(move |(code, first, count)| {
+            let details = cx.details.run(i, first);
+            (0..count).map(move |j| {
+                let detail = details
+                    .get(j as usize)
+                    .and_then(|&d| cx.details.run_table.get(usize::from(d)))
+                    .and_then(|&at| cx.details.list.get(at as usize))
+                    .copied()
+                    .unwrap_or(Detail::None);
+                let reason = Reason {
+                    code,
+                    index: Some(first.saturating_add(j)),
+                    detail,
+                };
+                ReportReason::of(&reason, bytes)
+            })
+        });
+        one.into_iter().chain(run)
     }
 
     fn index(&self) -> Option<u32> {
@@ -105,7 +150,7 @@ impl Why {
                 ReportReason::new(
                     ReasonCode::ReplayedNonce,
                     std::format!(
-                        "nonce already used by {} (entry {first})",
+                        "the nonce belongs to {} (entry {first}, P10)",
                         by.as_deref().unwrap_or("?")
                     ),
                 )
@@ -121,6 +166,8 @@ impl Why {
             Self::Unlisted { code, count } => {
                 ReportReason::new(*code, std::format!("{count} more, not listed"))
             }
+            // Formed by `forms`, reason by reason.
+            Self::Run { code, .. } => ReportReason::new(*code, String::new()),
         }
     }
 }
@@ -215,15 +262,52 @@ impl Whys {
         }
     }
 
-    /// The reasons of `list` (each kept by `details`), then the counts of
-    /// those unlisted.
-    pub(crate) fn of(list: &ReasonList, details: &mut Details) -> Self {
-        let listed = list.listed().iter().map(|r| details.why(r));
-        let unlisted = list.unlisted().iter().map(|u| Why::Unlisted {
+    /// The reasons of `list` about listed entry `entry` (each kept by
+    /// `details`, a run as one [`Why::Run`]), then the counts of those
+    /// unlisted.
+    pub(crate) fn of(list: &ReasonList, details: &mut Details, entry: u32) -> Self {
+        let mut whys = Vec::with_capacity(list.items().len() + list.unlisted().len());
+        for item in list.items() {
+            match item {
+                Item::One(r) => whys.push(details.why(r)),
+                Item::Run {
+                    code,
+                    first,
+                    details: ids,
+                } => match details.keep_run(list, entry, *first, ids) {
+                    Some(count) => whys.push(Why::Run {
+                        code: *code,
+                        first: *first,
+                        count,
+                    }),
+                    // No room for its details: reason by reason.
+                    None => {
+                        for (&d, k) in ids.iter().zip(*first..) {
+                            let reason = Reason {
+                                code: *code,
+                                index: Some(k),
+                                detail: list.detail(d),
+                            };
+                            whys.push(details.why(&reason));
+                        }
+                    }
+                },
+            }
+        }
+        whys.extend(list.unlisted().iter().map(|u| Why::Unlisted {
             code: u.code,
             count: u.count,
-        });
-        listed.chain(unlisted).collect()
+        }));
+        whys.into_iter().collect()
+    }
+
+    /// Forget the details of the runs kept for listed entry `entry`.
+    pub(crate) fn forget_runs(&self, details: &mut Details, entry: u32) {
+        for w in self.all() {
+            if let Why::Run { first, .. } = w {
+                details.runs.remove(&(entry, *first));
+            }
+        }
     }
 }
 
@@ -260,6 +344,11 @@ impl FromIterator<Why> for Whys {
 pub(crate) struct Details {
     pub(crate) list: Vec<Detail>,
     at: HashMap<Detail, u32>,
+    /// The details of the runs' reasons ([`Why::Run`]), each a place in
+    /// `run_table`, by listed entry and first signature index.
+    runs: HashMap<(u32, u32), Box<[u8]>>,
+    /// Places in `list` of the runs' details (at most 256).
+    run_table: Vec<u32>,
     texts: Vec<String>,
     text_at: HashMap<String, u32>,
     consents: BTreeMap<u32, Vec<String>>,
@@ -280,6 +369,50 @@ impl Details {
             index: reason.index.map_or(NO_INDEX, |i| i.min(NO_INDEX - 1)),
             detail,
         }
+    }
+
+    /// Keep the details of a run of `list` (its places `ids` in `list`'s
+    /// table) for listed entry `entry`; its length, or `None` when
+    /// `run_table` has no room for one of them.
+    fn keep_run(&mut self, list: &ReasonList, entry: u32, first: u32, ids: &[u8]) -> Option<u32> {
+        let mut local: Vec<Option<u8>> = alloc::vec![None; 256];
+        let mut kept = Vec::with_capacity(ids.len());
+        for &d in ids {
+            let slot = local.get_mut(usize::from(d))?;
+            let place = match *slot {
+                Some(p) => p,
+                None => {
+                    let detail = list.detail(d);
+                    let list = &mut self.list;
+                    let at = *self.at.entry(detail).or_insert_with(|| {
+                        list.push(detail);
+                        u32::try_from(list.len() - 1).unwrap_or(u32::MAX)
+                    });
+                    let p = match self.run_table.iter().position(|&t| t == at) {
+                        Some(p) => u8::try_from(p).ok()?,
+                        None => {
+                            let p = u8::try_from(self.run_table.len()).ok()?;
+                            self.run_table.push(at);
+                            p
+                        }
+                    };
+                    *slot = Some(p);
+                    p
+                }
+            };
+            kept.push(place);
+        }
+        let count = crate::reasons::run_len(&kept);
+        self.runs.insert((entry, first), kept.into_boxed_slice());
+        Some(count)
+    }
+
+    /// The details of the run of listed entry `i` from signature `first`.
+    fn run(&self, i: usize, first: u32) -> &[u8] {
+        u32::try_from(i)
+            .ok()
+            .and_then(|i| self.runs.get(&(i, first)))
+            .map_or(&[], |b| b)
     }
 
     /// A lifecycle rule's `reason` as kept (the rules give no signature
@@ -376,6 +509,9 @@ pub(crate) struct Codes {
 /// [`Codes::replayed`] when the envelope is no replay.
 pub(crate) const NOT_REPLAYED: u32 = u32::MAX;
 
+/// [`Codes::from`] of an item with no `from` that is a sigil.
+pub(crate) const NO_SENDER: (u32, u32) = (0, 0);
+
 impl Codes {
     /// Every reason in order: the list, then the missing parent, then the
     /// replay (steps 4 and 5 come last).
@@ -390,6 +526,10 @@ impl Codes {
     fn sender<'a>(&self, cx: &Context<'_, 'a>) -> Option<&'a str> {
         let bytes = cx.bytes.get(self.entry as usize)?;
         let (start, end) = (self.from.0 as usize, self.from.1 as usize);
+        if start == end {
+            // [`NO_SENDER`]: no `from` that is a sigil.
+            return None;
+        }
         core::str::from_utf8(bytes.get(start..end)?).ok()
     }
 
@@ -398,10 +538,15 @@ impl Codes {
         let f = cx.fact(i);
         let bytes = cx.bytes.get(i).copied().unwrap_or_default();
         let source = cx.source(bytes);
+        // An item that did not decode is named by the fields that did parse.
+        let id = match f {
+            Some(f) => Some(hex(f.id)),
+            None => crate::trace::named_fields(bytes).0,
+        };
         EnvelopeReport {
-            id: f.map(|f| hex(f.id)),
+            id,
             from: self.sender(cx).map(String::from),
-            reasons: self.whys().map(|w| w.form(i, cx)).collect(),
+            reasons: self.whys().flat_map(|w| w.forms(i, cx)).collect(),
             unlisted_reasons: self.reasons.unlisted().collect(),
             key_source: self.key_source,
             signing_key: self.signing_key.get(),
@@ -424,9 +569,8 @@ impl Codes {
 pub(crate) enum Kept {
     /// A decoded envelope's, as codes.
     Codes(Codes),
-    /// Formed in full: an item that did not decode (there are at most
-    /// [`crate::trace::MAX_LISTED_UNPARSED`] listed), or an envelope of an
-    /// identity with lifecycle envelopes (the lifecycle writes texts).
+    /// Formed in full: a piece of input that could not be split into
+    /// items (one reason each).
     Formed {
         /// Its listed entry, when it decoded.
         entry: Option<u32>,
@@ -484,22 +628,10 @@ impl Kept {
         }
     }
 
-    /// The reasons given beyond those listed, by code.
-    fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_ {
-        let (codes, formed) = match self {
-            Self::Codes(c) => (Some(c.reasons.unlisted()), None),
-            Self::Formed { report, .. } => (None, Some(report.unlisted_reasons.iter().copied())),
-        };
-        codes
-            .into_iter()
-            .flatten()
-            .chain(formed.into_iter().flatten())
-    }
-
     /// Every reason's code and signature index.
     fn all_codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         let (codes, formed) = match self {
-            Self::Codes(c) => (Some(c.whys().map(|w| (w.code(), w.index()))), None),
+            Self::Codes(c) => (Some(c.whys().flat_map(|w| w.codes())), None),
             Self::Formed { report, .. } => {
                 (None, Some(report.reasons.iter().map(|r| (r.code, r.index))))
             }
@@ -529,14 +661,14 @@ impl Kept {
     ) {
         match self {
             Self::Codes(c) => {
-                c.reasons = Whys::of(reasons, details);
+                c.reasons.forget_runs(details, c.entry);
+                c.reasons = Whys::of(reasons, details, c.entry);
                 c.key_source = Some(key_source);
             }
             Self::Formed { report, .. } => {
                 report.reasons = reasons
                     .listed()
-                    .iter()
-                    .map(|r| ReportReason::of(r, bytes))
+                    .map(|r| ReportReason::of(&r, bytes))
                     .collect();
                 report.unlisted_reasons = reasons.unlisted().to_vec();
                 report.key_source = Some(key_source);
@@ -564,9 +696,6 @@ impl Findings for Kept {
     fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         self.all_codes()
     }
-    fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_ {
-        Kept::unlisted(self)
-    }
 }
 
 /// A kept report open to the lifecycle rules: the texts and lineage
@@ -579,9 +708,6 @@ pub(crate) struct Judging<'k> {
 impl Findings for Judging<'_> {
     fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         self.kept.all_codes()
-    }
-    fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_ {
-        self.kept.unlisted()
     }
 }
 

@@ -38,7 +38,7 @@ pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, R
 pub use live::state::{IdentityKey, LiveState, StoreTxn};
 pub use live::store::{Claim, Store, StoreError};
 pub use live::{Clock, Prechecked, Receiver, SystemClock};
-pub use reasons::Unlisted;
+pub use reasons::{LISTED_PER_CODE, Unlisted};
 pub use report::{
     EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
 };

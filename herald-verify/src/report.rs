@@ -164,12 +164,13 @@ pub struct EnvelopeReport {
     pub id: Option<String>,
     /// The `from` sigil, when it parsed.
     pub from: Option<String>,
-    /// The reasons (P11): every kind that occurred, and its repeats up to
-    /// a number that grows with the envelope's size (issue 14).
+    /// The reasons (P11 revision 3): every one that names a signature, and
+    /// of those that name none the first [`crate::LISTED_PER_CODE`] of each
+    /// code.
     pub reasons: Vec<ReportReason>,
-    /// The reasons given beyond those listed, by code: repeats of a listed
-    /// kind (a code about the same signature, or another co-signature). In
-    /// the JSON `unlisted_reasons`, `{code: count}`, when there are any.
+    /// The reasons given beyond those listed, by code: repeats of a code
+    /// that name no signature, past the first [`crate::LISTED_PER_CODE`].
+    /// In the JSON `unlisted_reasons`, `{code: count}`, when there are any.
     pub unlisted_reasons: Vec<Unlisted>,
     /// Where the origin key came from (P7, P8); in the JSON `"keyring"`,
     /// `"birth"`, `"bundle"` or `"molt"`.
@@ -211,11 +212,10 @@ impl EnvelopeReport {
         self.reasons.iter().any(|r| r.code == code)
     }
 
-    /// Whether signature `k` verified: no reason but a warning names it,
-    /// and none can among the unlisted ones (issue 14: fails closed).
+    /// Whether signature `k` verified: no reason but a warning names it
+    /// (every reason that names a signature is listed, P11 revision 3).
     pub fn signature_verified(&self, k: u32) -> bool {
-        let codes = self.reasons.iter().map(|r| (r.code, r.index));
-        crate::reasons::verified(codes, self.unlisted_reasons.iter().copied(), k)
+        crate::reasons::verified(self.reasons.iter().map(|r| (r.code, r.index)), k)
     }
 }
 

@@ -444,3 +444,89 @@ fn an_unknown_field_is_named() {
         reason.detail
     );
 }
+
+/// `env` with a co-signature by a key the verifier does not know appended:
+/// what anyone can make of a real envelope (PROFILE P10 revision 3).
+fn junk_cosigned(env: &Envelope) -> Envelope {
+    env.clone()
+        .cosign(&key(99), herald_core::Scope::HumanApproval, None)
+        .unwrap()
+}
+
+/// PROFILE P10 revision 3, trace audit: the pair goes to the first
+/// envelope that would be valid apart from the replay rule, whatever the
+/// order of a junk-co-signed copy and the real envelope.
+#[test]
+fn a_junk_cosigned_copy_never_takes_the_pair_from_the_real_envelope() {
+    let a = key(1);
+    let real = genesis(&a, 0);
+    let copy = junk_cosigned(&real);
+    let keys = keyring(&[&a]);
+    for (order, real_at) in [([&copy, &real], 1), ([&real, &copy], 0)] {
+        let report = run(vec![("t", seq(&order))], &keys);
+        let (r, c) = (&report.envelopes[real_at], &report.envelopes[1 - real_at]);
+        assert_eq!(r.status(), Status::Valid, "real at {real_at}: {r:?}");
+        assert!(r.reasons.is_empty(), "{r:?}");
+        assert_eq!(
+            codes(c),
+            vec![ReasonCode::UnknownSigner, ReasonCode::ReplayedNonce],
+            "real at {real_at}"
+        );
+        assert_eq!(c.reasons[0].index, Some(1));
+        assert!(
+            c.reasons[1].detail.contains(&hex::encode(real.id())),
+            "{}",
+            c.reasons[1].detail
+        );
+    }
+}
+
+/// When no envelope with the pair would be valid, it goes to the first
+/// whose origin verifies; a forgery before it never claims and is no
+/// replay, and the same bytes twice still make the second a replay.
+#[test]
+fn without_a_valid_envelope_the_first_whose_origin_verifies_claims() {
+    let a = key(1);
+    let real = genesis(&a, 0);
+    let copy = junk_cosigned(&real);
+    let other_copy = real
+        .clone()
+        .cosign(&key(98), herald_core::Scope::ToolSandbox, None)
+        .unwrap();
+    // A forgery: the real envelope with its origin signature broken.
+    let sig = *real.view().signatures().next().unwrap().unwrap().sig;
+    let mut forged = real.as_bytes().to_vec();
+    let at = forged.windows(64).position(|w| w == sig).unwrap();
+    forged[at + 5] ^= 1;
+    let forged = Envelope::from_bytes(forged).unwrap();
+    let keys = keyring(&[&a]);
+    let report = run(
+        vec![("t", seq(&[&forged, &copy, &other_copy, &copy]))],
+        &keys,
+    );
+    let e = &report.envelopes;
+    assert_eq!(codes(&e[0]), vec![ReasonCode::BadSignature]);
+    assert_eq!(codes(&e[1]), vec![ReasonCode::UnknownSigner]);
+    assert_eq!(e[1].status(), Status::Partial);
+    for later in &e[2..] {
+        assert_eq!(
+            codes(later),
+            vec![ReasonCode::UnknownSigner, ReasonCode::ReplayedNonce]
+        );
+    }
+    // With the real envelope last, it takes the pair from all of them.
+    let report = run(
+        vec![("t", seq(&[&forged, &copy, &other_copy, &real, &real]))],
+        &keys,
+    );
+    let e = &report.envelopes;
+    assert_eq!(codes(&e[0]), vec![ReasonCode::BadSignature]);
+    for copy in &e[1..3] {
+        assert_eq!(
+            codes(copy),
+            vec![ReasonCode::UnknownSigner, ReasonCode::ReplayedNonce]
+        );
+    }
+    assert_eq!(e[3].status(), Status::Valid, "{:?}", e[3]);
+    assert_eq!(codes(&e[4]), vec![ReasonCode::ReplayedNonce]);
+}

@@ -195,18 +195,75 @@ fn unknown_signers_and_garbage_take_no_slot() {
     assert!(rx.store().is_empty().unwrap());
 }
 
+/// PROFILE P10 revision 3: a refused envelope (`partial` under the
+/// receiver's policy) claims nothing; once the envelope arrives with what
+/// the policy requires, it claims, and the refused form after it is a
+/// replay. (Until revision 3 a partial envelope claimed its pair.)
 #[test]
-fn a_partial_envelope_is_accepted_and_claims() {
+fn a_partial_envelope_is_refused_and_claims_nothing() {
     let dir = tempfile::tempdir().unwrap();
     let rx =
         receiver(&dir.path().join("replay.redb")).with_required_scopes(vec![Scope::HumanApproval]);
     let bytes = envelope(&alice(), NOW, 12, "needs approval");
-    let r = rx.receive(&bytes).unwrap();
-    assert_eq!(r.status(), Status::Partial);
-    assert_eq!(codes(&r), ["required_signature_missing"]);
+    for _ in 0..2 {
+        let r = rx.receive(&bytes).unwrap();
+        assert_eq!(r.status(), Status::Partial);
+        assert_eq!(codes(&r), ["required_signature_missing"]);
+    }
+    assert!(rx.store().is_empty().unwrap());
+    let approved = herald_core::Envelope::from_bytes(bytes.clone())
+        .unwrap()
+        .cosign(&bob(), Scope::HumanApproval, None)
+        .unwrap();
+    assert_valid(&rx.receive(approved.as_bytes()).unwrap());
     let r = rx.receive(&bytes).unwrap();
     assert_eq!(r.status(), Status::Invalid);
     assert_eq!(codes(&r), ["required_signature_missing", "replayed_nonce"]);
+}
+
+/// `bytes` with a co-signature of 64 junk bytes under the sender's name
+/// appended: a copy anyone can make of a real envelope.
+fn junk_cosigned(bytes: &[u8]) -> Vec<u8> {
+    use herald_core::cbor::Map;
+    let Ok(Value::Map(mut map)) = Value::decode(bytes) else {
+        panic!("an envelope is a map")
+    };
+    let Some(Value::Array(mut sigs)) = map.remove("signatures") else {
+        panic!("signatures is an array")
+    };
+    let by = alice().sigil(herald_core::SigilForm::Default).to_string();
+    let mut junk = Map::new();
+    junk.insert("alg", Value::text("ed25519"));
+    junk.insert("by", Value::text(by.as_str()));
+    junk.insert("scope", Value::text("human_approval"));
+    junk.insert("sig", Value::Bytes(vec![0x5a; 64]));
+    sigs.push(Value::Map(junk));
+    map.insert("signatures", Value::Array(sigs));
+    Value::Map(map).to_vec()
+}
+
+/// Attack D6: a copy of a real envelope with a junk co-signature appended
+/// (refused: `partial`) sent first must not block the real one, which is
+/// accepted and claims; then every copy, junk or not, is a replay.
+#[test]
+fn a_junk_cosigned_copy_first_does_not_block_the_real_envelope() {
+    let dir = tempfile::tempdir().unwrap();
+    let rx = receiver(&dir.path().join("replay.redb"));
+    let genuine = envelope(&alice(), NOW, 13, "the real one");
+    let copy = junk_cosigned(&genuine);
+    for _ in 0..2 {
+        let r = rx.receive(&copy).unwrap();
+        assert_eq!(r.status(), Status::Partial, "{:?}", codes(&r));
+        assert!(r.has(ReasonCode::BadSignature) && r.has(ReasonCode::DuplicateSigner));
+        assert!(!r.has(ReasonCode::ReplayedNonce));
+    }
+    assert!(rx.store().is_empty().unwrap());
+    assert_valid(&rx.receive(&genuine).unwrap());
+    assert_eq!(rx.store().len().unwrap(), 1);
+    assert_only(&rx.receive(&genuine).unwrap(), ReasonCode::ReplayedNonce);
+    let r = rx.receive(&copy).unwrap();
+    assert_eq!(r.status(), Status::Invalid);
+    assert!(r.has(ReasonCode::ReplayedNonce));
 }
 
 #[test]
@@ -301,10 +358,10 @@ fn a_batch_in_one_transaction_sees_its_own_claims_and_commits_once() {
     assert_eq!(r.store().len().unwrap(), 1);
 }
 
-/// Issue 14: an envelope of 3 000 unknown fields (one `unknown_field`
-/// warning each, seven bytes apiece) lists one per 256 of its bytes and
-/// counts the rest; it is still valid, claims its nonce and is a replay
-/// the second time.
+/// An envelope of 3 000 unknown fields (one `unknown_field` warning
+/// each, seven bytes apiece, naming no signature) lists the first 16 and
+/// counts the rest (CLI.md `verify --json`); it is still valid, claims
+/// its nonce and is a replay the second time.
 #[test]
 fn repeated_reasons_are_listed_to_a_cap_and_counted() {
     const FIELDS: usize = 3000;
@@ -319,7 +376,7 @@ fn repeated_reasons_are_listed_to_a_cap_and_counted() {
     let bytes = b.sign(&alice()).unwrap().into_bytes();
     let r = rx.receive(&bytes).unwrap();
     assert_eq!(r.status(), Status::Valid);
-    assert_eq!(r.reasons.len(), bytes.len() / 256);
+    assert_eq!(r.reasons.len(), herald_verify::LISTED_PER_CODE as usize);
     assert!(r.reasons.iter().all(|r| r.code == ReasonCode::UnknownField));
     let unlisted = &r.unlisted_reasons;
     assert_eq!(unlisted.len(), 1);
@@ -335,10 +392,11 @@ fn repeated_reasons_are_listed_to_a_cap_and_counted() {
     );
 }
 
-/// Issue 14: which co-signature an unlisted fault is about is not known,
-/// so none counts as verified (fail closed); warnings hide nothing.
+/// PROFILE P11 revision 3: every reason that names a signature is listed,
+/// so whether signature k verified is read from the listed reasons alone;
+/// counted reasons name none and hide nothing.
 #[test]
-fn unlisted_faults_leave_no_cosignature_verified() {
+fn counted_reasons_leave_every_signature_verdict_exact() {
     let at = |code, index| {
         let mut r = herald_verify::ReportReason::new(code, "");
         r.index = index;
@@ -347,14 +405,53 @@ fn unlisted_faults_leave_no_cosignature_verified() {
     let mut r = EnvelopeReport::default();
     r.reasons = vec![at(ReasonCode::BadSignature, Some(2))];
     assert!(r.signature_verified(1) && !r.signature_verified(2));
+    r.unlisted_reasons = vec![Unlisted::new(ReasonCode::Malformed, 5)];
+    assert!(r.signature_verified(0) && r.signature_verified(1) && r.signature_verified(3));
+    assert!(!r.signature_verified(2));
+}
 
-    r.unlisted_reasons = vec![Unlisted::new(ReasonCode::BadSignature, 5)];
-    assert!(
-        r.signature_verified(0),
-        "whether the origin has a fault is listed"
-    );
-    assert!(!r.signature_verified(1) && !r.signature_verified(3));
-
-    r.unlisted_reasons = vec![Unlisted::new(ReasonCode::UnknownField, 5)];
-    assert!(r.signature_verified(1), "only warnings are unlisted");
+/// Every one of 1 000 bad co-signatures is listed with its index, none
+/// counted (PROFILE P11 revision 3).
+#[test]
+fn every_bad_cosignature_is_listed_live() {
+    use herald_core::cbor::Map;
+    let dir = tempfile::tempdir().unwrap();
+    let rx = receiver(&dir.path().join("replay.redb"));
+    let bytes = envelope(&alice(), NOW, 14, "many");
+    let Ok(Value::Map(mut map)) = Value::decode(&bytes) else {
+        panic!("an envelope is a map")
+    };
+    let Some(Value::Array(mut sigs)) = map.remove("signatures") else {
+        panic!("signatures is an array")
+    };
+    let by = bob().sigil(herald_core::SigilForm::Default).to_string();
+    for i in 0..1000u32 {
+        let mut junk = Map::new();
+        junk.insert("alg", Value::text("ed25519"));
+        junk.insert("by", Value::text(by.as_str()));
+        junk.insert("scope", Value::text("human_approval"));
+        let mut sig = vec![0u8; 64];
+        sig[..4].copy_from_slice(&i.to_be_bytes());
+        junk.insert("sig", Value::Bytes(sig));
+        sigs.push(Value::Map(junk));
+    }
+    map.insert("signatures", Value::Array(sigs));
+    let r = rx.receive(&Value::Map(map).to_vec()).unwrap();
+    assert_eq!(r.status(), Status::Partial);
+    assert!(r.unlisted_reasons.is_empty(), "{:?}", r.unlisted_reasons);
+    let bad: Vec<u32> = r
+        .reasons
+        .iter()
+        .filter(|r| r.code == ReasonCode::BadSignature)
+        .filter_map(|r| r.index)
+        .collect();
+    assert_eq!(bad, (1..=1000).collect::<Vec<_>>());
+    // The second and later carry the same signer: duplicate_signer each.
+    let dup = r
+        .reasons
+        .iter()
+        .filter(|r| r.code == ReasonCode::DuplicateSigner)
+        .count();
+    assert_eq!(dup, 999);
+    assert!(rx.store().is_empty().unwrap(), "refused: claims nothing");
 }

@@ -346,16 +346,14 @@ impl<'a> Audit<'_, '_, 'a> {
             };
             let known = self.set.verdicts.get(&i).map_or(&[][..], Vec::as_slice);
             let mut memo = Memo::new(known, self.set.tally);
-            let mut reasons = ReasonList::for_envelope(bytes);
+            let mut reasons = ReasonList::default();
             let molted = Molted {
                 keys: self.keys,
                 who,
                 key,
             };
             let checked = check_with(bytes, &molted, self.opts, &mut reasons, &mut memo);
-            if checked.key_source == Some(KeySource::Molt)
-                && origin_ok_of(reasons.listed().iter().map(|r| (r.code, r.index)))
-            {
+            if checked.key_source == Some(KeySource::Molt) && origin_ok_of(reasons.codes()) {
                 self.kept[i].redo(&reasons, bytes, self.details, KeyOrigin::Molt);
                 return Some(Signer::Molt(k));
             }

@@ -35,7 +35,6 @@ use alloc::{string::String, vec::Vec};
 use herald_core::{EnvelopeRef, KeyResolver, PublicKey, ReasonCode, Scope, Sigil, SigilForm};
 
 use crate::keyring::Keyring;
-use crate::reasons::Unlisted;
 use crate::report::{EnvelopeReport, ReportReason, SignedBy};
 
 pub use proof::{MoltProofError, ProvenMolt};
@@ -102,13 +101,9 @@ pub(crate) trait Findings {
         origin_ok_of(self.codes())
     }
 
-    /// The reasons given beyond those [`Findings::codes`] lists, by code:
-    /// repeats of a listed kind ([`crate::reasons`]).
-    fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_;
-
     /// Whether signature `k` verified ([`crate::reasons::verified`]).
     fn verified(&self, k: u32) -> bool {
-        crate::reasons::verified(self.codes(), self.unlisted(), k)
+        crate::reasons::verified(self.codes(), k)
     }
 }
 
@@ -126,9 +121,6 @@ pub(crate) trait Judged: Findings {
 impl Findings for EnvelopeReport {
     fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_ {
         self.reasons.iter().map(|r| (r.code, r.index))
-    }
-    fn unlisted(&self) -> impl Iterator<Item = Unlisted> + '_ {
-        self.unlisted_reasons.iter().copied()
     }
 }
 

@@ -18,14 +18,17 @@
 //! signing key's `t_last`) are in the same write transaction as its replay
 //! claim, committed durably before [`Receiver::receive`] returns.
 //!
-//! Which envelopes take a cache slot: only an envelope that is accepted,
-//! status `valid` or `partial` after every other rule — so its origin
-//! signature verified (P13: anything breaking the origin is `invalid`) and
-//! it is neither `expired`, `future_ts` nor `stale`. A forged or tampered
-//! envelope thus never uses up the real signer's nonce, and an envelope
-//! refused for its time can be re-sent. An `invalid` envelope whose pair is
-//! already cached still reports `replayed_nonce` (P11: every applicable
-//! reason), found by a read that changes nothing.
+//! Which envelopes take a cache slot (P10 revision 3): only an envelope
+//! that is accepted, status `valid` under this receiver's policy after
+//! every other rule — so its origin signature verified (P13: anything
+//! breaking the origin is `invalid`), every signature it carries verified
+//! and every required one is there, and it is neither `expired`,
+//! `future_ts` nor `stale`. An envelope that is refused claims nothing: a
+//! forged or tampered envelope, or a copy of a real one with a junk
+//! co-signature appended (`partial`), never uses up the real signer's
+//! nonce, and an envelope refused for its time can be re-sent. A refused
+//! envelope whose pair is already cached still reports `replayed_nonce`
+//! (P11: every applicable reason), found by a read that changes nothing.
 //!
 //! Retention: a claimed pair is kept until
 //! `max(expires + skew, now + 30 days, ts + 30 days)`, the three terms of
@@ -212,7 +215,7 @@ impl Receiver {
 
     /// Receive one envelope at time `now` (P10 live reception): every P11
     /// reason, with `stale` and `replayed_nonce` added here. An accepted
-    /// envelope (`valid` or `partial`) has claimed its `(from key, nonce)`
+    /// envelope (`valid`, P10 revision 3) has claimed its `(from key, nonce)`
     /// pair durably before this returns; on an error nothing may be assumed
     /// about the claim, and the envelope must be treated as not accepted.
     pub fn receive_at(&self, bytes: &[u8], now: u64) -> Result<EnvelopeReport, StoreError> {
@@ -549,7 +552,10 @@ impl Receiver {
             return Ok((report, false));
         };
         let mut claimed = false;
-        let replayed = if accepted(&report) {
+        // P10 revision 3: only an envelope accepted as `valid` claims its
+        // pair; a refused one (a `partial` copy of a real envelope with a
+        // junk co-signature included) only reads it.
+        let replayed = if report.status() == Status::Valid {
             let retain_until = self.retain_until(env, now);
             claimed = txn.claim(&signer, env.nonce(), retain_until, now)? == Claim::Fresh;
             !claimed
@@ -661,7 +667,9 @@ impl Receiver {
     }
 }
 
-/// Accepted: `valid` or `partial` (P13).
+/// Judged by the lifecycle rules and witnessed: `valid` or `partial`
+/// (P13). A molt with a junk co-signature appended has the real molt's
+/// id, so witnessing it never makes the real one a second molt (P8).
 fn accepted(r: &EnvelopeReport) -> bool {
     matches!(r.status(), Status::Valid | Status::Partial)
 }

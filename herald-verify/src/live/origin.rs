@@ -63,13 +63,9 @@ fn run<'b>(
     opts: &CheckOptions<'_>,
     verifier: &mut dyn SignatureVerifier,
 ) -> (Origin<'b>, bool) {
-    let mut out = ReasonList::for_envelope(bytes);
+    let mut out = ReasonList::default();
     let checked = check_with(bytes, keys, opts, &mut out, verifier);
-    let reasons: Vec<ReportReason> = out
-        .listed()
-        .iter()
-        .map(|r| ReportReason::of(r, bytes))
-        .collect();
+    let reasons: Vec<ReportReason> = out.listed().map(|r| ReportReason::of(&r, bytes)).collect();
     let ok = origin_ok_of(reasons.iter().map(|r| (r.code, r.index)));
     let origin = Origin {
         checked,

@@ -2,19 +2,18 @@
 //! its signatures verified in batches on every core with exactly the
 //! verdicts of single verification (P5 revision 2).
 
-use alloc::{string::String, vec::Vec};
+use alloc::vec::Vec;
 use std::collections::{HashMap, HashSet};
 
 use herald_core::{Body, CheckOptions, Checked, PublicKey, SignatureVerifier, check_with};
 
-use super::entry::{Entry, named_fields};
-use crate::audited::{Codes, Kept, NOT_REPLAYED, Signed, Whys};
+use super::entry::{Entry, named_from_span};
+use crate::audited::{Codes, Kept, NO_SENDER, NOT_REPLAYED, Signed, Whys};
 use crate::batch;
 use crate::facts::{Facts, Sender};
 use crate::keyring::Keyring;
 use crate::lifecycle::Identity;
 use crate::reasons::ReasonList;
-use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 use crate::verdicts::{Asked, Collect, Memo, Tally, Verdict};
 
 /// How step 3 verifies signatures.
@@ -96,26 +95,23 @@ fn record_of<'a>(
     // reason (a wrong scope, a `by` other than `from`, a bad signature).
     let claims = env.is_some()
         && checked.key_source.is_some()
-        && !reasons.listed().iter().any(|r| r.index == Some(0));
-    let codes = env.as_ref().and_then(|v| {
-        Some(Codes {
-            entry: 0,
-            from: span_of(v.from(), e.bytes)?,
-            reasons: Whys::default(),
-            key_source,
-            signing_key: Signed::default(),
-            missing_parent: false,
-            replayed: NOT_REPLAYED,
-        })
-    });
-    let (report, reasons) = match codes {
-        // The reasons are kept as codes by the audit (`Details`).
-        Some(codes) => (Kept::Codes(codes), reasons),
-        None => (
-            Kept::formed(None, formed(e, env.as_ref(), &reasons, key_source)),
-            ReasonList::default(),
-        ),
+        && !reasons.codes().any(|(_, index)| index == Some(0));
+    // An item that did not decode is named by the fields that did parse;
+    // its reasons are kept as codes too (every one that names a signature
+    // is listed, P11 revision 3: as codes they cost less than its bytes).
+    let from = match env.as_ref() {
+        Some(v) => span_of(v.from(), e.bytes),
+        None => named_from_span(e.bytes),
     };
+    let report = Kept::Codes(Codes {
+        entry: 0,
+        from: from.unwrap_or(NO_SENDER),
+        reasons: Whys::default(),
+        key_source,
+        signing_key: Signed::default(),
+        missing_parent: false,
+        replayed: NOT_REPLAYED,
+    });
     Record {
         report,
         reasons,
@@ -135,39 +131,6 @@ fn span_of(text: &str, bytes: &[u8]) -> Option<(u32, u32)> {
     (bytes.get(start..end)? == text.as_bytes())
         .then(|| Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?)))
         .flatten()
-}
-
-/// The report of entry `e` in full: an item that did not decode, named by
-/// the fields that did parse.
-fn formed(
-    e: &Entry<'_>,
-    env: Option<&herald_core::EnvelopeRef<'_>>,
-    reasons: &ReasonList,
-    key_source: Option<crate::report::KeyOrigin>,
-) -> EnvelopeReport {
-    let mut report = EnvelopeReport {
-        id: env.map(|v| hex(v.id())),
-        from: env.map(|v| String::from(v.from())),
-        reasons: Vec::with_capacity(reasons.listed().len()),
-        unlisted_reasons: reasons.unlisted().to_vec(),
-        key_source,
-        source: Source {
-            input: e.input.name.clone(),
-            offset: e.offset(),
-        },
-        trace: env.map(|v| hex(v.trace())),
-        parent: env.and_then(|v| v.parent()).map(|p| hex(p)),
-        kind: env.map(|v| v.kind()),
-        ..EnvelopeReport::default()
-    };
-    if env.is_none() {
-        // Fields that did parse are still worth naming.
-        (report.id, report.from) = named_fields(e.bytes);
-    }
-    for r in reasons.listed() {
-        report.push(ReportReason::of(r, e.bytes));
-    }
-    report
 }
 
 /// Most envelope bytes in one block: a block's prepared signatures wait
@@ -290,7 +253,7 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
     for (j, e) in part.iter().enumerate() {
         collect.next_entry();
         collect.known = step.known(first + j);
-        let mut reasons = ReasonList::for_envelope(e.bytes);
+        let mut reasons = ReasonList::default();
         let checked = check_with(e.bytes, step.keys, step.opts, &mut reasons, &mut collect);
         out.push(record_of(e, checked, reasons, step.keys));
     }
@@ -309,7 +272,7 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
                 verdicts: &verdicts,
                 kept: Vec::new(),
             };
-            let mut reasons = ReasonList::for_envelope(e.bytes);
+            let mut reasons = ReasonList::default();
             let checked = check_with(e.bytes, step.keys, step.opts, &mut reasons, &mut replay);
             *slot = record_of(e, checked, reasons, step.keys);
             if step.keep(slot) {
@@ -326,7 +289,7 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
 fn alone<'a>(index: usize, e: &Entry<'a>, step: &Step3<'_>) -> Record<'a> {
     let known = step.known(index);
     let mut memo = Memo::new(known, step.tally);
-    let mut reasons = ReasonList::for_envelope(e.bytes);
+    let mut reasons = ReasonList::default();
     let checked = check_with(e.bytes, step.keys, step.opts, &mut reasons, &mut memo);
     let mut record = record_of(e, checked, reasons, step.keys);
     if step.keep(&record) {

@@ -5,22 +5,13 @@ use alloc::{string::String, vec::Vec};
 
 use herald_core::ReasonCode;
 
-use super::Input;
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 
-/// One item to check: its bytes, inside its input's (the input is
-/// borrowed, not copied per item, and the offset follows from the two
-/// slices: 24 bytes an item; docs/fuzzing.md F2, issue 14 B7).
+/// One item to check: its bytes, inside its input's (borrowed, not
+/// copied per item; its input and offset follow from the slices when a
+/// report is formed, [`crate::audited`]: docs/fuzzing.md F2, issue 14 B7).
 pub(super) struct Entry<'a> {
     pub(super) bytes: &'a [u8],
-    pub(super) input: &'a Input,
-}
-
-impl Entry<'_> {
-    /// The byte offset of the item in its input.
-    pub(super) fn offset(&self) -> usize {
-        (self.bytes.as_ptr() as usize).saturating_sub(self.input.bytes.as_ptr() as usize)
-    }
 }
 
 /// The report of an item that is not an envelope: `malformed`, with why.
@@ -128,7 +119,7 @@ pub(super) fn may_be_molt(bytes: &[u8]) -> bool {
 /// The `id` and `from` fields of an item that did not decode as an
 /// envelope (an unsupported version, a malformed field), when it is a map
 /// holding them: a 32-byte `id` as hex, a `from` that parses as a sigil.
-pub(super) fn named_fields(bytes: &[u8]) -> (Option<String>, Option<String>) {
+pub(crate) fn named_fields(bytes: &[u8]) -> (Option<String>, Option<String>) {
     let Some(map) = herald_core::cbor::decode(bytes)
         .ok()
         .and_then(|v| v.as_map())
@@ -146,6 +137,20 @@ pub(super) fn named_fields(bytes: &[u8]) -> (Option<String>, Option<String>) {
         .filter(|f| herald_core::Sigil::parse(f).is_ok())
         .map(String::from);
     (id, from)
+}
+
+/// The byte range of the `from` field of an item that did not decode as
+/// an envelope, when it is a sigil string (as [`named_fields`] names it).
+pub(super) fn named_from_span(bytes: &[u8]) -> Option<(u32, u32)> {
+    let map = herald_core::cbor::decode(bytes).ok()?;
+    let from = map
+        .as_map()?
+        .get("from")?
+        .as_text()
+        .filter(|f| herald_core::Sigil::parse(f).is_ok())?;
+    let start = (from.as_ptr() as usize).checked_sub(bytes.as_ptr() as usize)?;
+    let end = start.checked_add(from.len())?;
+    Some((u32::try_from(start).ok()?, u32::try_from(end).ok()?))
 }
 
 #[cfg(test)]

@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 
-use herald_core::{ParentLink, check_parent_link};
+use herald_core::{ParentLink, Status, check_parent_link};
 
 use super::{Checked, Input, Marks};
 use crate::audited::{Context, Why};
@@ -61,28 +61,56 @@ pub(super) fn parents(set: &mut Checked<'_>, inputs: &[Input]) {
     }
 }
 
-/// 5. Replays inside the set (P10 trace audit, revision 2): the first
-///    envelope whose origin verifies claims its (from key, nonce); every
-///    later one with that pair is `replayed_nonce`. A forgery never claims,
-///    so it cannot make the real envelope a replay.
+/// 5. Replays inside the set (P10 trace audit, revision 3): when several
+///    envelopes carry the same `(from key, nonce)` pair, it goes to the
+///    first in input order that would be `valid` apart from the replay
+///    rule (every other step has run: its report's status now), and only
+///    when none would, to the first whose origin verifies. Every other
+///    envelope with the pair whose origin verifies, and every one after
+///    the owner, is `replayed_nonce` (the same bytes twice included). So a
+///    copy of a real envelope with a junk co-signature, wherever it lies,
+///    never makes the real one a replay; and a forgery never claims, so it
+///    cannot either.
 pub(super) fn replays(set: &mut Checked<'_>, inputs: &[Input]) {
+    let claims = set.marks.iter().filter(|m| m.has(Marks::CLAIMS)).count();
+    // By (from key, nonce): the pair's owner so far, and whether it would
+    // be valid.
+    let mut owner: HashMap<Pair<'_>, (u32, bool)> = HashMap::with_capacity(claims);
+    for (i, s) in set.senders.iter().enumerate() {
+        let Some(s) = s else { continue };
+        if !set.marks[i].has(Marks::CLAIMS) {
+            continue;
+        }
+        let valid = set.reports[i].status() == Status::Valid;
+        owner
+            .entry((&s.signer, s.nonce))
+            .and_modify(|o| {
+                if valid && !o.1 {
+                    *o = (entry(i), true);
+                }
+            })
+            .or_insert((entry(i), valid));
+    }
     let cx = Context {
         facts: &set.facts,
         bytes: &set.bytes,
         inputs,
         details: &set.details,
     };
-    let claims = set.marks.iter().filter(|m| m.has(Marks::CLAIMS)).count();
-    let mut seen: HashMap<(&[u8; 32], &[u8; 16]), u32> = HashMap::with_capacity(claims);
     for (i, s) in set.senders.iter().enumerate() {
         let Some(s) = s else { continue };
-        if let Some(&first) = seen.get(&(&s.signer, s.nonce)) {
+        let Some(&(first, _)) = owner.get(&(&s.signer, s.nonce)) else {
+            continue;
+        };
+        let i32 = entry(i);
+        if i32 != first && (i32 > first || set.marks[i].has(Marks::CLAIMS)) {
             set.reports[i].push(Why::Replayed { first }, &cx);
-        } else if set.marks[i].has(Marks::CLAIMS) {
-            seen.insert((&s.signer, s.nonce), entry(i));
         }
     }
 }
+
+/// A `(from key, nonce)` pair, borrowed from the senders.
+type Pair<'s> = (&'s [u8; 32], &'s [u8; 16]);
 
 /// Listed entry `i` as kept (at most [`super::AuditOptions::max_envelopes`]).
 pub(super) fn entry(i: usize) -> u32 {

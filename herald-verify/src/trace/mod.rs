@@ -47,6 +47,7 @@ use crate::report::{EnvelopeReport, Report, Source, Summary};
 use crate::sequence::{Piece, pieces};
 use crate::verdicts::{Memo, Tally, Verdict};
 use check::{Record, Signatures, Step3, block_len, check_block};
+pub(crate) use entry::named_fields;
 use entry::{
     Entry, may_be_birth, may_be_envelope, may_be_molt, merge_at_positions, place_pieces, unparsed,
 };
@@ -301,7 +302,7 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
                                 .push(cap(position(&items), input, offset));
                             break;
                         }
-                        items.entries.push(Entry { bytes, input });
+                        items.entries.push(Entry { bytes });
                     }
                     items.bundle_keys.extend_from_slice(b.keys());
                     let checkpoints: Vec<&[u8]> = b.checkpoints().iter().map(|c| c.1).collect();
@@ -332,7 +333,7 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
             let at = position(&items);
             match piece {
                 Piece::Item { bytes, .. } if items.entries.len() < opts.max_envelopes => {
-                    items.entries.push(Entry { bytes, input });
+                    items.entries.push(Entry { bytes });
                 }
                 Piece::Item { offset, .. } => {
                     items.unsplittable.push(cap(at, input, offset));
@@ -389,12 +390,11 @@ fn learn_keys(
             continue;
         }
         let mut memo = Memo::new(&[], tally);
-        let mut reasons = ReasonList::for_envelope(e.bytes);
+        let mut reasons = ReasonList::default();
         let checked = check_with(e.bytes, &(), opts, &mut reasons, &mut memo);
         let origin_ok = !reasons
-            .listed()
-            .iter()
-            .any(|r| r.index == Some(0) || r.code == ReasonCode::IdMismatch);
+            .codes()
+            .any(|(code, index)| index == Some(0) || code == ReasonCode::IdMismatch);
         if let (Some(KeySource::Birth), true, Some(env)) =
             (checked.key_source, origin_ok, &checked.envelope)
             && let Some(b) = env
@@ -494,7 +494,7 @@ impl<'a> Checked<'a> {
         match &mut r.report {
             Kept::Codes(c) => {
                 c.entry = at.unwrap_or(u32::MAX);
-                c.reasons = Whys::of(&r.reasons, &mut self.details);
+                c.reasons = Whys::of(&r.reasons, &mut self.details, c.entry);
             }
             Kept::Formed { entry: e, .. } => *e = at.filter(|_| r.facts.is_some()),
         }
