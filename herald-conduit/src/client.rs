@@ -64,6 +64,46 @@ pub async fn get(addr: SocketAddr, path: &str, timeout: Duration) -> Result<Resp
     request(addr, "GET", path, None, timeout).await
 }
 
+/// Every page of a paged answer (a trace or an inbox, CONDUIT.md *Bounded
+/// answers*): `GET path?after=N` from `after`, following `Herald-Cursor`
+/// until a page is empty, each page within `timeout`; at most
+/// `max_bytes` of bodies in all. The answer is the last page's, with
+/// every page's body concatenated and the last cursor in
+/// `Herald-Cursor`; any status but 200 is returned as it came.
+pub async fn get_pages(
+    addr: SocketAddr,
+    path: &str,
+    after: u64,
+    max_bytes: usize,
+    timeout: Duration,
+) -> Result<Response, ClientError> {
+    let sep = if path.contains('?') { '&' } else { '?' };
+    let mut cursor = after;
+    let mut body = Vec::new();
+    loop {
+        let mut page = get(addr, &format!("{path}{sep}after={cursor}"), timeout).await?;
+        if page.status != 200 {
+            return Ok(page);
+        }
+        let next = page
+            .header("herald-cursor")
+            .and_then(|c| c.parse::<u64>().ok())
+            .ok_or(ClientError::Malformed("a page without Herald-Cursor"))?;
+        if page.body.is_empty() || next <= cursor {
+            page.body = body;
+            page.headers.retain(|(n, _)| n != "herald-cursor");
+            page.headers
+                .push(("herald-cursor".into(), cursor.to_string()));
+            return Ok(page);
+        }
+        if body.len().saturating_add(page.body.len()) > max_bytes {
+            return Err(ClientError::Malformed("answer too large"));
+        }
+        body.append(&mut page.body);
+        cursor = next;
+    }
+}
+
 /// `POST path` with an `application/cbor` body.
 pub async fn post(
     addr: SocketAddr,

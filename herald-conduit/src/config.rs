@@ -36,8 +36,9 @@ pub const DEFAULT_BATCH: Duration = Duration::from_millis(500);
 pub const DEFAULT_MAX_INFLIGHT: usize = 512;
 /// The longest inbox long poll (CONDUIT.md: `wait` at most 30 s).
 pub const MAX_WAIT: Duration = Duration::from_secs(30);
-/// At most this many envelopes in one inbox answer (CONDUIT.md).
-pub const MAX_INBOX_ANSWER: usize = 1000;
+/// At most this many envelopes in one trace or inbox answer (CONDUIT.md
+/// *Bounded answers*).
+pub const MAX_INBOX_ANSWER: usize = crate::page::MAX_ENVELOPES;
 
 /// A conduit's configuration.
 #[derive(Clone, Debug)]
@@ -67,6 +68,9 @@ pub struct Config {
     pub store: Option<String>,
     /// Witnesses asked to cosign each new checkpoint (`--witness`, notary).
     pub witnesses: Vec<crate::witnesses::WitnessTarget>,
+    /// Bytes of envelopes in one trace or inbox answer at most
+    /// (`--max-page`, CONDUIT.md *Bounded answers*).
+    pub max_page: usize,
 }
 
 impl Config {
@@ -85,6 +89,7 @@ impl Config {
             origin: None,
             store: None,
             witnesses: Vec::new(),
+            max_page: crate::page::DEFAULT_MAX_PAGE,
         }
     }
 

@@ -17,9 +17,10 @@ use tokio::sync::{Semaphore, oneshot};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::Conduit;
-use crate::config::{MAX_INBOX_ANSWER, MAX_WAIT};
+use crate::config::MAX_WAIT;
 use crate::head::{self, Head};
-use crate::mailbox::{self, Reader};
+use crate::mailbox;
+use crate::page::{self, Page};
 use crate::refusal::Refusal;
 use crate::tlog;
 use crate::writer::{self, Job, Outcome, Queue};
@@ -107,8 +108,15 @@ fn hash32(text: &str) -> Result<[u8; 32], Box<Response>> {
         .ok_or_else(bad)
 }
 
+/// A `500` for a failure of the store: `e` is logged, never sent (it
+/// names files of the state directory).
 pub(crate) fn storage_problem(e: &dyn std::fmt::Display) -> Response {
-    problem(StatusCode::INTERNAL_SERVER_ERROR, "storage", &e.to_string())
+    tracing::error!(error = %e, "storage");
+    problem(
+        StatusCode::INTERNAL_SERVER_ERROR,
+        "storage",
+        "the conduit's storage failed; nothing of this request was acknowledged",
+    )
 }
 
 async fn post_envelope(State(app): State<App>, req: Request) -> Response {
@@ -200,8 +208,8 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
     // A repeat of an acknowledged envelope: its first answer (spec §11.3).
     let answered = match &conduit.fleet {
         Some(f) => f.answer(&head.id).await.ok().flatten(),
-        None => Reader::new(conduit.store())
-            .and_then(|r| conduit.first_answer(&r, &head.id, None))
+        None => conduit
+            .read(|r| conduit.first_answer(r, &head.id, None))
             .ok()
             .flatten(),
     };
@@ -280,8 +288,9 @@ async fn get_envelope(State(app): State<App>, Path(id): Path<String>) -> Respons
     };
     let found = match &app.conduit.fleet {
         Some(f) => f.envelope(&id).await.map_err(|e| e.to_string()),
-        None => Reader::new(app.conduit.store())
-            .and_then(|r| r.envelope(&id))
+        None => app
+            .conduit
+            .read(|r| r.envelope(&id))
             .map_err(|e| e.to_string()),
     };
     match found {
@@ -326,29 +335,26 @@ async fn inbox(
     let until = Instant::now() + Duration::from_secs(wait).min(MAX_WAIT);
     let mut arrivals = app.conduit.deliveries.subscribe();
     let mut closing = app.conduit.closing.subscribe();
+    let max_page = app.conduit.config.max_page;
     loop {
         arrivals.mark_unchanged();
-        let found = match &app.conduit.fleet {
+        let page = match &app.conduit.fleet {
             Some(f) => f
-                .inbox(&who, after, MAX_INBOX_ANSWER)
+                .inbox_page(&who, after, max_page)
                 .await
                 .map_err(|e| e.to_string()),
-            None => Reader::new(app.conduit.store())
-                .and_then(|r| r.inbox(&who, after, MAX_INBOX_ANSWER))
-                .map_err(|e| e.to_string()),
+            None => {
+                let conduit = Arc::clone(&app.conduit);
+                blocking(move || conduit.read(|r| r.inbox_page(&who, after, max_page))).await
+            }
         };
-        let found = match found {
-            Ok(f) => f,
+        let page = match page {
+            Ok(p) => p,
             Err(e) => return storage_problem(&e),
         };
-        let done = !found.is_empty() || Instant::now() >= until || *closing.borrow();
+        let done = !page.entries.is_empty() || Instant::now() >= until || *closing.borrow();
         if done {
-            let cursor = found.last().map_or(after, |(pos, _)| *pos);
-            let body: Vec<u8> = found.into_iter().flat_map(|(_, b)| b).collect();
-            let mut r = cbor(StatusCode::OK, CBOR_SEQ, body);
-            r.headers_mut()
-                .insert("herald-cursor", HeaderValue::from(cursor));
-            return r;
+            return paged(&app, &page);
         }
         // A fleet's other conduits deliver too: look again now and then.
         let next_look = match &app.conduit.fleet {
@@ -363,23 +369,68 @@ async fn inbox(
     }
 }
 
-async fn trace(State(app): State<App>, Path(trace): Path<String>) -> Response {
+/// `f` on the blocking pool (a read of the redb store).
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, herald_verify::StoreError> + Send + 'static,
+) -> Result<T, String> {
+    match tokio::task::spawn_blocking(f).await {
+        Ok(r) => r.map_err(|e| e.to_string()),
+        Err(_) => Err("a store read did not finish".into()),
+    }
+}
+
+/// A `200` answer of `page` (CONDUIT.md *Bounded answers*): header
+/// `Herald-Cursor`, the envelopes streamed from the store a chunk at a
+/// time.
+fn paged(app: &App, page: &Page) -> Response {
+    let conduit = Arc::clone(&app.conduit);
+    let body = match &app.conduit.fleet {
+        Some(_) => page::body(&page.entries, move |ids| {
+            let conduit = Arc::clone(&conduit);
+            async move {
+                match &conduit.fleet {
+                    Some(f) => f.concat(&ids).await.map_err(|e| e.to_string()),
+                    None => Err("no fleet".into()),
+                }
+            }
+        }),
+        None => page::body(&page.entries, move |ids| {
+            let conduit = Arc::clone(&conduit);
+            blocking(move || conduit.read(|r| r.concat(&ids)))
+        }),
+    };
+    let mut r = (StatusCode::OK, [(header::CONTENT_TYPE, CBOR_SEQ)], body).into_response();
+    r.headers_mut()
+        .insert("herald-cursor", HeaderValue::from(page.cursor));
+    r
+}
+
+async fn trace(
+    State(app): State<App>,
+    Path(trace): Path<String>,
+    Query(q): Query<HashMap<String, String>>,
+) -> Response {
     let trace = match hash32(&trace) {
         Ok(t) => t,
         Err(r) => return *r,
     };
-    let all = match &app.conduit.fleet {
-        Some(f) => f.trace(&trace).await.map_err(|e| e.to_string()),
-        None => Reader::new(app.conduit.store())
-            .and_then(|r| r.trace(&trace))
-            .map_err(|e| e.to_string()),
+    let after = match query_u64(&q, "after") {
+        Ok(a) => a.unwrap_or(0),
+        Err(r) => return *r,
     };
-    match all {
-        Ok(all) => cbor(
-            StatusCode::OK,
-            CBOR_SEQ,
-            all.into_iter().flat_map(|s| s.bytes).collect(),
-        ),
+    let max_page = app.conduit.config.max_page;
+    let page = match &app.conduit.fleet {
+        Some(f) => f
+            .trace_page(&trace, after, max_page)
+            .await
+            .map_err(|e| e.to_string()),
+        None => {
+            let conduit = Arc::clone(&app.conduit);
+            blocking(move || conduit.read(|r| r.trace_page(&trace, after, max_page))).await
+        }
+    };
+    match page {
+        Ok(page) => paged(&app, &page),
         Err(e) => storage_problem(&e),
     }
 }
@@ -529,14 +580,17 @@ async fn well_known(State(app): State<App>) -> Response {
 }
 
 async fn healthz(State(app): State<App>) -> Response {
-    if app
+    if !app
         .conduit
         .accepting
         .load(std::sync::atomic::Ordering::SeqCst)
     {
-        (StatusCode::OK, "ok").into_response()
-    } else {
         (StatusCode::SERVICE_UNAVAILABLE, "shutting down").into_response()
+    } else if !app.conduit.healthy() {
+        // docs/conduit.md *Storage failures*.
+        (StatusCode::SERVICE_UNAVAILABLE, "storage unavailable").into_response()
+    } else {
+        (StatusCode::OK, "ok").into_response()
     }
 }
 

@@ -28,7 +28,9 @@ mod http;
 pub mod mailbox;
 pub mod metrics;
 pub mod notary;
+pub mod page;
 pub mod refusal;
+mod storage;
 mod tlog;
 pub mod witnesses;
 mod writer;
@@ -96,7 +98,8 @@ struct Bucket {
 pub struct Conduit {
     config: Config,
     key: SigningKey,
-    receiver: Receiver,
+    /// The receiver and its store, reopened after a storage failure.
+    live: storage::Live,
     clock: Box<dyn Clock>,
     notary: Option<Mutex<Notary>>,
     /// The fleet database, with `--store postgres://...` (then `notary`
@@ -118,7 +121,7 @@ impl fmt::Debug for Conduit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Conduit")
             .field("config", &self.config)
-            .field("receiver", &self.receiver)
+            .field("live", &self.live)
             .finish_non_exhaustive()
     }
 }
@@ -159,7 +162,12 @@ impl Conduit {
         };
         Ok(Self {
             witnesses: witnesses::Witnesses::new(config.witnesses.clone()),
-            receiver: Receiver::new(store, keyring),
+            live: storage::Live::new(
+                Receiver::new(store, keyring.clone()),
+                keyring,
+                config.state.join(STORE_FILE),
+                config.max_body,
+            ),
             config,
             key,
             clock,
@@ -190,9 +198,28 @@ impl Conduit {
         &self.origin
     }
 
-    /// The store (replay cache and the conduit's tables).
-    pub fn store(&self) -> &Store {
-        self.receiver.store()
+    /// The receiver and its store (replay cache and the conduit's
+    /// tables), for one piece of work: an error while the store is being
+    /// reopened after a storage failure (docs/conduit.md *Storage
+    /// failures*).
+    pub fn receiver(&self) -> Result<Arc<Receiver>, StoreError> {
+        self.live.get()
+    }
+
+    /// `f` over a read view of the store.
+    pub fn read<T>(
+        &self,
+        f: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>,
+    ) -> Result<T, StoreError> {
+        let receiver = self.receiver()?;
+        let reader = Reader::new(receiver.store())?;
+        f(&reader)
+    }
+
+    /// Whether the conduit takes work: not shutting down, and its store
+    /// not being reopened (`/healthz`).
+    pub fn healthy(&self) -> bool {
+        self.accepting.load(Ordering::SeqCst) && self.live.healthy()
     }
 
     /// Now, Unix seconds.

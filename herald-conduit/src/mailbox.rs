@@ -19,8 +19,12 @@
 //!   §11.3) for one record per batch, not one per envelope.
 //! - `conduit_answers`: id → the 201 body first sent, as conduits before
 //!   `conduit_heads` recorded them; read, never written.
+//! - `conduit_probe`: empty but while a repair proves that a post fits
+//!   ([`crate::storage`]).
 
 use herald_core::Sigil;
+
+use crate::page::{Entry, Page, Planner};
 use herald_verify::{Store, StoreError};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
@@ -247,56 +251,83 @@ impl<'s> Reader<'s> {
         }
     }
 
-    /// The ids under `prefix` in `table`, in key order, from `start`, at
-    /// most `limit`, with the 8-byte number that ends each key.
-    fn range(
+    /// Plan an answer from the index `table` (key `prefix` ‖ big-endian
+    /// number → id), from the key numbered `start`: each entry's position
+    /// is `position(number)` and its length the stored envelope's, read
+    /// without copying it (CONDUIT.md *Bounded answers*).
+    fn plan(
         &self,
         table: Table,
         prefix: &[u8],
         start: u64,
-        limit: usize,
-    ) -> Result<Vec<(u64, [u8; 32])>, StoreError> {
+        position: impl Fn(u64) -> u64,
+        mut planner: Planner,
+    ) -> Result<Page, StoreError> {
         let err = storage(self.store, "read");
         let t = self.txn.open_table(table).map_err(|e| err(e.into()))?;
+        let envelopes = self.txn.open_table(ENVELOPES).map_err(|e| err(e.into()))?;
         let mut from = prefix.to_vec();
         from.extend_from_slice(&start.to_be_bytes());
-        let mut out = Vec::new();
         for item in t.range(from.as_slice()..).map_err(|e| err(e.into()))? {
-            let (k, v) = item.map_err(|e| err(e.into()))?;
-            let key = k.value();
-            if !key.starts_with(prefix) || out.len() >= limit {
+            if planner.full() {
                 break;
             }
-            if let Ok(id) = <[u8; 32]>::try_from(v.value()) {
-                out.push((u64_at(key.get(prefix.len()..).unwrap_or_default()), id));
+            let (k, v) = item.map_err(|e| err(e.into()))?;
+            let key = k.value();
+            if !key.starts_with(prefix) {
+                break;
+            }
+            let Ok(id) = <[u8; 32]>::try_from(v.value()) else {
+                continue;
+            };
+            let Some(stored) = envelopes.get(id.as_slice()).map_err(|e| err(e.into()))? else {
+                continue;
+            };
+            let entry = Entry {
+                position: position(u64_at(key.get(prefix.len()..).unwrap_or_default())),
+                id,
+                len: stored.value().len().saturating_sub(8),
+            };
+            if !planner.offer(entry) {
+                break;
             }
         }
-        Ok(out)
+        Ok(planner.finish())
     }
 
-    /// Inbox entries of `recipient` after position `after`: (position,
-    /// envelope as forwarded), oldest first, at most `limit`.
-    pub fn inbox(
+    /// The page of `recipient`'s inbox after position `after` (positions
+    /// from 1, dense per recipient), of at most `max_bytes` bytes.
+    pub fn inbox_page(
         &self,
         recipient: &[u8; RECIPIENT_LEN],
         after: u64,
-        limit: usize,
-    ) -> Result<Vec<(u64, Vec<u8>)>, StoreError> {
-        let mut out = Vec::new();
-        for (pos, id) in self.range(INBOX, recipient, after.saturating_add(1), limit)? {
-            if let Some(s) = self.envelope(&id)? {
-                out.push((pos, s.bytes));
-            }
-        }
-        Ok(out)
+        max_bytes: usize,
+    ) -> Result<Page, StoreError> {
+        let planner = Planner::new(after, max_bytes);
+        self.plan(INBOX, recipient, after.saturating_add(1), |p| p, planner)
     }
 
-    /// Every envelope of `trace`, in arrival order.
-    pub fn trace(&self, trace: &[u8; 32]) -> Result<Vec<Stored>, StoreError> {
+    /// The page of `trace` after position `after`, in arrival order: a
+    /// trace's positions are arrival numbers plus one ([`crate::page`]).
+    pub fn trace_page(
+        &self,
+        trace: &[u8; 32],
+        after: u64,
+        max_bytes: usize,
+    ) -> Result<Page, StoreError> {
+        let planner = Planner::new(after, max_bytes);
+        self.plan(TRACES, trace, after, |a| a.saturating_add(1), planner)
+    }
+
+    /// The envelopes `ids` as forwarded, concatenated in that order (one
+    /// chunk of an answer); an id not stored is left out.
+    pub fn concat(&self, ids: &[[u8; 32]]) -> Result<Vec<u8>, StoreError> {
+        let err = storage(self.store, "read");
+        let t = self.txn.open_table(ENVELOPES).map_err(|e| err(e.into()))?;
         let mut out = Vec::new();
-        for (_, id) in self.range(TRACES, trace, 0, usize::MAX)? {
-            if let Some(s) = self.envelope(&id)? {
-                out.push(s);
+        for id in ids {
+            if let Some(v) = t.get(id.as_slice()).map_err(|e| err(e.into()))? {
+                out.extend_from_slice(v.value().get(8..).unwrap_or_default());
             }
         }
         Ok(out)

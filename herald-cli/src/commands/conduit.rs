@@ -80,6 +80,10 @@ struct ServeArgs {
     /// witness key` prints it), `=`, its tlog-witness URL prefix (repeatable)
     #[arg(long = "witness", value_name = "VKEY=URL")]
     witnesses: Vec<String>,
+    /// Bytes of envelopes in one trace or inbox answer at most (also at most 1000 envelopes);
+    /// `Herald-Cursor` and `?after=` page through the rest
+    #[arg(long, value_name = "BYTES", default_value_t = herald_conduit::page::DEFAULT_MAX_PAGE)]
+    max_page: usize,
 }
 
 /// Run `conduit`.
@@ -111,6 +115,9 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
             "--deadline-ms, --batch-ms and --max-body must be greater than 0",
         ));
     }
+    if a.max_page == 0 {
+        return Err(CliError::new("--max-page must be greater than 0"));
+    }
     let key = keyfile::load(&a.key)?;
     let keyring = load_keyrings(&a.keyring)?;
     let mut config = Config::new(&a.state);
@@ -123,6 +130,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     config.batch = Duration::from_millis(a.batch_ms);
     config.max_inflight = a.max_inflight;
     config.origin = a.origin;
+    config.max_page = a.max_page;
     if let Some(url) = &a.store
         && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
     {
@@ -146,6 +154,12 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
                 .map_err(|e| CliError::new(format!("--witness: {e}")))?,
         );
     }
+    // What the conduit logs (a storage failure, its repair) goes to
+    // standard error; standard output keeps the `listening on` line.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
+        .try_init();
     let conduit = Conduit::open(config, key, keyring).map_err(|e| CliError::new(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

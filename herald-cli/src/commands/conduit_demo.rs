@@ -206,7 +206,14 @@ fn replay(dir: &Path, url: &str, trace: &str) -> Result<ExitCode, CliError> {
     let (envelopes, proofs, conduit_pub) = runtime.block_on(async {
         let conduit_pub = conduit_key(addr).await?;
         let seq = expect(
-            client::get(addr, &format!("/v1/traces/{trace}"), T).await,
+            client::get_pages(
+                addr,
+                &format!("/v1/traces/{trace}"),
+                0,
+                client::MAX_RESPONSE,
+                T,
+            )
+            .await,
             200,
             "GET /v1/traces",
         )?;

@@ -34,6 +34,10 @@ use std::collections::HashMap;
 use tokio_postgres::{Client, NoTls, Statement, Transaction};
 
 use crate::mailbox::{RECIPIENT_LEN, Stored};
+use crate::page::{Entry, MAX_ENVELOPES, Page, Planner};
+
+/// Rows a page is planned from at most (CONDUIT.md *Bounded answers*).
+const PAGE_ROWS: u64 = MAX_ENVELOPES as u64;
 
 /// Connections shared by reads.
 pub const READ_CONNECTIONS: usize = 4;
@@ -241,47 +245,89 @@ impl Fleet {
         Ok(row.map(|r| r.get(0)))
     }
 
-    /// Inbox entries of `recipient` after `after`, oldest first, at most
-    /// `limit`: (position, envelope as forwarded).
-    pub(crate) async fn inbox(
+    /// Plan an answer from `rows` of (position, id, length), in order
+    /// (CONDUIT.md *Bounded answers*).
+    fn plan(rows: &[tokio_postgres::Row], mut planner: Planner) -> Page {
+        for r in rows {
+            let Ok(id) = <[u8; 32]>::try_from(r.get::<_, &[u8]>(1)) else {
+                continue;
+            };
+            let entry = Entry {
+                position: unbig(r.get(0)),
+                id,
+                len: usize::try_from(r.get::<_, i32>(2)).unwrap_or(usize::MAX),
+            };
+            if !planner.offer(entry) {
+                break;
+            }
+        }
+        planner.finish()
+    }
+
+    /// The page of `recipient`'s inbox after position `after`, of at most
+    /// `max_bytes` bytes (the lengths only are read).
+    pub(crate) async fn inbox_page(
         &self,
         recipient: &[u8; RECIPIENT_LEN],
         after: u64,
-        limit: usize,
-    ) -> Result<Vec<(u64, Vec<u8>)>, FleetError> {
+        max_bytes: usize,
+    ) -> Result<Page, FleetError> {
         let c = self.reader().await?;
         let rows = c
             .query(
-                "SELECT i.position, e.bytes FROM inbox i JOIN envelopes e ON e.id = i.id \
+                "SELECT i.position, e.id, octet_length(e.bytes) FROM inbox i \
+                 JOIN envelopes e ON e.id = i.id \
                  WHERE i.recipient = $1 AND i.position > $2 ORDER BY i.position LIMIT $3",
-                &[
-                    &recipient.as_slice(),
-                    &big(after),
-                    &big(u64::try_from(limit).unwrap_or(u64::MAX)),
-                ],
+                &[&recipient.as_slice(), &big(after), &big(PAGE_ROWS)],
             )
             .await
             .map_err(FleetError::db("read an inbox"))?;
-        Ok(rows.iter().map(|r| (unbig(r.get(0)), r.get(1))).collect())
+        Ok(Self::plan(&rows, Planner::new(after, max_bytes)))
     }
 
-    /// Every envelope of `trace`, in arrival order.
-    pub(crate) async fn trace(&self, trace: &[u8; 32]) -> Result<Vec<Stored>, FleetError> {
+    /// The page of `trace` after position `after` (arrival number plus
+    /// one, [`crate::page`]), of at most `max_bytes` bytes.
+    pub(crate) async fn trace_page(
+        &self,
+        trace: &[u8; 32],
+        after: u64,
+        max_bytes: usize,
+    ) -> Result<Page, FleetError> {
         let c = self.reader().await?;
         let rows = c
             .query(
-                "SELECT arrival, bytes FROM envelopes WHERE trace = $1 ORDER BY arrival",
-                &[&trace.as_slice()],
+                "SELECT arrival + 1, id, octet_length(bytes) FROM envelopes \
+                 WHERE trace = $1 AND arrival >= $2 ORDER BY arrival LIMIT $3",
+                &[&trace.as_slice(), &big(after), &big(PAGE_ROWS)],
             )
             .await
             .map_err(FleetError::db("read a trace"))?;
-        Ok(rows
+        Ok(Self::plan(&rows, Planner::new(after, max_bytes)))
+    }
+
+    /// The envelopes `ids` as forwarded, concatenated in that order (one
+    /// chunk of an answer); an id not stored is left out.
+    pub(crate) async fn concat(&self, ids: &[[u8; 32]]) -> Result<Vec<u8>, FleetError> {
+        let c = self.reader().await?;
+        let keys: Vec<&[u8]> = ids.iter().map(<[u8; 32]>::as_slice).collect();
+        let rows = c
+            .query(
+                "SELECT id, bytes FROM envelopes WHERE id = ANY($1)",
+                &[&keys],
+            )
+            .await
+            .map_err(FleetError::db("read envelopes"))?;
+        let mut found: HashMap<&[u8], &[u8]> = rows
             .iter()
-            .map(|r| Stored {
-                arrival: unbig(r.get(0)),
-                bytes: r.get(1),
-            })
-            .collect())
+            .map(|r| (r.get::<_, &[u8]>(0), r.get::<_, &[u8]>(1)))
+            .collect();
+        let mut out = Vec::new();
+        for id in ids {
+            if let Some(b) = found.remove(id.as_slice()) {
+                out.extend_from_slice(b);
+            }
+        }
+        Ok(out)
     }
 
     /// Record the first 201 bodies sent (best effort, as on redb), in one

@@ -201,7 +201,7 @@ fn receive_one(
     }
     let report = prep
         .pre
-        .and_then(|pre| conduit.receiver.receive_prechecked_with(state, pre))
+        .and_then(|pre| conduit.receiver()?.receive_prechecked_with(state, pre))
         .map_err(|e| FleetError::Corrupted(e.to_string()))?;
     if report.status() != Status::Valid {
         return Ok(Step::Done(Outcome::Refused(writer::refusal_of(&report))));

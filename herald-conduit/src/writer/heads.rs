@@ -68,7 +68,10 @@ impl Unrecorded {
     /// lost head's answers are rebuilt against the latest head).
     pub(super) fn flush(&self, conduit: &Conduit) {
         let pending = self.pending();
-        if !pending.is_empty() && mailbox::put_heads(conduit.store(), &refs(&pending)).is_ok() {
+        if !pending.is_empty()
+            && let Ok(receiver) = conduit.receiver()
+            && mailbox::put_heads(receiver.store(), &refs(&pending)).is_ok()
+        {
             let sizes: Vec<u64> = pending.into_iter().map(|(size, _)| size).collect();
             self.recorded(&sizes);
         }

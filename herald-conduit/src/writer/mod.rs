@@ -150,13 +150,12 @@ fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b
     let part = |jobs: &'b [Job]| -> Vec<Prepared<'b>> {
         let posts: Vec<&'b [u8]> = jobs.iter().map(|j| j.bytes.as_slice()).collect();
         let pre = match &conduit.fleet {
-            Some(fleet) => conduit.receiver.precheck_all_with(
-                &mut crate::fleet::ReadState { fleet },
-                &posts,
-                now,
-            ),
-            None => conduit.receiver.precheck_all(&posts, now),
+            Some(fleet) => conduit
+                .receiver()
+                .map(|r| r.precheck_all_with(&mut crate::fleet::ReadState { fleet }, &posts, now)),
+            None => conduit.receiver().map(|r| r.precheck_all(&posts, now)),
         };
+        let pre = pre.unwrap_or_else(|_| posts.iter().map(|_| Err(conduit.live.down())).collect());
         pre.into_iter()
             .zip(jobs)
             .map(|(pre, job)| Prepared {
@@ -217,7 +216,7 @@ fn receive_one(
     }
     let report = match prep
         .pre
-        .and_then(|pre| conduit.receiver.receive_prechecked_in(txn, pre))
+        .and_then(|pre| conduit.receiver()?.receive_prechecked_in(txn, pre))
     {
         Ok(r) => r,
         Err(e) => return fail(&e),

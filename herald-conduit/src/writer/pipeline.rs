@@ -103,7 +103,13 @@ fn accept(conduit: &Conduit, sent: &Unrecorded, turn: &Turn, batch: Vec<Job>) {
     // The signature work on every core, outside the turn.
     let prepared = prepare(conduit, &batch, now);
     let to_log = lock(turn);
-    let (steps, failed) = match conduit.receiver.store().begin_write("receive a batch") {
+    let receiver = conduit.receiver();
+    let began = receiver.as_ref().map_err(|e| e.to_string()).and_then(|r| {
+        r.store()
+            .begin_write("receive a batch")
+            .map_err(|e| e.to_string())
+    });
+    let (steps, failed) = match began {
         Ok(txn) => {
             let mut steps = Vec::with_capacity(batch.len());
             match Tables::open(&txn) {
@@ -132,8 +138,14 @@ fn accept(conduit: &Conduit, sent: &Unrecorded, turn: &Turn, batch: Vec<Job>) {
             }
             (steps, failed)
         }
-        Err(e) => (Vec::new(), Some(e.to_string())),
+        Err(e) => (Vec::new(), Some(e)),
     };
+    drop(receiver);
+    // The store may be unusable until reopened (docs/conduit.md *Storage
+    // failures*).
+    if let Some(e) = &failed {
+        conduit.live.failed(e);
+    }
     let mut committed = Committed {
         batch,
         steps,
@@ -168,7 +180,8 @@ fn finish(conduit: &Conduit, sent: &Unrecorded, group: Vec<Committed>) {
         Ok(head) => (head, None),
         Err(e) => (None, Some(e)),
     };
-    let reader = Reader::new(conduit.store()).ok();
+    let receiver = conduit.receiver().ok();
+    let reader = receiver.as_ref().and_then(|r| Reader::new(r.store()).ok());
     let mut created = false;
     for c in group {
         let failed = c.failed.or_else(|| logged.clone());

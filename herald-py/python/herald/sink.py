@@ -106,11 +106,25 @@ class ConduitSink:
 
     def trace(self, trace: bytes) -> bytes:
         """Every envelope of ``trace`` the conduit holds, as a CBOR sequence
-        (``GET /v1/traces/{trace}``)."""
-        status, _, body = self._request("GET", f"/v1/traces/{trace.hex()}")
-        if status != 200:
-            raise ConduitError(status, "", f"GET /v1/traces/{trace.hex()}: {status}")
-        return body
+        (``GET /v1/traces/{trace}``), following ``Herald-Cursor`` from page
+        to page until one is empty (CONDUIT.md revision 3, *Bounded
+        answers*)."""
+        out = bytearray()
+        cursor = 0
+        while True:
+            path = f"/v1/traces/{trace.hex()}?after={cursor}"
+            status, headers, body = self._request("GET", path)
+            if status != 200:
+                raise ConduitError(status, "", f"GET /v1/traces/{trace.hex()}: {status}")
+            lowered = {k.lower(): v for k, v in headers.items()}
+            try:
+                following = int(lowered.get("herald-cursor", ""))
+            except ValueError:
+                raise ConduitError(status, "", f"GET {path}: no Herald-Cursor") from None
+            if not body or following <= cursor:
+                return bytes(out)
+            out += body
+            cursor = following
 
     def __repr__(self) -> str:
         return f"ConduitSink({self.url!r})"
