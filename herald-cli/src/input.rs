@@ -207,12 +207,17 @@ pub(crate) enum Item<'a> {
 
 /// Split `bytes` into envelopes, in order (an empty input is one `Bad`). A
 /// proof bundle's items are its envelopes, at their offsets in the bundle;
-/// a bundle that is not in its format is one `Bad`.
+/// a bundle that is not in its format is one `Bad`, and so is a key file or
+/// text (`sequence::not_envelopes`).
 ///
 /// One item at a time: a caller that reports or stops as it goes holds one
 /// item, not one per input byte (issue 14, B2: ten million one-byte items
 /// once cost 1.65 GB collected with their error texts).
 pub(crate) fn items(bytes: &[u8]) -> Box<dyn Iterator<Item = Item<'_>> + '_> {
+    if let Some(what) = sequence::not_envelopes(bytes) {
+        // A key file or text: one line, not one per byte offset.
+        return Box::new(std::iter::once(Item::Bad(0, what.to_string())));
+    }
     if bundle::is_bundle(bytes) {
         return match Bundle::decode(bytes) {
             Ok(b) => Box::new(b.envelopes().to_vec().into_iter().map(|(offset, env)| {

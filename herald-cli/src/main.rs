@@ -88,7 +88,7 @@ enum Command {
     Conformance(ConformanceArgs),
     /// Print a shell completion script (bash, elvish, fish, powershell, zsh)
     Completions(CompletionsArgs),
-    /// Print the herald(1) man page (roff)
+    /// Print a man page (roff): herald(1), or a subcommand's; --dir writes every page
     Man(ManArgs),
     /// An append-only audit log: signed tree heads, inclusion and consistency proofs (P9)
     Log(LogArgs),

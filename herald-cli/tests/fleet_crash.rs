@@ -65,7 +65,9 @@ struct Tally {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn fleet_sigkill_under_load_loses_nothing_acknowledged() {
     let started = Instant::now();
-    let cluster = pg::Cluster::start();
+    let Some(cluster) = pg::Cluster::start() else {
+        return;
+    };
     let url = cluster.url();
     let db = cluster.client(&url).await;
     let dir = tempfile::tempdir().unwrap();

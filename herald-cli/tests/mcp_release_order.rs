@@ -7,7 +7,8 @@
 //! `herald-mcp` (`ledger.rs`), where the sync can be seen.
 //!
 //! The server is `tests/mcp-probe-server.cjs` (Node.js, as for the other
-//! MCP tests): it reads the trace file on every `tools/call`.
+//! MCP tests): it reads the trace file on every `tools/call`. Without
+//! Node the tests are skipped with one line (`herald_testkit::external`).
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -90,6 +91,9 @@ impl Session {
 /// default); each request was in the file when the server got it, each
 /// result when the client got it, and the trace verifies.
 fn calls_in_order(sync: Option<&str>) {
+    if herald_testkit::external::require("node", "apt-get install nodejs").is_none() {
+        return;
+    }
     let dir = tempfile::tempdir().unwrap();
     keygen(dir.path(), "agent");
     keygen(dir.path(), "tool");

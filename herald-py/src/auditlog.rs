@@ -95,6 +95,10 @@ impl Log {
         usize::try_from(self.inner.len()).unwrap_or(usize::MAX)
     }
 
+    fn __repr__(&self) -> String {
+        format!("Log({}, {} leaves)", self.inner.sigil(), self.inner.len())
+    }
+
     /// Append envelopes (synced before returning); their leaf indices, the
     /// same index again for an id already logged.
     fn append(

@@ -8,7 +8,7 @@
 use std::path::PathBuf;
 
 use herald_core::{PublicKey, SigilForm, SigningKey as CoreKey};
-use herald_verify::keyring::{Keyring as CoreKeyring, Provenance, key_line};
+use herald_verify::keyring::{Keyring as CoreKeyring, Provenance, key_line, labelled_key_line};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyModule};
@@ -62,7 +62,8 @@ impl SigningKey {
 
     /// Write the key to the new file `path` (it must not exist) with mode
     /// 0600; with `public=True` also `path` with `.pub` for `.key`, one
-    /// keyring line (CLI.md).
+    /// keyring line labelled with the file's stem (CLI.md), as
+    /// `herald keygen -o NAME` writes.
     #[pyo3(signature = (path, *, public = true))]
     fn save(&self, path: PathBuf, public: bool) -> PyResult<()> {
         herald_verify::keyfile::save(&path, &self.key)
@@ -70,7 +71,13 @@ impl SigningKey {
         if public {
             let pub_path = path.with_extension("pub");
             if pub_path != path {
-                std::fs::write(&pub_path, key_line(&self.key.public_key()) + "\n")
+                // Labelled with the file's stem, as `herald keygen -o NAME` does.
+                let label = path
+                    .file_stem()
+                    .map(|s| s.to_string_lossy())
+                    .unwrap_or_default();
+                let line = labelled_key_line(&self.key.public_key(), &label);
+                std::fs::write(&pub_path, line + "\n")
                     .map_err(|e| KeyError_::new_err(format!("{}: {e}", pub_path.display())))?;
             }
         }

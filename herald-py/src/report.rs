@@ -102,6 +102,16 @@ pub(crate) struct TraceVerdict {
     invalid: usize,
 }
 
+#[pymethods]
+impl TraceVerdict {
+    fn __repr__(&self) -> String {
+        format!(
+            "TraceVerdict({}, valid={}, partial={}, invalid={})",
+            self.trace, self.valid, self.partial, self.invalid
+        )
+    }
+}
+
 /// Counts per status.
 #[pyclass(module = "herald", frozen, get_all)]
 #[derive(Clone)]
@@ -109,6 +119,16 @@ pub(crate) struct Summary {
     valid: usize,
     partial: usize,
     invalid: usize,
+}
+
+#[pymethods]
+impl Summary {
+    fn __repr__(&self) -> String {
+        format!(
+            "Summary(valid={}, partial={}, invalid={})",
+            self.valid, self.partial, self.invalid
+        )
+    }
 }
 
 /// One bundled inclusion proof's verdict.
@@ -121,6 +141,18 @@ pub(crate) struct ProofVerdict {
     size: Option<u64>,
     status: &'static str,
     detail: String,
+}
+
+#[pymethods]
+impl ProofVerdict {
+    fn __repr__(&self) -> String {
+        let index = self.index.map_or_else(|| "-".to_owned(), |i| i.to_string());
+        format!(
+            "ProofVerdict({}, index={index}, {})",
+            self.id.as_deref().unwrap_or("-"),
+            self.status
+        )
+    }
 }
 
 /// A verification: every envelope in input order, every trace, a summary

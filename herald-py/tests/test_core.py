@@ -22,7 +22,8 @@ def test_keys_save_load_0600_and_interoperate_with_the_cli(tmp_path, herald_bin)
     path = tmp_path / "me.key"
     key.save(path)
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
-    assert (tmp_path / "me.pub").read_text() == key.keyring_line() + "\n"
+    # Labelled with the file's stem, as `herald keygen -o me` writes it.
+    assert (tmp_path / "me.pub").read_text() == key.keyring_line() + " me\n"
     assert herald.SigningKey.load(path).sigil == key.sigil
     with pytest.raises(herald.KeyFileError):
         key.save(path)  # never overwritten
@@ -269,3 +270,29 @@ def test_verification_releases_the_gil(keys):
     # switch interval or two (5 ms each) of the call.
     assert took > 0.05, took
     assert during > 1000, (during, took)
+
+
+def test_saved_public_key_is_labelled_as_keygen_labels_it(tmp_path, herald_bin):
+    key = herald.SigningKey.generate()
+    key.save(tmp_path / "erin.key")
+    run_cli(herald_bin, "keygen", "-o", tmp_path / "cli", check=True)
+    # The same shape as the CLI's: `<sigil> ed25519 <hex> <stem>`.
+    ours = (tmp_path / "erin.pub").read_text().split()
+    theirs = (tmp_path / "cli.pub").read_text().split()
+    assert len(ours) == len(theirs) == 4
+    assert ours[:3] == key.keyring_line().split() and ours[3] == "erin" and theirs[3] == "cli"
+    # `herald verify` with that directory as keyring names the signer by it.
+    env = tmp_path / "e.cbor"
+    env.write_bytes(bytes(herald.genesis(key, "hi")))
+    cli = run_cli(herald_bin, "verify", env, "--keyring", tmp_path / "erin.pub", check=True)
+    assert "erin (sigil:" in cli.stdout, cli.stdout
+
+
+def test_report_classes_print_their_contents(keys):
+    env = herald.genesis(keys["agent"], ts=1_746_432_000, payload="hi")
+    report = herald.verify(bytes(env), keyring=herald.Keyring(keys["dir"]), now=1_746_432_001)
+    assert repr(report.summary) == "Summary(valid=1, partial=0, invalid=0)"
+    trace = report.traces[0]
+    assert repr(trace) == f"TraceVerdict({trace.trace}, valid=1, partial=0, invalid=0)"
+    for obj in [report, report.summary, trace, *report.envelopes]:
+        assert " object at 0x" not in repr(obj), repr(obj)

@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import pickle
 import select
+import stat
 import subprocess
 
 import pytest
@@ -194,6 +196,19 @@ def test_secret_keys_appear_nowhere_in_the_run(keys, tmp_path):
     with pytest.raises(TypeError):
         copy.deepcopy(keys["agent"])
     assert not any(hasattr(keys["agent"], a) for a in ("seed", "secret", "private_key", "to_seed"))
+
+
+def test_the_trace_file_is_created_private(recorded, keys, tmp_path):
+    """A trace holds what the agent said and was told: created 0600, as
+    `herald mcp proxy` creates its trace; an existing file keeps its mode."""
+    _, trace, _ = recorded
+    assert stat.S_IMODE(os.stat(trace).st_mode) == 0o600
+    shared = tmp_path / "shared.herald"
+    shared.touch(mode=0o640)
+    os.chmod(shared, 0o640)
+    run_agent([HeraldCallbackHandler(keys["agent"], shared, tool_sandbox_key=keys["sandbox"])])
+    assert stat.S_IMODE(os.stat(shared).st_mode) == 0o640
+    assert len(herald.read_trace(shared)) == 9
 
 
 def test_plain_llm_run_and_conduit_sink(herald_bin, keys, tmp_path):

@@ -1,8 +1,8 @@
 //! Cross-implementation: the Go-made test logs of trillian-tessera and
-//! serverless-log (`../shared/vectors/external/`, see its README) read and
-//! verified by this crate: every checkpoint signature, every root
-//! recomputed from the tiles, every entry's inclusion proof, and every
-//! consistency proof between two of their checkpoints.
+//! serverless-log (`vectors/external/`, vendored with their provenance and
+//! licence in its README) read and verified by this crate: every checkpoint
+//! signature, every root recomputed from the tiles, every entry's inclusion
+//! proof, and every consistency proof between two of their checkpoints.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::{Path, PathBuf};
@@ -23,7 +23,7 @@ const ENTRIES: [&str; 15] = [
 
 fn external(sub: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../../shared/vectors/external")
+        .join("../vectors/external")
         .join(sub)
 }
 

@@ -136,6 +136,68 @@ impl<'a> Iterator for Pieces<'a> {
     }
 }
 
+/// An input that is plainly something other than envelopes, told by its
+/// shape before it is split: one line for the whole input where splitting
+/// would report every byte offset (CLI.md: unparseable input is one
+/// `malformed` entry). Decided on the first [`JSON_SNIFF`] bytes, which
+/// [`read`] always has before it stops.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum NotEnvelopes {
+    /// A secret key file (`herald-secret-key-v1`, CLI.md `NAME.key`).
+    SecretKeyFile,
+    /// A public key file: keyring lines (CLI.md `<sigil> ed25519 <hex> [label]`).
+    PublicKeyFile,
+    /// Text (UTF-8 without control characters): envelopes are CBOR (P1),
+    /// and no CBOR sequence of envelopes is valid UTF-8 (a map's first
+    /// byte never starts a character).
+    Text,
+}
+
+impl fmt::Display for NotEnvelopes {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::SecretKeyFile => "this is a secret key file (NAME.key), not envelopes",
+            Self::PublicKeyFile => "this is a public key file (keyring lines), not envelopes",
+            Self::Text => "this is text, not CBOR: envelopes are CBOR (P1)",
+        })
+    }
+}
+
+/// What `input` plainly is when it is not envelopes ([`NotEnvelopes`]);
+/// `None` for anything else, CBOR or not, which is split as usual. JSON is
+/// left to the splitter, which says so ([`SplitError::LooksLikeJson`]).
+pub fn not_envelopes(input: &[u8]) -> Option<NotEnvelopes> {
+    let head = input.get(..JSON_SNIFF).unwrap_or(input);
+    if head.starts_with(crate::keyfile::MAGIC.as_bytes()) {
+        return Some(NotEnvelopes::SecretKeyFile);
+    }
+    let text = match core::str::from_utf8(head) {
+        Ok(text) => text,
+        // A character cut by the sniff's end still counts as text.
+        Err(e) if e.error_len().is_none() => {
+            core::str::from_utf8(head.get(..e.valid_up_to())?).ok()?
+        }
+        Err(_) => return None,
+    };
+    let control = |c: char| c.is_control() && !matches!(c, '\n' | '\r' | '\t');
+    if text.trim().is_empty() || text.chars().any(control) || looks_like_json(head) {
+        return None;
+    }
+    let first = text
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && !l.starts_with('#'));
+    let mut words = first.unwrap_or_default().split_ascii_whitespace();
+    let keyring_line =
+        words.next().is_some_and(|w| w.starts_with("sigil:")) && words.next() == Some("ed25519");
+    Some(if keyring_line {
+        NotEnvelopes::PublicKeyFile
+    } else {
+        NotEnvelopes::Text
+    })
+}
+
 /// How much of an input [`looks_like_json`] reads, so that its answer,
 /// like every other split decision, depends on a bounded prefix
 /// ([`read`] relies on it).

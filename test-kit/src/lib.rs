@@ -1,7 +1,8 @@
 //! Test scaffolding shared by the workspace's test suites (`publish =
 //! false`): the fixed keys, counted nonces and fixed time the tests build
 //! their envelopes from, defined once; the counting allocator ([`alloc`]),
-//! the fuzz corpus replay ([`corpus`]) and the SIGKILL harness ([`crash`]).
+//! the fuzz corpus replay ([`corpus`]), the SIGKILL harness ([`crash`]) and
+//! the finding (or skipping for want) of programs outside Rust ([`external`]).
 // Only `alloc` has unsafe code (forwarding to `System`), and allows it there.
 #![deny(unsafe_code)]
 // Scaffolding: a failure here is the calling test failing.
@@ -10,6 +11,7 @@
 pub mod alloc;
 pub mod corpus;
 pub mod crash;
+pub mod external;
 
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Nonce, SigningKey};

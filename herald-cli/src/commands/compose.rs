@@ -147,8 +147,12 @@ fn default_recipient(
     }
 }
 
-/// `--payload-json` (or `@FILE`), `--payload-file`, or `null`.
+/// `--payload-json` (or `@FILE`), `--payload-text`, `--payload-file`, or
+/// `null`.
 fn payload(args: &ComposeArgs) -> Result<Value, CliError> {
+    if let Some(text) = &args.payload_text {
+        return Ok(Value::text(text.as_str()));
+    }
     if let Some(text) = &args.payload_json {
         let text = json_text("--payload-json", text)?;
         return json::to_cbor(&text).map_err(|e| CliError::new(format!("--payload-json: {e}")));
@@ -171,7 +175,11 @@ fn payload(args: &ComposeArgs) -> Result<Value, CliError> {
 /// other); the two flags are refused with any other kind.
 fn molt_payload(kind: Kind, args: &ComposeArgs) -> Result<Option<Value>, CliError> {
     let (Some(path), Some(not_before)) = (&args.new_key, args.not_before) else {
-        if kind == Kind::Molt && args.payload_json.is_none() && args.payload_file.is_none() {
+        if kind == Kind::Molt
+            && args.payload_json.is_none()
+            && args.payload_text.is_none()
+            && args.payload_file.is_none()
+        {
             return Err(CliError::new(
                 "--kind molt needs --new-key NAME.pub and --not-before SECS (P7)",
             ));
@@ -368,6 +376,14 @@ pub(crate) struct ComposeArgs {
     /// Payload as JSON (integers stay CBOR integers); @FILE reads the JSON from FILE, @- from stdin
     #[arg(long, value_name = "JSON", conflicts_with_all = ["payload_file", "new_key"])]
     pub(crate) payload_json: Option<String>,
+    /// Payload as text (a CBOR text string), taken as it is: --payload-text 'hello' is
+    /// --payload-json '"hello"'
+    #[arg(
+        long,
+        value_name = "TEXT",
+        conflicts_with_all = ["payload_json", "payload_file", "new_key"]
+    )]
+    pub(crate) payload_text: Option<String>,
     /// Payload: the bytes of FILE as a CBOR byte string (- for stdin). Default payload: null
     #[arg(long, value_name = "FILE", conflicts_with = "new_key")]
     pub(crate) payload_file: Option<PathBuf>,

@@ -5,6 +5,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
+use herald_testkit::external;
+
 use super::{Run, herald};
 
 /// `herald mcp proxy` with the keys `agent.key` and `tool.key` of the
@@ -39,39 +41,54 @@ pub(crate) fn verify(dir: &Path, trace: &Path, more: &[&str]) -> Run {
 /// The pinned release of the server (as in `.ci/run`).
 const EVERYTHING: &str = "@modelcontextprotocol/server-everything@2026.8.31";
 
+/// How to get Node and npm, in a skip line.
+const NODE_INSTALL: &str = "apt-get install nodejs npm";
+
 /// The server's entry point: `$HERALD_MCP_EVERYTHING` (set by `.ci/run`,
 /// which installs it), or installed once with npm into this target's
-/// scratch dir.
-pub(crate) fn everything() -> PathBuf {
-    static PATH: OnceLock<PathBuf> = OnceLock::new();
-    PATH.get_or_init(|| {
+/// scratch dir. `None`, the calling test skipped with one line
+/// (`herald_testkit::external`), without Node, npm or a successful install.
+pub(crate) fn server_everything() -> Option<PathBuf> {
+    external::require("node", NODE_INSTALL)?;
+    /// The entry point, or what is missing.
+    static PATH: OnceLock<Result<PathBuf, String>> = OnceLock::new();
+    let found = PATH.get_or_init(|| {
         if let Some(p) = std::env::var_os("HERALD_MCP_EVERYTHING") {
-            return PathBuf::from(p);
+            return Ok(PathBuf::from(p));
         }
         let prefix = Path::new(env!("CARGO_TARGET_TMPDIR")).join("npm");
         let bin = prefix.join("node_modules/.bin/mcp-server-everything");
-        if !bin.exists() {
-            let status = Command::new("timeout")
-                .args([
-                    "300",
-                    "npm",
-                    "install",
-                    "--no-audit",
-                    "--no-fund",
-                    "--prefix",
-                ])
-                .arg(&prefix)
-                .arg(EVERYTHING)
-                .status()
-                .expect("npm (install Node.js, or set HERALD_MCP_EVERYTHING)");
-            assert!(
-                status.success(),
-                "npm install {EVERYTHING} failed: {status}"
-            );
+        if bin.exists() {
+            return Ok(bin);
         }
-        bin
-    })
-    .clone()
+        let Some(npm) = external::on_path("npm") else {
+            return Err("npm".to_owned());
+        };
+        let status = Command::new("timeout")
+            .arg("300")
+            .arg(npm)
+            .args(["install", "--no-audit", "--no-fund", "--prefix"])
+            .arg(&prefix)
+            .arg(EVERYTHING)
+            .status();
+        match status {
+            Ok(s) if s.success() && bin.exists() => Ok(bin),
+            Ok(s) => Err(format!("{EVERYTHING} (npm install: {s})")),
+            Err(e) => Err(format!("{EVERYTHING} (npm install: {e})")),
+        }
+    });
+    match found {
+        Ok(bin) => Some(bin.clone()),
+        Err(what) => external::missing(
+            what,
+            "apt-get install nodejs npm and registry access, or set HERALD_MCP_EVERYTHING",
+        ),
+    }
+}
+
+/// The server's entry point, for a test that [`server_everything`] let run.
+pub(crate) fn everything() -> PathBuf {
+    server_everything().expect("a test that runs the server checks server_everything() first")
 }
 
 /// The official TypeScript SDK (`@modelcontextprotocol/sdk`), installed

@@ -2,12 +2,14 @@
 //! dir, `pg_ctl start` on a free loopback port (socket in the same dir),
 //! bounded in time, stopped (`-m immediate`) and deleted on drop.
 //!
-//! Binaries: `$HERALD_PG_BIN`, else the newest `/usr/lib/postgresql/*/bin`
-//! (Debian's `postgresql` package), else `initdb` on `PATH`. PostgreSQL
+//! Binaries: as `herald_testkit::external::postgres` finds them
+//! (`$HERALD_PG_BIN`, Debian's `/usr/lib/postgresql/*/bin`, `PATH`); without
+//! them the test is skipped with one line (a failure under
+//! `HERALD_TEST_ALL=1`). PostgreSQL
 //! refuses to run as root: as root the cluster runs as the `postgres` user
 //! (Debian's package creates it), via `runuser`.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::Command;
 
 pub struct Cluster {
@@ -15,35 +17,6 @@ pub struct Cluster {
     bin: PathBuf,
     user: Option<String>,
     pub port: u16,
-}
-
-fn bin_dir() -> PathBuf {
-    if let Some(b) = std::env::var_os("HERALD_PG_BIN") {
-        return PathBuf::from(b);
-    }
-    let mut found: Vec<(u32, PathBuf)> = std::fs::read_dir("/usr/lib/postgresql")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| {
-            let v = e.file_name().to_string_lossy().parse::<u32>().ok()?;
-            let bin = e.path().join("bin");
-            bin.join("initdb").exists().then_some((v, bin))
-        })
-        .collect();
-    found.sort();
-    if let Some((_, b)) = found.pop() {
-        return b;
-    }
-    for dir in std::env::var("PATH").unwrap_or_default().split(':') {
-        if Path::new(dir).join("initdb").exists() {
-            return PathBuf::from(dir);
-        }
-    }
-    panic!(
-        "PostgreSQL not found (no $HERALD_PG_BIN, /usr/lib/postgresql/*/bin or initdb on PATH): \
-         the fleet tests need it (`apt-get install postgresql`, as .ci/run does)"
-    );
 }
 
 fn free_port() -> u16 {
@@ -63,8 +36,9 @@ fn is_root() -> bool {
 }
 
 impl Cluster {
-    pub fn start() -> Self {
-        let bin = bin_dir();
+    /// A running cluster, or `None` (the test skipped) without PostgreSQL.
+    pub fn start() -> Option<Self> {
+        let bin = herald_testkit::external::postgres()?;
         let dir = tempfile::tempdir().unwrap();
         let user = is_root().then(|| "postgres".to_owned());
         if let Some(u) = &user {
@@ -113,7 +87,7 @@ impl Cluster {
                 "-D", &data, "-l", &log, "-w", "-t", "60", "-o", &opts, "start",
             ],
         );
-        c
+        Some(c)
     }
 
     fn data(&self) -> String {

@@ -6,12 +6,25 @@ sink before the next is made; the keys never leave this object."""
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from typing import Any, Optional
 
 from ._native import Envelope, SigningKey, genesis, reply
-from .sink import open_sink
+from .sink import FileSink, open_sink
+
+
+def _private_trace_file(path: str) -> None:
+    """Create the trace file ``path`` with mode 0600 unless it exists: a
+    trace holds what the agent said and was told, readable by its owner
+    only, as ``herald mcp proxy`` creates its trace (docs/mcp.md). An
+    existing file keeps its mode (its owner chose it)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return
+    os.close(fd)
 
 
 def temperature(value: Any) -> Optional[float]:
@@ -34,6 +47,8 @@ class TraceRecorder:
         # Another key than the origin's, always (P13 duplicate_signer).
         self._sandbox = tool_sandbox_key if tool_sandbox_key is not None else SigningKey.generate()
         self.sink = open_sink(sink)
+        if isinstance(self.sink, FileSink):
+            _private_trace_file(self.sink.path)
         self._to = to
         self.lock = threading.RLock()
         self.head: Optional[Envelope] = None

@@ -44,7 +44,7 @@ use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
 use crate::reasons::ReasonList;
 use crate::report::{EnvelopeReport, Report, Source, Summary};
-use crate::sequence::{Piece, pieces};
+use crate::sequence::{Piece, not_envelopes, pieces};
 use crate::verdicts::{Memo, Tally, Verdict};
 use check::{Record, Signatures, Step3, block_len, check_block};
 pub(crate) use entry::named_fields;
@@ -292,6 +292,16 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
     };
     for input in inputs {
         let position = |items: &Items<'_>| items.entries.len() + items.unsplittable.len();
+        if let Some(what) = not_envelopes(&input.bytes) {
+            let source = Source {
+                input: input.name.clone(),
+                offset: 0,
+            };
+            let detail = std::format!("{}: {what}", input.name);
+            let at = position(&items);
+            items.unsplittable.push((at, unparsed(source, detail)));
+            continue;
+        }
         if bundle::is_bundle(&input.bytes) {
             match Bundle::decode(&input.bytes) {
                 Ok(b) => {
