@@ -21,6 +21,7 @@ pub mod lifecycle;
 pub mod live;
 pub mod merkle;
 mod reasons;
+pub mod receipt;
 pub mod report;
 pub mod sequence;
 pub mod trace;
