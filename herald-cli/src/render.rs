@@ -86,20 +86,41 @@ pub(crate) fn reason_label(r: &ReportReason) -> String {
 }
 
 /// The reasons' labels, a run of one label written once with its count
-/// (`malformed ×1028`: an envelope can carry thousands, issue 14).
+/// (`malformed ×16`: of a code that names no signature), and a run of one
+/// code about consecutive signatures written as their range
+/// (`bad_signature[1-4]`: every index stated, PROFILE P11 revision 3).
 fn labels(reasons: &[ReportReason]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut runs = reasons.iter().map(reason_label).peekable();
-    while let Some(label) = runs.next() {
-        let mut n = 1usize;
-        while runs.next_if_eq(&label).is_some() {
-            n += 1;
+    let mut rest = reasons.iter().peekable();
+    while let Some(r) = rest.next() {
+        let label = reason_label(r);
+        match r.index {
+            Some(first) => {
+                let mut last = first;
+                while rest
+                    .next_if(|n| n.code == r.code && n.index == last.checked_add(1))
+                    .is_some()
+                {
+                    last += 1;
+                }
+                out.push(if last == first {
+                    label
+                } else {
+                    format!("{}[{first}-{last}]", r.code.name())
+                });
+            }
+            None => {
+                let mut n = 1usize;
+                while rest.next_if(|x| reason_label(x) == label).is_some() {
+                    n += 1;
+                }
+                out.push(if n == 1 {
+                    label
+                } else {
+                    format!("{label} ×{n}")
+                });
+            }
         }
-        out.push(if n == 1 {
-            label
-        } else {
-            format!("{label} ×{n}")
-        });
     }
     out
 }

@@ -144,6 +144,59 @@ fn b1_many_cosignatures_cost_the_input_not_its_square() {
     }
 }
 
+/// PROFILE P11 revision 3: every reason that names a signature is listed,
+/// however many. 5 000 junk co-signatures under a pinned key's name: each
+/// is `bad_signature` at its index (and `duplicate_signer`: the origin's
+/// key signed first), every index listed by `verify --json`, with the
+/// memory of text and JSON runs still within the bound (each such reason
+/// costs its sender a signature map of about 100 bytes).
+#[test]
+fn five_thousand_junk_cosignatures_are_all_listed_within_the_bound() {
+    const N: usize = 5_000;
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    std::fs::write(d.join("k.pub"), key_line(&cosigner(0).public_key()) + "\n").unwrap();
+    let bytes = cosigned(N, true, cosigner);
+    std::fs::write(d.join("junk.cbor"), &bytes).unwrap();
+    let now = (TS + 10).to_string();
+    let args = ["verify", "junk.cbor", "--keyring", "k.pub", "--now", &now];
+    for json in [false, true] {
+        let mut args = args.to_vec();
+        if json {
+            args.push("--json");
+        }
+        let what = format!(
+            "{N} junk co-signatures, verify{}",
+            if json { " --json" } else { "" }
+        );
+        let m = measured(d, &what, bytes.len() as u64, &args);
+        assert_eq!(m.code, 1, "{what}: {}", m.stderr);
+    }
+    let mut args = args.to_vec();
+    args.push("--json");
+    let report = herald(d, &args).json();
+    let e = &report["envelopes"][0];
+    assert_eq!(e["status"], "partial");
+    assert!(
+        e.get("unlisted_reasons").is_none(),
+        "{}",
+        e["unlisted_reasons"]
+    );
+    let reasons = e["reasons"].as_array().unwrap();
+    let indices = |code: &str| -> Vec<u64> {
+        reasons
+            .iter()
+            .filter(|r| r["code"] == code)
+            .map(|r| r["index"].as_u64().unwrap())
+            .collect()
+    };
+    assert_eq!(indices("bad_signature"), (1..=N as u64).collect::<Vec<_>>());
+    assert_eq!(
+        indices("duplicate_signer"),
+        (1..=N as u64).collect::<Vec<_>>()
+    );
+}
+
 /// B3: a keyring that never ends, or one past the cap, is refused before
 /// it is read.
 #[test]
