@@ -34,6 +34,13 @@ pub const DEFAULT_DEADLINE: Duration = Duration::from_millis(5000);
 pub const DEFAULT_BATCH: Duration = Duration::from_millis(500);
 /// The default number of posts in flight before the conduit sheds load.
 pub const DEFAULT_MAX_INFLIGHT: usize = 512;
+/// The default `--max-signatures` (CONDUIT.md revision 3): more are
+/// refused `413 too_many_signatures` before any is verified.
+pub const DEFAULT_MAX_SIGNATURES: usize = 32;
+/// The default `--rate-unknown`: posts per second, all senders together,
+/// from senders the conduit holds no key for, and births (docs/conduit.md
+/// *Policies*); its burst is one second's worth.
+pub const DEFAULT_RATE_UNKNOWN: u32 = 20;
 /// The longest inbox long poll (CONDUIT.md: `wait` at most 30 s).
 pub const MAX_WAIT: Duration = Duration::from_secs(30);
 /// At most this many envelopes in one trace or inbox answer (CONDUIT.md
@@ -57,6 +64,11 @@ pub struct Config {
     pub rate: Option<u32>,
     /// Burst above `rate` (`--burst`; default: `rate`).
     pub burst: Option<u32>,
+    /// Posts per second from unknown senders and births, all together
+    /// (`--rate-unknown`; 0: no limit).
+    pub rate_unknown: u32,
+    /// Most signatures in an envelope (`--max-signatures`).
+    pub max_signatures: usize,
     /// A tree head at least this often (`--batch-ms`, notary).
     pub batch: Duration,
     /// Posts in flight before shedding load.
@@ -84,6 +96,8 @@ impl Config {
             max_body: DEFAULT_MAX_BODY,
             rate: None,
             burst: None,
+            rate_unknown: DEFAULT_RATE_UNKNOWN,
+            max_signatures: DEFAULT_MAX_SIGNATURES,
             batch: DEFAULT_BATCH,
             max_inflight: DEFAULT_MAX_INFLIGHT,
             origin: None,

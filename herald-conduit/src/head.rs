@@ -25,6 +25,12 @@ pub(crate) struct Head {
     pub(crate) trace: [u8; 32],
     /// Where the top-level item ends, when it is complete in the bytes.
     pub(crate) end: Option<usize>,
+    /// How many signatures the `signatures` array holds, when its head was
+    /// read (CONDUIT.md revision 3: `--max-signatures`, counted before any
+    /// is verified).
+    pub(crate) signatures: Option<u64>,
+    /// Whether `kind` is `birth` (P7), when it was read.
+    pub(crate) birth: bool,
 }
 
 /// The head of `bytes` (possibly a prefix of the envelope), when its
@@ -37,6 +43,7 @@ pub(crate) fn scan(bytes: &[u8]) -> Option<Head> {
         return None;
     }
     let (mut id, mut from, mut trace) = (None, None, None);
+    let (mut signatures, mut birth) = (None, false);
     let mut complete = true;
     for _ in 0..entries {
         let key = match r.text() {
@@ -50,6 +57,8 @@ pub(crate) fn scan(bytes: &[u8]) -> Option<Head> {
             "id" => r.bytes32().map(|v| id = Some(v)),
             "trace" => r.bytes32().map(|v| trace = Some(v)),
             "from" => r.text().map(|t| from = Sigil::parse(t).ok()),
+            "kind" => r.text().map(|t| birth = t == "birth"),
+            "signatures" => r.array(&mut signatures),
             _ => r.skip(0),
         };
         if found.is_none() {
@@ -62,6 +71,8 @@ pub(crate) fn scan(bytes: &[u8]) -> Option<Head> {
         from: from?,
         trace: trace?,
         end: complete.then_some(r.pos),
+        signatures,
+        birth,
     })
 }
 
@@ -105,6 +116,17 @@ impl<'a> Reader<'a> {
             (2, 32) => self.take(32)?.try_into().ok(),
             _ => None,
         }
+    }
+
+    /// Skip one array, its length in `len` as soon as its head is read
+    /// (so a prefix still counts it); any other item is skipped alone.
+    fn array(&mut self, len: &mut Option<u64>) -> Option<()> {
+        let start = self.pos;
+        if let (4, n) = self.head()? {
+            *len = Some(n);
+        }
+        self.pos = start;
+        self.skip(0)
     }
 
     /// Skip one item.
@@ -153,6 +175,7 @@ mod tests {
         let cut = bytes.len() - 200;
         let head = scan(&bytes[..cut]).unwrap();
         assert_eq!((head.id, head.end), (env.id(), None));
+        assert_eq!((full.signatures, full.birth), (Some(1), false));
         assert!(scan(&[0x01]).is_none());
         assert!(scan(b"").is_none());
         assert!(scan(&[0xa1, 0x62, b'i', b'd', 0x41, 0x00]).is_none());

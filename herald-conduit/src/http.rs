@@ -197,14 +197,23 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
             "the body is not exactly one CBOR item (a sequence, or trailing bytes)",
         );
     }
+    // The cost of a post is bounded before any signature work (CONDUIT.md
+    // revision 3): signature k covers the body and the k before it.
+    if head
+        .signatures
+        .is_some_and(|n| n > u64::try_from(conduit.config.max_signatures).unwrap_or(u64::MAX))
+    {
+        return refuse(conduit, &Refusal::TooManySignatures, &head);
+    }
+    // A relay's receipt must still fit in P1's limit (docs/conduit.md).
+    if bytes.len() > conduit.sender_max_body {
+        return refuse(conduit, &Refusal::TooLarge, &head);
+    }
     if permit.is_none() || !conduit.accepting.load(std::sync::atomic::Ordering::SeqCst) {
         return refuse(conduit, &Refusal::Overloaded, &head);
     }
-    if let Some(sender) = mailbox::recipient(&head.from)
-        && let Err(wait) = conduit.take_token(sender)
-    {
-        return refuse(conduit, &Refusal::RateLimited(wait), &head);
-    }
+    // The rate limits are charged by the writer once the origin is checked
+    // (`rate`): a post anyone could forge never spends a sender's tokens.
     // A repeat of an acknowledged envelope: its first answer (spec §11.3).
     let answered = match &conduit.fleet {
         Some(f) => f.answer(&head.id).await.ok().flatten(),
@@ -223,6 +232,8 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
         bytes,
         id: head.id,
         trace: head.trace,
+        sender: mailbox::recipient(&head.from),
+        birth: head.birth,
         deadline,
         reply,
     };
@@ -274,11 +285,45 @@ fn refuse(conduit: &Conduit, refusal: &Refusal, head: &Head) -> Response {
             .insert(header::RETRY_AFTER, HeaderValue::from(s));
     }
     if let Refusal::Invalid(codes) = refusal
-        && let Ok(v) = HeaderValue::from_str(&codes.join(","))
+        && let Ok(v) = HeaderValue::from_str(&reasons_header(codes))
     {
         r.headers_mut().insert("herald-reasons", v);
     }
     r
+}
+
+/// Most codes named in `Herald-Reasons`, and most bytes of it.
+const MAX_REASONS: usize = 16;
+const MAX_REASONS_BYTES: usize = 1024;
+
+/// `Herald-Reasons` (CONDUIT.md): every distinct code of `codes`, in order,
+/// at most [`MAX_REASONS`] of them in at most [`MAX_REASONS_BYTES`], then
+/// `+N` for the N distinct codes left out. The refusal's payload names the
+/// first code either way.
+fn reasons_header(codes: &[&str]) -> String {
+    let mut distinct: Vec<&str> = Vec::new();
+    for c in codes {
+        if !distinct.contains(c) {
+            distinct.push(c);
+        }
+    }
+    let mut out = String::new();
+    let mut named = 0;
+    for c in &distinct {
+        // Room for this code, its comma and the longest `,+N` marker.
+        if named == MAX_REASONS || out.len() + c.len() + 1 + 8 > MAX_REASONS_BYTES {
+            break;
+        }
+        if named > 0 {
+            out.push(',');
+        }
+        out.push_str(c);
+        named += 1;
+    }
+    if named < distinct.len() {
+        out.push_str(&format!(",+{}", distinct.len() - named));
+    }
+    out
 }
 
 async fn get_envelope(State(app): State<App>, Path(id): Path<String>) -> Response {
@@ -567,7 +612,8 @@ async fn well_known(State(app): State<App>) -> Response {
         "roles": c.config.roles.names(),
         "log": c.config.roles.notary.then(|| sigil.clone()),
         "origin": c.origin,
-        "max_body": c.config.max_body,
+        "max_body": c.sender_max_body,
+        "max_signatures": c.config.max_signatures,
         "deadline_ms": u64::try_from(c.config.deadline.as_millis()).unwrap_or(u64::MAX),
         "version": env!("CARGO_PKG_VERSION"),
     });
@@ -609,4 +655,28 @@ async fn metrics(State(app): State<App>) -> Response {
         app.conduit.metrics.render(size),
     )
         .into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn herald_reasons_is_bounded_and_distinct() {
+        assert_eq!(
+            reasons_header(&["bad_signature", "expired", "bad_signature"]),
+            "bad_signature,expired"
+        );
+        let many: Vec<String> = (0..40).map(|i| format!("code_{i}")).collect();
+        let mut codes: Vec<&str> = many.iter().map(String::as_str).collect();
+        codes.extend(std::iter::repeat_n("code_0", 5_000));
+        let h = reasons_header(&codes);
+        assert!(h.starts_with("code_0,code_1,"), "{h}");
+        assert!(h.ends_with(",+24"), "{h}");
+        let long: Vec<String> = (0..16).map(|i| format!("{i}{}", "x".repeat(100))).collect();
+        let long: Vec<&str> = long.iter().map(String::as_str).collect();
+        let h = reasons_header(&long);
+        assert!(h.len() <= MAX_REASONS_BYTES, "{}", h.len());
+        assert!(h.ends_with(",+7"), "{h}");
+    }
 }

@@ -29,18 +29,17 @@ pub mod mailbox;
 pub mod metrics;
 pub mod notary;
 pub mod page;
+mod rate;
 pub mod refusal;
 mod storage;
 mod tlog;
 pub mod witnesses;
 mod writer;
 
-use std::collections::HashMap;
 use std::fmt;
 use std::future::Future;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Instant;
 
 use herald_core::SigningKey;
 use herald_verify::{Clock, FileError, Keyring, Receiver, Store, StoreError, SystemClock};
@@ -87,13 +86,6 @@ impl fmt::Display for OpenError {
 
 impl std::error::Error for OpenError {}
 
-/// A token bucket per sender (`--rate`, `--burst`).
-#[derive(Debug, Clone, Copy)]
-struct Bucket {
-    tokens: f64,
-    at: Instant,
-}
-
 /// An open conduit: its key, its receiver and store, its log.
 pub struct Conduit {
     config: Config,
@@ -108,7 +100,11 @@ pub struct Conduit {
     deliveries: watch::Sender<u64>,
     closing: watch::Sender<bool>,
     metrics: metrics::Metrics,
-    buckets: Mutex<HashMap<[u8; mailbox::RECIPIENT_LEN], Bucket>>,
+    /// `--rate`, `--burst`, `--rate-unknown`.
+    limits: rate::Limiter,
+    /// The largest envelope a sender may post: `--max-body`, and for a
+    /// relay no more than leaves room for its receipt within P1's limit.
+    sender_max_body: usize,
     accepting: AtomicBool,
     /// The C2SP origin of the log's checkpoints (`--origin`, or the
     /// conduit's sigil).
@@ -160,10 +156,13 @@ impl Conduit {
         } else {
             None
         };
+        let limits = rate::Limiter::new(&config);
+        let sender_max_body = sender_max_body(&config, &key);
         Ok(Self {
             witnesses: witnesses::Witnesses::new(config.witnesses.clone()),
             live: storage::Live::new(
-                Receiver::new(store, keyring.clone()),
+                // CONDUIT.md revision 3: the origin first (docs/conduit.md).
+                Receiver::new(store, keyring.clone()).with_origin_first(true),
                 keyring,
                 config.state.join(STORE_FILE),
                 config.max_body,
@@ -176,7 +175,8 @@ impl Conduit {
             deliveries: watch::Sender::new(0),
             closing: watch::Sender::new(false),
             metrics: metrics::Metrics::default(),
-            buckets: Mutex::new(HashMap::new()),
+            limits,
+            sender_max_body,
             accepting: AtomicBool::new(true),
             origin,
         })
@@ -323,31 +323,31 @@ impl Conduit {
         };
         Ok(head.map(|h| self.created_body(stored.arrival, stored.bytes.clone(), Some(&h))))
     }
+}
 
-    /// Take one token of `sender`'s bucket; `Err(seconds)` to wait.
-    fn take_token(&self, sender: [u8; mailbox::RECIPIENT_LEN]) -> Result<(), u64> {
-        let Some(rate) = self.config.rate.filter(|r| *r > 0) else {
-            return Ok(());
-        };
-        let rate = f64::from(rate);
-        let burst = f64::from(self.config.burst.unwrap_or(0).max(1)).max(rate.min(1.0));
-        let Ok(mut buckets) = self.buckets.lock() else {
-            return Ok(());
-        };
-        let now = Instant::now();
-        let b = buckets.entry(sender).or_insert(Bucket {
-            tokens: burst,
-            at: now,
-        });
-        b.tokens = (b.tokens + now.duration_since(b.at).as_secs_f64() * rate).min(burst);
-        b.at = now;
-        if b.tokens >= 1.0 {
-            b.tokens -= 1.0;
-            Ok(())
-        } else {
-            Err(((1.0 - b.tokens) / rate).ceil().max(1.0) as u64)
-        }
+/// The largest envelope a sender may post to a conduit of `config` with
+/// `key` (CONDUIT.md `413 too_large`): `--max-body`, and for a relay at
+/// most P1's limit less the room its `conduit_receipt` takes, so that the
+/// copy it stores and forwards still decodes under P1 (docs/conduit.md
+/// *Hostile posts*). The room is measured on a receipt whose `ts` takes its
+/// longest encoding, plus the 8 bytes a longer array head could add.
+fn sender_max_body(config: &Config, key: &SigningKey) -> usize {
+    if !config.roles.relay {
+        return config.max_body;
     }
+    let room = herald_core::EnvelopeBuilder::genesis(0)
+        .sign(key)
+        .ok()
+        .and_then(|e| {
+            let plain = e.as_bytes().len();
+            e.cosign(key, herald_core::Scope::ConduitReceipt, Some(u64::MAX))
+                .ok()
+                .map(|c| c.as_bytes().len().saturating_sub(plain))
+        })
+        .unwrap_or(256)
+        + 8;
+    let p1 = herald_core::cbor::Limits::DEFAULT.max_size;
+    config.max_body.min(p1.saturating_sub(room))
 }
 
 /// Serve `conduit` on `listener` until `shutdown` completes: then stop

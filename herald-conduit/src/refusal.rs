@@ -16,8 +16,12 @@ pub enum Refusal {
     Invalid(Vec<&'static str>),
     /// `409`: another envelope holds its `(from key, nonce)`.
     Replayed,
-    /// `413`: larger than `--max-body`.
+    /// `413`: larger than `--max-body` (a relay: than what leaves room for
+    /// its receipt within P1's limit, CONDUIT.md *Policies*).
     TooLarge,
+    /// `413`: more than `--max-signatures` signatures, refused before any
+    /// is verified (CONDUIT.md revision 3).
+    TooManySignatures,
     /// `429`: the sender is over `--rate`/`--burst`; seconds to wait.
     RateLimited(u64),
     /// `503`: shedding load or shutting down.
@@ -32,7 +36,7 @@ impl Refusal {
         match self {
             Self::Invalid(_) => 422,
             Self::Replayed => 409,
-            Self::TooLarge => 413,
+            Self::TooLarge | Self::TooManySignatures => 413,
             Self::RateLimited(_) => 429,
             Self::Overloaded | Self::Deadline => 503,
         }
@@ -44,6 +48,7 @@ impl Refusal {
             Self::Invalid(codes) => codes.first().copied().unwrap_or("malformed"),
             Self::Replayed => "replayed_nonce",
             Self::TooLarge => "too_large",
+            Self::TooManySignatures => "too_many_signatures",
             Self::RateLimited(_) => "rate_limited",
             Self::Overloaded => "overloaded",
             Self::Deadline => "deadline",

@@ -176,6 +176,7 @@ impl Inner {
             }
             txn.commit().map_err(|e| err(e.into()))?;
         }
-        Ok(Receiver::new(store, self.keyring.clone()))
+        // CONDUIT.md revision 3: the origin first, as at the first open.
+        Ok(Receiver::new(store, self.keyring.clone()).with_origin_first(true))
     }
 }

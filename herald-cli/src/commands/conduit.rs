@@ -62,6 +62,14 @@ struct ServeArgs {
     /// Burst above --rate [default: --rate]
     #[arg(long, value_name = "N")]
     burst: Option<u32>,
+    /// Posts per second, all together, from senders the conduit holds no key for and births (0:
+    /// no limit)
+    #[arg(long, value_name = "PER_SEC", default_value_t = herald_conduit::config::DEFAULT_RATE_UNKNOWN)]
+    rate_unknown: u32,
+    /// Most signatures in an envelope; more are refused (413 too_many_signatures) before any is
+    /// verified
+    #[arg(long, value_name = "N", default_value_t = herald_conduit::config::DEFAULT_MAX_SIGNATURES)]
+    max_signatures: usize,
     /// Sign a tree head at least this often, milliseconds (notary)
     #[arg(long, value_name = "MS", default_value_t = 500)]
     batch_ms: u64,
@@ -118,6 +126,11 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     if a.max_page == 0 {
         return Err(CliError::new("--max-page must be greater than 0"));
     }
+    if a.max_signatures == 0 {
+        return Err(CliError::new(
+            "--max-signatures must be at least 1 (the origin)",
+        ));
+    }
     let key = keyfile::load(&a.key)?;
     let keyring = load_keyrings(&a.keyring)?;
     let mut config = Config::new(&a.state);
@@ -127,6 +140,8 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     config.max_body = a.max_body;
     config.rate = a.rate;
     config.burst = a.burst;
+    config.rate_unknown = a.rate_unknown;
+    config.max_signatures = a.max_signatures;
     config.batch = Duration::from_millis(a.batch_ms);
     config.max_inflight = a.max_inflight;
     config.origin = a.origin;

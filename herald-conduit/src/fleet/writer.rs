@@ -199,14 +199,23 @@ fn receive_one(
         // Accepted before, through this conduit or another: idempotent.
         return Ok(Step::Existing(stored));
     }
-    let report = prep
-        .pre
+    let Prepared {
+        pre,
+        forwarded,
+        refused,
+        now,
+    } = prep;
+    if let Some(r) = refused {
+        // Over a rate limit (the front door's rules: `crate::rate`).
+        return Ok(Step::Done(Outcome::Refused(r)));
+    }
+    let report = pre
         .and_then(|pre| conduit.receiver()?.receive_prechecked_with(state, pre))
         .map_err(|e| FleetError::Corrupted(e.to_string()))?;
     if report.status() != Status::Valid {
         return Ok(Step::Done(Outcome::Refused(writer::refusal_of(&report))));
     }
-    let Some(forwarded) = prep.forwarded else {
+    let Some(forwarded) = writer::forwarded_now(conduit, job, forwarded, now) else {
         return Ok(Step::Done(Outcome::Refused(Refusal::Invalid(vec![
             "malformed",
         ]))));

@@ -34,6 +34,10 @@ pub(crate) struct Job {
     pub(crate) bytes: Vec<u8>,
     pub(crate) id: [u8; 32],
     pub(crate) trace: [u8; 32],
+    /// The `from` sigil's rate-limit key (`rate`).
+    pub(crate) sender: Option<[u8; mailbox::RECIPIENT_LEN]>,
+    /// Whether it claims to be a birth (P7).
+    pub(crate) birth: bool,
     pub(crate) deadline: Instant,
     pub(crate) reply: oneshot::Sender<Outcome>,
 }
@@ -139,8 +143,24 @@ fn receive_loop(
 /// What can be done for a post without the write lock.
 pub(crate) struct Prepared<'b> {
     pub(crate) pre: Result<Prechecked<'b>, StoreError>,
-    /// The envelope with the relay's receipt (relay), or as received.
+    /// The envelope with the relay's receipt (relay), or as received; made
+    /// only for a post whose origin verified and that is not refused.
     pub(crate) forwarded: Option<Vec<u8>>,
+    /// Refused before the receive: over a rate limit (`rate`).
+    pub(crate) refused: Option<Refusal>,
+    pub(crate) now: u64,
+}
+
+/// The bytes to store and forward of `job`, received valid: as prepared,
+/// or made now at `now` (its origin verified only under the write lock,
+/// with a key an earlier post of the batch taught).
+pub(crate) fn forwarded_now(
+    conduit: &Conduit,
+    job: &Job,
+    prepared: Option<Vec<u8>>,
+    now: u64,
+) -> Option<Vec<u8>> {
+    prepared.or_else(|| forwarded(conduit, &job.bytes, now))
 }
 
 /// Precheck every post of `batch` and sign its receipt (relay), spread
@@ -158,9 +178,21 @@ fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b
         let pre = pre.unwrap_or_else(|_| posts.iter().map(|_| Err(conduit.live.down())).collect());
         pre.into_iter()
             .zip(jobs)
-            .map(|(pre, job)| Prepared {
-                pre,
-                forwarded: forwarded(conduit, &job.bytes, now),
+            .map(|(pre, job)| {
+                let charged = match &pre {
+                    Ok(p) => conduit.limits.charge(p, job.sender, job.birth),
+                    Err(_) => Ok(()),
+                };
+                let verified = pre.as_ref().is_ok_and(|p| p.origin_verified());
+                let refused = charged.err().map(Refusal::RateLimited);
+                Prepared {
+                    forwarded: (verified && refused.is_none())
+                        .then(|| forwarded(conduit, &job.bytes, now))
+                        .flatten(),
+                    pre,
+                    refused,
+                    now,
+                }
             })
             .collect()
     };
@@ -214,17 +246,23 @@ fn receive_one(
         Ok(_) => {}
         Err(e) => return fail(&e),
     }
-    let report = match prep
-        .pre
-        .and_then(|pre| conduit.receiver()?.receive_prechecked_in(txn, pre))
-    {
+    let Prepared {
+        pre,
+        forwarded,
+        refused,
+        now,
+    } = prep;
+    if let Some(r) = refused {
+        return Step::Done(Outcome::Refused(r));
+    }
+    let report = match pre.and_then(|pre| conduit.receiver()?.receive_prechecked_in(txn, pre)) {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };
     if report.status() != Status::Valid {
         return Step::Done(Outcome::Refused(refusal_of(&report)));
     }
-    let Some(forwarded) = prep.forwarded else {
+    let Some(forwarded) = forwarded_now(conduit, job, forwarded, now) else {
         return Step::Done(Outcome::Refused(Refusal::Invalid(vec!["malformed"])));
     };
     let view = env_view(&forwarded);

@@ -112,6 +112,9 @@ pub struct Receiver {
     learn_birth_keys: bool,
     limits: Limits,
     clock: Box<dyn Clock>,
+    /// Verify co-signatures only once the origin verified
+    /// ([`Receiver::with_origin_first`]).
+    origin_first: bool,
 }
 
 impl fmt::Debug for Receiver {
@@ -137,6 +140,25 @@ pub struct Prechecked<'b> {
     origin: origin::Origin<'b>,
 }
 
+impl Prechecked<'_> {
+    /// Whether the origin signature verified (P13), with the keys known
+    /// when it was prechecked: a conduit charges its sender's rate only
+    /// then (CONDUIT.md, `429`), never for a post anyone could forge.
+    pub fn origin_verified(&self) -> bool {
+        crate::lifecycle::origin_ok_of(self.origin.reasons.iter().map(|r| (r.code, r.index)))
+    }
+
+    /// Whether the receiver knew no key for the origin's sigil
+    /// (`unknown_signer` at signature 0: none pinned, no witnessed birth or
+    /// molt), so that nothing of it was verified.
+    pub fn origin_signer_unknown(&self) -> bool {
+        self.origin
+            .reasons
+            .iter()
+            .any(|r| r.code == ReasonCode::UnknownSigner && r.index == Some(0))
+    }
+}
+
 impl fmt::Debug for Prechecked<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Prechecked")
@@ -159,7 +181,24 @@ impl Receiver {
             learn_birth_keys: true,
             limits: Limits::DEFAULT,
             clock: Box::new(SystemClock),
+            origin_first: false,
         }
+    }
+
+    /// Verify an envelope's co-signatures only once its origin signature
+    /// verified (a conduit's front door, CONDUIT.md revision 3: the cost of
+    /// a post from a key it does not know stays a few verifications, where
+    /// n co-signatures hash O(n²) bytes). An envelope whose origin fails is
+    /// `invalid` either way (P13); its report then lists the origin's
+    /// reasons and the co-signature reasons that need no verification, not
+    /// `bad_signature` or `required_signature_missing` for co-signatures it
+    /// did not verify. In [`Receiver::precheck_all`] the batch decides
+    /// only origins; an envelope whose origin verified and that carries
+    /// co-signatures is then checked again alone. Off by default: every
+    /// applicable reason (P11).
+    pub fn with_origin_first(mut self, origin_first: bool) -> Self {
+        self.origin_first = origin_first;
+        self
     }
 
     /// The clock skew tolerated, seconds (P10).
@@ -295,8 +334,15 @@ impl Receiver {
         seen: Option<IdentityRecord>,
     ) -> Prechecked<'b> {
         let opts = self.options(now);
-        let origin =
-            origin::check_origin(bytes, &self.keyring, who, seen.as_ref(), &opts, &mut Strict);
+        let origin = origin::check_origin(
+            bytes,
+            &self.keyring,
+            who,
+            seen.as_ref(),
+            &opts,
+            self.gate(origin::Gate::On),
+            &mut Strict,
+        );
         Prechecked {
             bytes,
             now,
@@ -381,6 +427,7 @@ impl Receiver {
                     who,
                     seen.as_ref(),
                     &opts,
+                    self.gate(origin::Gate::Defer),
                     &mut collect,
                 );
                 Ok(Prechecked {
@@ -399,7 +446,7 @@ impl Receiver {
         let verdicts = batch::verify_all_with(&collect.prepared, &one_thread);
         for (slot, asked) in out.iter_mut().zip(&collect.asked) {
             if let Ok(pre) = slot
-                && Collect::failed(asked, &verdicts)
+                && (Collect::failed(asked, &verdicts) || pre.origin.deferred)
             {
                 let origin = origin::check_origin(
                     pre.bytes,
@@ -407,6 +454,7 @@ impl Receiver {
                     pre.who,
                     pre.seen.as_ref(),
                     &opts,
+                    self.gate(origin::Gate::On),
                     &mut Strict,
                 );
                 pre.origin = origin;
@@ -442,6 +490,16 @@ impl Receiver {
         }
         let (report, _) = self.finish_in(state, pre)?;
         Ok(report)
+    }
+
+    /// How co-signatures wait for the origin: `when` with
+    /// [`Receiver::with_origin_first`], else not at all.
+    fn gate(&self, when: origin::Gate) -> origin::Gate {
+        if self.origin_first {
+            when
+        } else {
+            origin::Gate::Off
+        }
     }
 
     /// The check options at `now`.
@@ -483,6 +541,7 @@ impl Receiver {
                 who,
                 current.as_ref(),
                 &opts,
+                self.gate(origin::Gate::On),
                 &mut Strict,
             );
         }

@@ -7,8 +7,8 @@ use alloc::vec::Vec;
 use herald_core::attestation::BirthAttestation;
 use herald_core::cbor::{self, Limits};
 use herald_core::{
-    CheckOptions, Checked, EnvelopeRef, KeyResolver, KeySource, PublicKey, Sigil,
-    SignatureVerifier, check_with,
+    Body, CheckOptions, Checked, EnvelopeRef, KeyResolver, KeySource, PublicKey, ReasonCode, Scope,
+    Sigil, SignatureVerifier, check_with,
 };
 
 use crate::keyring::Keyring;
@@ -53,6 +53,21 @@ pub(crate) struct Origin<'b> {
     pub(crate) signer: Option<Signer>,
     /// The report's `key_source`.
     pub(crate) key_source: Option<KeyOrigin>,
+    /// Co-signatures were left unverified behind an origin whose verdict
+    /// was pending ([`Gate::Defer`]): once it verifies, check again.
+    pub(crate) deferred: bool,
+}
+
+/// When [`check_origin`] verifies co-signatures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Gate {
+    /// All of them (P11: every applicable reason).
+    Off,
+    /// Only once the origin verified.
+    On,
+    /// None: the verifier's answers are pending (a batch decides them
+    /// later), so the origin's `true` is not yet a verdict.
+    Defer,
 }
 
 /// [`check_with`] `bytes` with `keys` and `verifier`: the result, its
@@ -61,11 +76,30 @@ fn run<'b>(
     bytes: &'b [u8],
     keys: &dyn KeyResolver,
     opts: &CheckOptions<'_>,
+    gate: Gate,
     verifier: &mut dyn SignatureVerifier,
 ) -> (Origin<'b>, bool) {
     let mut out = ReasonList::default();
-    let checked = check_with(bytes, keys, opts, &mut out, verifier);
-    let reasons: Vec<ReportReason> = out.listed().map(|r| ReportReason::of(&r, bytes)).collect();
+    let mut gate = OriginFirst {
+        inner: verifier,
+        gate,
+        origin: None,
+        skipped: false,
+    };
+    let checked = check_with(bytes, keys, opts, &mut out, &mut gate);
+    let skipped = gate.skipped;
+    let deferred = skipped && gate.origin == Some(true);
+    let reasons: Vec<ReportReason> = out
+        .listed()
+        .map(|r| ReportReason::of(&r, bytes))
+        // The co-signatures the gate did not verify are not known bad, nor
+        // a required one missing: the origin's reasons say why it fails.
+        .filter(|r| {
+            !skipped
+                || !(matches!(r.code, ReasonCode::BadSignature) && r.index.is_some_and(|k| k > 0)
+                    || r.code == ReasonCode::RequiredSignatureMissing)
+        })
+        .collect();
     let ok = origin_ok_of(reasons.iter().map(|r| (r.code, r.index)));
     let origin = Origin {
         checked,
@@ -73,8 +107,48 @@ fn run<'b>(
         unlisted: out.unlisted().to_vec(),
         signer: None,
         key_source: None,
+        deferred,
     };
     (origin, ok)
+}
+
+/// A verifier that verifies a co-signature (k ≥ 1) only once the origin
+/// signature passed ([`crate::Receiver::with_origin_first`]; CONDUIT.md
+/// revision 3: verify the origin first). An envelope whose origin fails is `invalid` whatever
+/// its co-signatures say (P13), so verifying them would only spend the
+/// receiver's time on an unauthenticated sender's behalf: signature k covers
+/// the body and the k signatures before it, so n of them hash O(n²) bytes.
+/// [`check_with`] asks in array order, so the origin, when it is asked at
+/// all, is asked first, with its kind's origin tag (P6: every co-signature
+/// tag is a `herald.sig.*` tag of [`Scope::tag`]).
+struct OriginFirst<'v> {
+    inner: &'v mut dyn SignatureVerifier,
+    gate: Gate,
+    /// The origin signature's answer, once asked.
+    origin: Option<bool>,
+    /// A co-signature was answered `false` without being verified.
+    skipped: bool,
+}
+
+impl SignatureVerifier for OriginFirst<'_> {
+    fn verify(&mut self, key: &PublicKey, sig: &[u8; 64], tag: &[u8], body: &Body<'_>) -> bool {
+        let cosignature = Scope::ALL.iter().any(|s| s.tag() == Some(tag));
+        if !cosignature {
+            let ok = self.inner.verify(key, sig, tag, body);
+            self.origin = Some(ok);
+            return ok;
+        }
+        let verify = match self.gate {
+            Gate::Off => true,
+            Gate::On => self.origin == Some(true),
+            Gate::Defer => false,
+        };
+        if verify {
+            return self.inner.verify(key, sig, tag, body);
+        }
+        self.skipped = true;
+        false
+    }
 }
 
 /// Whether the records `a` and `b` of one identity give [`check_origin`]
@@ -106,6 +180,7 @@ pub(crate) fn check_origin<'b>(
     who: Option<Identity>,
     state: Option<&IdentityRecord>,
     opts: &CheckOptions<'_>,
+    gate: Gate,
     verifier: &mut dyn SignatureVerifier,
 ) -> Origin<'b> {
     let birth = state
@@ -113,8 +188,8 @@ pub(crate) fn check_origin<'b>(
         .and_then(|s| s.birth.as_ref())
         .and_then(|b| PublicKey::from_bytes(&b.key).ok());
     let own = match who {
-        Some(who) => run(bytes, &Known { keys, who, birth }, opts, verifier),
-        None => run(bytes, keys, opts, verifier),
+        Some(who) => run(bytes, &Known { keys, who, birth }, opts, gate, verifier),
+        None => run(bytes, keys, opts, gate, verifier),
     };
     let (own, ok) = own;
     let from = own.checked.envelope.as_ref().map(EnvelopeRef::from_sigil);
@@ -147,7 +222,7 @@ pub(crate) fn check_origin<'b>(
             let Ok(key) = PublicKey::from_bytes(&m.new_key) else {
                 continue;
             };
-            let (molted, ok) = run(bytes, &Molted { keys, who, key }, opts, verifier);
+            let (molted, ok) = run(bytes, &Molted { keys, who, key }, opts, gate, verifier);
             if ok && molted.checked.key_source == Some(KeySource::Molt) {
                 return Origin {
                     signer: Some(Signer::Molt(i)),
