@@ -10,7 +10,7 @@
 mod heads;
 mod pipeline;
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender, TrySendError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
@@ -56,11 +56,10 @@ pub(crate) enum Outcome {
 /// The queue in front of the writer.
 pub(crate) type Queue = SyncSender<Job>;
 
-/// Offer `job` without waiting: a full queue is load to shed.
-pub(crate) fn offer(queue: &Queue, job: Job) -> Result<(), Job> {
-    queue.try_send(job).map_err(|e| match e {
-        TrySendError::Full(j) | TrySendError::Disconnected(j) => j,
-    })
+/// Offer `job` without waiting: whether it was queued (a full queue is
+/// load to shed).
+pub(crate) fn offer(queue: &Queue, job: Job) -> bool {
+    queue.try_send(job).is_ok()
 }
 
 /// Whether `bytes` is the envelope that `id` names (the id is the hash of
