@@ -18,6 +18,7 @@ mod bundle;
 mod encoding;
 mod fields;
 mod forgery;
+mod junk_cosignatures;
 mod keyring;
 mod lifecycle;
 mod proof;
@@ -260,6 +261,34 @@ impl Gen {
         });
     }
 
+    /// A live-reception case: each envelope received in order at `now`
+    /// with a fresh cache, and what it must come out as.
+    fn receive(
+        &mut self,
+        name: &str,
+        description: &str,
+        steps: &[(Vec<u8>, EnvelopeExpect)],
+        keyring: &[&str],
+        now: u64,
+    ) {
+        let mut inputs = Vec::new();
+        let mut expect = Vec::new();
+        for (i, (bytes, want)) in steps.iter().enumerate() {
+            let rel = format!("cases/receive/{name}-{i}.cbor");
+            self.files.insert(rel.clone(), bytes.clone());
+            inputs.push(rel);
+            expect.push(want.clone());
+        }
+        self.cases.push(Case::Receive {
+            name: name.into(),
+            description: description.into(),
+            inputs,
+            keyring: keyring.iter().map(|s| (*s).into()).collect(),
+            now,
+            expect,
+        });
+    }
+
     fn cbor(&mut self, name: &str, description: &str, bytes: Vec<u8>, rule: Option<(&str, usize)>) {
         let input = format!("cases/cbor/{name}.cbor");
         self.cases.push(Case::Cbor {
@@ -315,6 +344,7 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     proof::proof_cases(&mut g)?;
     // Last, so that every earlier case keeps its nonces and bytes.
     bundle::bundle_cases(&mut g)?;
+    junk_cosignatures::junk_cosignature_cases(&mut g);
 
     let mut keys = Vec::new();
     for name in KEY_NAMES {
