@@ -84,7 +84,7 @@ impl Bytes {
 /// `bytes` with `n` signature maps appended, each `by` the sigil `by` in
 /// scope `human_approval`, with arbitrary `sig` bytes.
 fn with_cosignatures(bytes: &[u8], by: &str, n: usize, rng: &mut Bytes) -> Vec<u8> {
-    let Value::Map(mut env) = herald_core::cbor::decode(bytes).unwrap() else {
+    let Value::Map(mut env) = Value::decode(bytes).unwrap() else {
         panic!("an envelope is a map");
     };
     let Some(Value::Array(mut sigs)) = env.remove("signatures") else {
@@ -139,7 +139,7 @@ fn reason(body: &[u8]) -> String {
     assert_eq!(checked.status, herald_core::Status::Valid, "{reasons:?}");
     let env = checked.envelope.unwrap();
     assert_eq!(env.kind(), Kind::Refusal);
-    let v = herald_core::cbor::decode(body).unwrap();
+    let v = Value::decode(body).unwrap();
     let payload = v.as_map().unwrap().get("payload").unwrap();
     payload
         .as_map()
