@@ -29,6 +29,7 @@ pub mod mailbox;
 pub mod metrics;
 pub mod notary;
 pub mod refusal;
+pub mod sender;
 mod tlog;
 pub mod witnesses;
 mod writer;
