@@ -1175,16 +1175,22 @@ fn streamable_http_keeps_host_and_origin_guards_and_sessions() {
             &format!("POST /mcp HTTP/1.1\r\n{host}Mcp-Session-Id: 00\r\n"),
             ping,
         ),
-        // A loopback origin is fine.
+        // Another loopback page is another origin.
         http_status(
             addr,
             &format!("POST /mcp HTTP/1.1\r\n{host}Origin: http://localhost:3000\r\n"),
             init,
         ),
+        // This server's own origin is fine.
+        http_status(
+            addr,
+            &format!("POST /mcp HTTP/1.1\r\n{host}Origin: http://{addr}\r\n"),
+            init,
+        ),
     ];
     let _ = child.kill();
     let _ = child.wait();
-    assert_eq!(statuses, [403, 403, 400, 404, 200]);
+    assert_eq!(statuses, [403, 403, 400, 404, 403, 200]);
 }
 
 /// `--session-idle`: a session whose client keeps making requests lives

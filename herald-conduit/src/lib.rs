@@ -31,6 +31,7 @@ pub mod notary;
 pub mod page;
 mod rate;
 pub mod refusal;
+pub mod sender;
 mod storage;
 mod tlog;
 pub mod witnesses;

@@ -14,7 +14,11 @@
 //!
 //! Any other call is answered with an `isError` result naming the P11
 //! codes (in the text and as `_meta["herald/reasons"]`), and never reaches
-//! the server. Everything else passes through untouched, both ways.
+//! the server. A `tools/call` without a usable id (absent, `null`: a
+//! notification a lenient server would still run) and a JSON-RPC batch
+//! holding one are answered with a JSON-RPC error and never reach it
+//! either (docs/mcp.md *Ids and batches*). Everything else passes through
+//! untouched, both ways.
 
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -27,7 +31,7 @@ use serde_json::{Value, json};
 use tokio::io::AsyncRead;
 
 use crate::jsonrpc::{self, Kind, meta};
-use crate::proxy::ProxyError;
+use crate::proxy::{ProxyError, TOOLS_CALL};
 use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::upstream::Upstream;
 
@@ -91,15 +95,25 @@ impl Guard {
         let mut messages = Messages::new(input);
         while let Some(message) = messages.next(up).await? {
             let line = messages.line();
+            if jsonrpc::without_usable_id(&message, TOOLS_CALL) {
+                // A call without an id could never be answered with its
+                // refusal, and a lenient server would run it: refused.
+                send_json(down, &jsonrpc::no_usable_id(TOOLS_CALL));
+                continue;
+            }
+            if matches!(jsonrpc::classify(&message), Kind::Batch)
+                && crate::proxy::batch_has_wrapped(&message)
+            {
+                let answers = crate::proxy::refuse_batch(&message);
+                if !answers.is_empty() {
+                    send_json(down, &Value::Array(answers));
+                }
+                continue;
+            }
             let checked = match jsonrpc::classify(&message) {
                 Kind::Request {
-                    method: crate::proxy::TOOLS_CALL,
-                    ..
+                    method: TOOLS_CALL, ..
                 } => Some(self.admit(&message)),
-                Kind::Batch if crate::proxy::batch_has_wrapped(&message) => Some(Err(vec![(
-                    "malformed",
-                    "a tools/call inside a batch".into(),
-                )])),
                 _ => None,
             };
             match checked {

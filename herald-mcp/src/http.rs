@@ -16,9 +16,23 @@
 //!   request of it pending, no GET stream open) is ended the same way, so
 //!   a client that went away without `DELETE` does not leave its server
 //!   running (rmcp's session manager does the same, 5 minutes by default).
-//! - Host and Origin guards (against DNS rebinding): a request whose `Host`
-//!   is not a loopback name, or whose `Origin` is present and not a
-//!   loopback origin, is refused `403`.
+//! - At most `--max-sessions` sessions (default
+//!   [`DEFAULT_MAX_SESSIONS`]) live at once, each counted until its server
+//!   has exited: an `initialize` past it is refused `503` with
+//!   `Retry-After`, before anything is started.
+//! - Browser requests (MCP *Security Warning*: servers MUST validate the
+//!   `Origin`), the rules of `herald inspect --serve`'s guard: a request
+//!   whose `Host` is not a loopback name is refused `403`; so is one whose
+//!   `Origin`, when present, is not this server's own (`http://` and the
+//!   `Host` it names, so no other page, loopback ones included, reaches
+//!   it), and one whose `Sec-Fetch-Site`, when present, is not
+//!   `same-origin` or `none`. A `POST` body must be `application/json`
+//!   (`415` otherwise): a browser's `no-cors` POST (a form, `text/plain`)
+//!   can never start a session.
+//! - Ids and batches (docs/mcp.md): a `tools/call` without a usable id is
+//!   answered `400` with a JSON-RPC error; a batch holding a `tools/call`
+//!   or `tools/list` with an error per request in it; neither is
+//!   forwarded.
 
 use std::collections::HashMap;
 use std::convert::Infallible;
@@ -50,6 +64,27 @@ use crate::upstream::Upstream;
 /// A refusal: its status and one line.
 type Refusal = (StatusCode, &'static str);
 
+/// The default of `--max-sessions`.
+pub const DEFAULT_MAX_SESSIONS: u32 = 32;
+
+/// What bounds the sessions.
+#[derive(Clone, Copy, Debug)]
+pub struct Limits {
+    /// `--session-idle`: end a session idle this long (`None`: never).
+    pub idle: Option<Duration>,
+    /// `--max-sessions`: most sessions at once.
+    pub max_sessions: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Self {
+        Self {
+            idle: Some(Duration::from_secs(300)),
+            max_sessions: DEFAULT_MAX_SESSIONS as usize,
+        }
+    }
+}
+
 /// The session header.
 const SESSION: &str = "mcp-session-id";
 
@@ -67,13 +102,15 @@ pub struct HttpConfig {
     /// The server: a command (a child per session) or a URL (an
     /// upstream session per session).
     pub upstream: Upstream,
-    /// `--session-idle`: end a session idle this long (`None`: never).
-    pub idle: Option<Duration>,
+    /// The idle time and the cap on sessions.
+    pub limits: Limits,
 }
 
 struct Shared {
     config: HttpConfig,
     sessions: Mutex<HashMap<String, Arc<Session>>>,
+    /// One permit per live session, held until its server has exited.
+    slots: Arc<tokio::sync::Semaphore>,
 }
 
 type Events = mpsc::UnboundedSender<Bytes>;
@@ -141,6 +178,25 @@ impl Session {
                 streams.tokens.retain(|_, r| *r != id);
                 streams.pending.remove(&id)
             }
+            // A batch of responses goes to the stream of the requests it
+            // answers.
+            Kind::Batch
+                if message.as_array().is_some_and(|items| {
+                    items
+                        .iter()
+                        .any(|m| matches!(jsonrpc::classify(m), Kind::Response { .. }))
+                }) =>
+            {
+                message
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .filter_map(|m| match jsonrpc::classify(m) {
+                        Kind::Response { id } => streams.pending.remove(&id),
+                        _ => None,
+                    })
+                    .fold(None, |first, to| first.or(Some(to)))
+            }
             _ => {
                 let token = message
                     .pointer("/params/progressToken")
@@ -192,8 +248,9 @@ pub async fn serve_http(
     listener: tokio::net::TcpListener,
     config: HttpConfig,
 ) -> std::io::Result<()> {
-    let idle = config.idle;
+    let idle = config.limits.idle;
     let shared = Arc::new(Shared {
+        slots: Arc::new(tokio::sync::Semaphore::new(config.limits.max_sessions)),
         config,
         sessions: Mutex::new(HashMap::new()),
     });
@@ -245,23 +302,43 @@ fn loopback_host(host: &str) -> bool {
     matches!(name, "localhost" | "127.0.0.1" | "::1")
 }
 
-/// The Host and Origin guards.
-fn guarded(headers: &HeaderMap) -> Result<(), Refusal> {
+/// The Host guard and the browser-request rules (the module's list); a
+/// `POST` (`body`) must carry `application/json`.
+fn guarded(headers: &HeaderMap, body: bool) -> Result<(), Refusal> {
     let text = |h| headers.get(h).and_then(|v: &HeaderValue| v.to_str().ok());
-    let host_ok = text(header::HOST).is_some_and(loopback_host);
-    let origin_ok = text(header::ORIGIN).is_none_or(|o| {
-        o.strip_prefix("http://")
-            .or_else(|| o.strip_prefix("https://"))
-            .is_some_and(loopback_host)
-    });
-    if host_ok && origin_ok {
-        Ok(())
-    } else {
-        Err((
+    let host = text(header::HOST)
+        .filter(|h| loopback_host(h))
+        .ok_or((StatusCode::FORBIDDEN, "herald-mcp: Host is not loopback"))?;
+    // This server's own origin is the one its `Host` names.
+    if text(header::ORIGIN).is_some_and(|o| {
+        !o.strip_prefix("http://")
+            .is_some_and(|o| o.eq_ignore_ascii_case(host))
+    }) {
+        return Err((
             StatusCode::FORBIDDEN,
-            "herald-mcp: Host or Origin is not loopback",
-        ))
+            "herald-mcp: cross-origin requests are refused",
+        ));
     }
+    if text(header::HeaderName::from_static("sec-fetch-site"))
+        .is_some_and(|site| !matches!(site, "same-origin" | "none"))
+    {
+        return Err((
+            StatusCode::FORBIDDEN,
+            "herald-mcp: cross-site requests are refused",
+        ));
+    }
+    let json = text(header::CONTENT_TYPE).is_some_and(|t| {
+        t.split(';')
+            .next()
+            .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+    });
+    if body && !json {
+        return Err((
+            StatusCode::UNSUPPORTED_MEDIA_TYPE,
+            "herald-mcp: the body must be application/json",
+        ));
+    }
+    Ok(())
 }
 
 fn session_of(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Refusal> {
@@ -278,8 +355,15 @@ fn session_of(shared: &Shared, headers: &HeaderMap) -> Result<Arc<Session>, Refu
     Ok(session)
 }
 
-/// A new session: its wrapper and server started, its router running.
+/// A new session: its wrapper and server started, its router running;
+/// refused past `--max-sessions`.
 fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
+    let slot = shared.slots.clone().try_acquire_owned().map_err(|_| {
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            "herald-mcp: too many MCP sessions at once (--max-sessions); retry later",
+        )
+    })?;
     let nonce = herald_core::Nonce::generate().map_err(|_| {
         (
             StatusCode::INTERNAL_SERVER_ERROR,
@@ -303,6 +387,8 @@ fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
         {
             eprintln!("herald-mcp: session: {e}");
         }
+        // The server has exited (or was killed): its slot is free.
+        drop(slot);
     });
     let (router, gone) = (session.clone(), shared.clone());
     let key = id.clone();
@@ -330,13 +416,55 @@ fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
     Ok((id, session))
 }
 
+/// A JSON answer to a POST, made here (nothing forwarded).
+fn json_answer(status: StatusCode, answer: &Value) -> Response {
+    let mut r = (status, answer.to_string()).into_response();
+    r.headers_mut().insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static("application/json"),
+    );
+    r
+}
+
+/// The ids of the requests in a message (one, or those of a batch).
+fn request_ids(message: &Value) -> Vec<String> {
+    match jsonrpc::classify(message) {
+        Kind::Request { id, .. } => vec![id],
+        Kind::Batch => message
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|m| match jsonrpc::classify(m) {
+                Kind::Request { id, .. } => Some(id),
+                _ => None,
+            })
+            .collect(),
+        _ => Vec::new(),
+    }
+}
+
 async fn on_post(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: Bytes) -> Response {
-    if let Err(r) = guarded(&headers) {
+    if let Err(r) = guarded(&headers, true) {
         return r.into_response();
     }
     let Ok(message) = serde_json::from_slice::<Value>(&body) else {
         return (StatusCode::BAD_REQUEST, "herald-mcp: the body is not JSON").into_response();
     };
+    if jsonrpc::without_usable_id(&message, crate::proxy::TOOLS_CALL) {
+        // Streamable HTTP: input the server cannot accept is an HTTP error
+        // whose body may be a JSON-RPC error without an id.
+        let answer = jsonrpc::no_usable_id(crate::proxy::TOOLS_CALL);
+        return json_answer(StatusCode::BAD_REQUEST, &answer);
+    }
+    if crate::proxy::batch_has_wrapped(&message) {
+        let answers = crate::proxy::refuse_batch(&message);
+        let status = if answers.iter().any(|a| !a["id"].is_null()) {
+            StatusCode::OK
+        } else {
+            StatusCode::BAD_REQUEST
+        };
+        return json_answer(status, &Value::Array(answers));
+    }
     let kind = jsonrpc::classify(&message);
     let (new, session) = match (&kind, headers.get(SESSION)) {
         (
@@ -347,7 +475,14 @@ async fn on_post(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
             None,
         ) => match start(&shared) {
             Ok((id, s)) => (Some(id), s),
-            Err(r) => return r.into_response(),
+            Err(r) => {
+                let mut r = r.into_response();
+                if r.status() == StatusCode::SERVICE_UNAVAILABLE {
+                    r.headers_mut()
+                        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+                }
+                return r;
+            }
         },
         _ => match session_of(&shared, &headers) {
             Ok(s) => (None, s),
@@ -355,21 +490,29 @@ async fn on_post(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
         },
     };
     let line = serde_json::to_vec(&message).unwrap_or_default();
-    let Kind::Request { id, .. } = kind else {
+    let ids = request_ids(&message);
+    if ids.is_empty() {
         return if session.write(&line).await {
             StatusCode::ACCEPTED.into_response()
         } else {
             (StatusCode::NOT_FOUND, "herald-mcp: the session has ended").into_response()
         };
-    };
+    }
+    // One stream for the request (or every request of a batch): it ends
+    // once each has its response.
     let (tx, rx) = mpsc::unbounded_channel();
     {
         let mut streams = session.streams();
-        if let Some(token) = message.pointer("/params/_meta/progressToken") {
+        if let (Kind::Request { id, .. }, Some(token)) =
+            (&kind, message.pointer("/params/_meta/progressToken"))
+        {
             streams.tokens.insert(jsonrpc::id_key(token), id.clone());
         }
-        streams.pending.insert(id, tx);
+        for id in ids {
+            streams.pending.insert(id, tx.clone());
+        }
     }
+    drop(tx);
     if !session.write(&line).await {
         return (StatusCode::NOT_FOUND, "herald-mcp: the session has ended").into_response();
     }
@@ -381,7 +524,7 @@ async fn on_post(State(shared): State<Arc<Shared>>, headers: HeaderMap, body: By
 }
 
 async fn on_get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if let Err(r) = guarded(&headers) {
+    if let Err(r) = guarded(&headers, false) {
         return r.into_response();
     }
     let session = match session_of(&shared, &headers) {
@@ -399,7 +542,7 @@ async fn on_get(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Respon
 }
 
 async fn on_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Response {
-    if let Err(r) = guarded(&headers) {
+    if let Err(r) = guarded(&headers, false) {
         return r.into_response();
     }
     let session = match session_of(&shared, &headers) {
@@ -415,7 +558,7 @@ async fn on_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Res
 pub fn run_http(
     listen: std::net::SocketAddr,
     config: crate::ProxyConfig,
-    idle: Option<Duration>,
+    limits: Limits,
 ) -> Result<(), crate::ProxyError> {
     use crate::ProxyError;
     let crate::ProxyConfig {
@@ -447,7 +590,7 @@ pub fn run_http(
             recorder: Recorder::new(trace, conduit, sync),
             pin,
             upstream,
-            idle,
+            limits,
         };
         serve_http(listener, config).await.map_err(ProxyError::Io)
     })

@@ -80,6 +80,54 @@ pub fn classify(message: &Value) -> Kind<'_> {
     }
 }
 
+/// Whether `id` can name a request: a string or an integer (MCP's
+/// `RequestId`; JSON-RPC 2.0 §4: `null` and fractions are not for
+/// requests). A signed call is matched to its answer by it.
+pub fn usable_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+/// Whether `message` is a call of `method` without a usable id (absent,
+/// `null`, or another type): a notification or a malformed request that
+/// names a method the wrapper signs or checks. It is never forwarded.
+pub fn without_usable_id(message: &Value, method: &str) -> bool {
+    message.get("method").and_then(Value::as_str) == Some(method)
+        && !message.get("id").is_some_and(usable_id)
+}
+
+/// The answer to a call without a usable id: an "invalid request" error
+/// with id `null` (JSON-RPC 2.0 §5: the id could not be determined).
+pub fn no_usable_id(method: &str) -> Value {
+    error(
+        &Value::Null,
+        INVALID_REQUEST,
+        &format!(
+            "herald-mcp: a {method} needs an id (a string or an integer): it is signed and \
+             answered by it; this one was not forwarded"
+        ),
+    )
+}
+
+/// The answer to a batch the wrapper refuses whole (nothing of it is
+/// forwarded): an "invalid request" error per request in it, with its id
+/// (`null` for a signed method without a usable id). Empty when the batch
+/// holds only notifications of other methods (JSON-RPC 2.0 §6: nothing is
+/// returned for those).
+pub fn batch_refusal(batch: &Value, signed: &[&str], text: &str) -> Vec<Value> {
+    let items = batch.as_array().map_or(&[][..], Vec::as_slice);
+    items
+        .iter()
+        .filter_map(|m| {
+            let method = m.get("method").and_then(Value::as_str)?;
+            match m.get("id") {
+                Some(id) if usable_id(id) => Some(error(id, INVALID_REQUEST, text)),
+                _ if signed.contains(&method) => Some(error(&Value::Null, INVALID_REQUEST, text)),
+                _ => None,
+            }
+        })
+        .collect()
+}
+
 /// Edit the `_meta` object of `container` (`params` or `result`),
 /// created if absent (a `_meta` that is not an object is replaced).
 pub fn with_meta(container: &mut Map<String, Value>, edit: impl FnOnce(&mut Map<String, Value>)) {
@@ -152,6 +200,42 @@ mod tests {
         );
         assert_eq!(classify(&json!([n])), Kind::Batch);
         assert_eq!(classify(&json!(3)), Kind::Other);
+    }
+
+    #[test]
+    fn a_call_needs_a_string_or_integer_id() {
+        for id in [json!(1), json!("a"), json!(u64::MAX)] {
+            let m = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call"});
+            assert!(!without_usable_id(&m, "tools/call"), "{m}");
+        }
+        for m in [
+            json!({"jsonrpc": "2.0", "method": "tools/call"}),
+            json!({"jsonrpc": "2.0", "id": null, "method": "tools/call"}),
+            json!({"jsonrpc": "2.0", "id": {}, "method": "tools/call"}),
+            json!({"jsonrpc": "2.0", "id": 1.5, "method": "tools/call"}),
+        ] {
+            assert!(without_usable_id(&m, "tools/call"), "{m}");
+            assert!(!without_usable_id(&m, "ping"), "{m}");
+        }
+        assert_eq!(no_usable_id("tools/call")["id"], Value::Null);
+    }
+
+    #[test]
+    fn a_refused_batch_answers_each_request_in_it() {
+        let batch = json!([
+            {"jsonrpc": "2.0", "id": 1, "method": "tools/call"},
+            {"jsonrpc": "2.0", "method": "tools/call"},
+            {"jsonrpc": "2.0", "id": "p", "method": "ping"},
+            {"jsonrpc": "2.0", "method": "notifications/progress"}
+        ]);
+        let answers = batch_refusal(&batch, &["tools/call"], "no");
+        let ids: Vec<&Value> = answers.iter().map(|a| &a["id"]).collect();
+        assert_eq!(ids, [&json!(1), &Value::Null, &json!("p")]);
+        assert!(
+            answers
+                .iter()
+                .all(|a| a["error"]["code"] == INVALID_REQUEST)
+        );
     }
 
     #[test]

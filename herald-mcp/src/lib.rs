@@ -39,7 +39,7 @@ pub mod upstream;
 
 pub use pin::{PinCheck, PinError, ToolSet};
 pub use proxy::{ProxyConfig, ProxyError, run_stdio};
-pub use recorder::SyncPolicy;
+pub use recorder::{Conduit, SyncPolicy};
 pub use session::{Handshake, Keys, Session, SignError};
 pub use trace_file::{TraceFile, TraceFileError};
 pub use upstream::Upstream;

@@ -27,7 +27,6 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
@@ -43,7 +42,7 @@ use tokio::sync::watch;
 use crate::jsonrpc::{self, Kind};
 use crate::ledger::{Ledger, invalid_call};
 use crate::pin::ToolSet;
-use crate::recorder::{Recorder, SyncPolicy};
+use crate::recorder::{Conduit, Recorder, SyncPolicy};
 use crate::session::{Handshake, Keys};
 use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::trace_file::{TraceFile, TraceFileError};
@@ -77,8 +76,8 @@ pub struct ProxyConfig {
     pub trace: PathBuf,
     /// `--pin FILE`.
     pub pin: Option<PathBuf>,
-    /// `--conduit URL`: the conduit's address.
-    pub conduit: Option<SocketAddr>,
+    /// `--conduit URL` (and `--conduit-key`): the conduit.
+    pub conduit: Option<Conduit>,
     /// `--sync`: when the trace file is made durable.
     pub sync: SyncPolicy,
     /// The server: the command after `--`, or `--upstream URL`.
@@ -206,6 +205,9 @@ struct PinFetch {
 struct Routes {
     handshake: Handshake,
     initialize: Option<String>,
+    /// The client sent `notifications/initialized` (MCP lifecycle): calls
+    /// before it are answered with an error at once.
+    initialized: bool,
     /// Pending `tools/call` requests: JSON id → request envelope id.
     calls: HashMap<String, [u8; 32]>,
     /// Pending `tools/list` requests of the client for a first page.
@@ -252,6 +254,10 @@ impl Wrapper {
         let mut messages = Messages::new(input);
         while let Some(message) = messages.next(up).await? {
             let line = messages.line();
+            if jsonrpc::without_usable_id(&message, TOOLS_CALL) {
+                send_json(down, &jsonrpc::no_usable_id(TOOLS_CALL));
+                continue;
+            }
             match jsonrpc::classify(&message) {
                 Kind::Request {
                     method: TOOLS_CALL, ..
@@ -278,6 +284,7 @@ impl Wrapper {
                 Kind::Notification {
                     method: INITIALIZED,
                 } => {
+                    self.routes().initialized = true;
                     send(up, line.to_vec());
                     self.start_fetch(true, up).await;
                 }
@@ -285,15 +292,12 @@ impl Wrapper {
                     self.cancelled(&message).await;
                     send(up, line.to_vec());
                 }
-                Kind::Batch if batch_has_wrapped(&message) => send_json(
-                    down,
-                    &jsonrpc::error(
-                        &Value::Null,
-                        jsonrpc::INVALID_REQUEST,
-                        "herald-mcp: tools/call and tools/list are signed one at a time; send \
-                         them outside a JSON-RPC batch",
-                    ),
-                ),
+                Kind::Batch if batch_has_wrapped(&message) => {
+                    let answers = refuse_batch(&message);
+                    if !answers.is_empty() {
+                        send_json(down, &Value::Array(answers));
+                    }
+                }
                 _ => send(up, line.to_vec()),
             }
         }
@@ -386,6 +390,20 @@ impl Wrapper {
             .is_none()
         {
             return send_json(down, &invalid_call(&id));
+        }
+        if !self.routes().initialized {
+            // MCP lifecycle: no request but pings before the client's
+            // `initialized`; the session's trace opens after it. Answered
+            // now, never left waiting.
+            return send_json(
+                down,
+                &jsonrpc::error(
+                    &id,
+                    jsonrpc::INVALID_REQUEST,
+                    "herald-mcp: tools/call before notifications/initialized: the session's \
+                     trace opens once the client has initialized (MCP lifecycle)",
+                ),
+            );
         }
         let mut ready = self.ready.subscribe();
         if tokio::time::timeout(GENESIS_WAIT, ready.wait_for(|r| *r))
@@ -521,16 +539,27 @@ impl Wrapper {
     }
 }
 
+/// The answer to a JSON-RPC batch that holds a `tools/call` or a
+/// `tools/list`: refused whole, an error per request in it, nothing
+/// forwarded. The wrapper signs calls one at a time, and MCP 2025-06-18
+/// removed JSON-RPC batching (docs/mcp.md *Batches*).
+pub(crate) fn refuse_batch(batch: &Value) -> Vec<Value> {
+    jsonrpc::batch_refusal(
+        batch,
+        &[TOOLS_CALL, TOOLS_LIST],
+        "herald-mcp: a JSON-RPC batch holding tools/call or tools/list is refused whole \
+         (MCP 2025-06-18 has no batches; each call is signed on its own): send its messages \
+         one by one",
+    )
+}
+
 /// Whether a batch holds a request the wrapper signs or pins.
 pub(crate) fn batch_has_wrapped(batch: &Value) -> bool {
     batch.as_array().is_some_and(|items| {
         items.iter().any(|m| {
             matches!(
-                jsonrpc::classify(m),
-                Kind::Request {
-                    method: TOOLS_CALL | TOOLS_LIST,
-                    ..
-                }
+                m.get("method").and_then(Value::as_str),
+                Some(TOOLS_CALL | TOOLS_LIST)
             )
         })
     })

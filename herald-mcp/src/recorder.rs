@@ -3,13 +3,19 @@
 //! which makes the wrapper a translator between MCP and HTTP (spec §5.1).
 //!
 //! With a conduit, an envelope counts as recorded once the conduit has
-//! acknowledged it (`201`); the file then gets the bytes the conduit
-//! forwarded (with its `conduit_receipt` when it is a relay, so the file
-//! proves the hand-off, spec §5.2). A refusal (a signed refusal envelope,
-//! CONDUIT.md) or no answer is returned as an error carrying the reason,
-//! and the file still gets the envelope as signed: the chain of the session
-//! stays whole, and the client is told why the call or its result was held
-//! back.
+//! acknowledged it with a `201` that returns it with a `conduit_receipt`
+//! verifying under the conduit's key (spec §5.2: senders that require
+//! non-repudiation of hand-off require the receipt; herald-conduit's
+//! [`sender`]): the conduit must be a relay. The key is the one given
+//! (`--conduit-key`), or else the one the conduit's
+//! `/.well-known/herald-conduit` names, fetched on first use and pinned
+//! for the life of the process. The file then gets the bytes the conduit
+//! forwarded, so it proves the hand-off. A refusal (a refusal envelope the
+//! conduit signed for this envelope, CONDUIT.md), no answer, or an answer
+//! that proves nothing (a `201` without a valid receipt, an unsigned
+//! refusal) is returned as an error carrying the reason, and the file
+//! still gets the envelope as signed: the chain of the session stays
+//! whole, and the client is told why the call or its result was held back.
 //!
 //! When the file is made durable ([`SyncPolicy`], docs/mcp.md *Release
 //! order*): an envelope that comes before forwarding something to the
@@ -25,9 +31,9 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use herald_conduit::client;
-use herald_core::cbor::Value;
-use herald_core::{Envelope, EnvelopeRef};
+use herald_conduit::sender::{self, SendError};
+use herald_core::{Envelope, PublicKey};
+use tokio::sync::OnceCell;
 
 use crate::trace_file::{TraceFile, TraceFileError};
 
@@ -48,8 +54,11 @@ pub enum RecordError {
         /// The refusal's reason (a P11 code or CONDUIT.md reason).
         reason: String,
     },
-    /// The conduit gave no usable answer; the file has the envelope.
+    /// The conduit gave no answer; the file has the envelope.
     Unreachable(String),
+    /// The conduit's answer proves no delivery (a `201` without a valid
+    /// receipt, a refusal it did not sign); the file has the envelope.
+    Unproven(String),
 }
 
 impl fmt::Display for RecordError {
@@ -60,6 +69,7 @@ impl fmt::Display for RecordError {
                 write!(f, "the conduit refused the envelope ({status}): {reason}")
             }
             Self::Unreachable(e) => write!(f, "the conduit did not acknowledge the envelope: {e}"),
+            Self::Unproven(e) => write!(f, "the conduit's answer is not a delivery: {e}"),
         }
     }
 }
@@ -103,19 +113,57 @@ pub enum Before {
     Release,
 }
 
+/// A conduit (`--conduit`) and the key its receipts are checked under.
+#[derive(Debug, Clone)]
+pub struct Conduit {
+    addr: SocketAddr,
+    /// Given, or pinned from its well-known document on first use; shared
+    /// by every session of the process.
+    key: Arc<OnceCell<PublicKey>>,
+}
+
+impl Conduit {
+    /// The conduit at `addr`; `key` when given (`--conduit-key`), else
+    /// pinned on first use.
+    pub fn new(addr: SocketAddr, key: Option<PublicKey>) -> Self {
+        Self {
+            addr,
+            key: Arc::new(OnceCell::new_with(key)),
+        }
+    }
+
+    /// Post `envelope`; its forwarded bytes once delivered (the module's rules).
+    async fn deliver(&self, envelope: &Envelope) -> Result<Vec<u8>, RecordError> {
+        let key = self
+            .key
+            .get_or_try_init(|| sender::conduit_key(self.addr, POST_TIMEOUT))
+            .await
+            .map_err(|e| RecordError::Unreachable(e.to_string()))?;
+        match sender::deliver(self.addr, envelope.as_bytes(), key, POST_TIMEOUT).await {
+            Ok(delivered) => Ok(delivered.envelope),
+            Err(SendError::Refused { status, refusal }) => Err(RecordError::Refused {
+                status,
+                reason: refusal.reason,
+            }),
+            Err(e @ SendError::Unproven { .. }) => Err(RecordError::Unproven(e.to_string())),
+            Err(e) => Err(RecordError::Unreachable(e.to_string())),
+        }
+    }
+}
+
 /// The trace file and, optionally, a conduit. Sessions served at once
 /// (streamable HTTP) share one file; each append holds it alone.
 #[derive(Debug, Clone)]
 pub struct Recorder {
     file: Arc<Mutex<TraceFile>>,
-    conduit: Option<SocketAddr>,
+    conduit: Option<Conduit>,
     sync: SyncPolicy,
 }
 
 impl Recorder {
     /// Record into `file`, and through `conduit` when given, syncing the
     /// file as `sync` says.
-    pub fn new(file: TraceFile, conduit: Option<SocketAddr>, sync: SyncPolicy) -> Self {
+    pub fn new(file: TraceFile, conduit: Option<Conduit>, sync: SyncPolicy) -> Self {
         Self {
             file: Arc::new(Mutex::new(file)),
             conduit,
@@ -133,21 +181,12 @@ impl Recorder {
         envelope: &Envelope,
         before: Before,
     ) -> Result<Option<Vec<u8>>, RecordError> {
-        let Some(addr) = self.conduit else {
+        let Some(conduit) = &self.conduit else {
             self.append(envelope.as_bytes(), before)?;
             return Ok(None);
         };
-        let answer = client::post(addr, "/v1/envelopes", envelope.as_bytes(), POST_TIMEOUT).await;
-        let outcome = match answer {
-            Ok(r) if r.status == 201 => forwarded(&r.body, envelope)
-                .ok_or_else(|| RecordError::Unreachable("a 201 without the envelope".into())),
-            Ok(r) => Err(RecordError::Refused {
-                status: r.status,
-                reason: refusal_reason(&r),
-            }),
-            Err(e) => Err(RecordError::Unreachable(e.to_string())),
-        };
-        match outcome {
+        let delivered = conduit.deliver(envelope).await;
+        match delivered {
             Ok(bytes) => {
                 self.append(&bytes, before)?;
                 Ok((bytes != envelope.as_bytes()).then_some(bytes))
@@ -186,44 +225,11 @@ impl Recorder {
     }
 }
 
-/// The `envelope` of a `201` body, if it is `sent` (same id) as forwarded.
-fn forwarded(body: &[u8], sent: &Envelope) -> Option<Vec<u8>> {
-    let value = Value::decode(body).ok()?;
-    let Value::Bytes(bytes) = value.as_map()?.get("envelope")? else {
-        return None;
-    };
-    let view = EnvelopeRef::decode(bytes).ok()?;
-    (*view.id() == sent.id()).then(|| bytes.clone())
-}
-
-/// The reason of a refusal: the refusal envelope's `payload.reason`, else
-/// the `Herald-Reasons` header, else the body's first line.
-fn refusal_reason(r: &client::Response) -> String {
-    if let Ok(view) = EnvelopeRef::decode(&r.body)
-        && let Some(reason) = view
-            .payload()
-            .as_map()
-            .and_then(|m| m.get("reason"))
-            .and_then(|v| v.as_text())
-    {
-        return reason.to_owned();
-    }
-    if let Some(reasons) = r.header("herald-reasons") {
-        return reasons.to_owned();
-    }
-    String::from_utf8_lossy(&r.body)
-        .lines()
-        .next()
-        .unwrap_or_default()
-        .chars()
-        .take(200)
-        .collect()
-}
-
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
+    use herald_core::cbor::Value;
     use herald_core::{EnvelopeBuilder, SigningKey};
 
     fn envelope(key: &SigningKey, text: &str) -> Envelope {

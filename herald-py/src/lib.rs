@@ -12,6 +12,7 @@ mod auditlog;
 mod envelope;
 mod errors;
 mod keys;
+mod receipt;
 mod report;
 mod value;
 
@@ -26,6 +27,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     envelope::register(m)?;
     report::register(m)?;
     auditlog::register(m)?;
+    receipt::register(m)?;
     m.add("PROTOCOL", herald_core::envelope::VERSION)?;
     Ok(())
 }

@@ -13,8 +13,10 @@ use std::time::Duration;
 
 use clap::Args;
 use herald_conduit::client::{self, Response};
+use herald_conduit::sender;
 use herald_core::cbor::{Map, Value};
 use herald_core::{EnvelopeBuilder, EnvelopeRef, PublicKey, SigilForm, SigningKey, Status};
+use herald_verify::receipt;
 use herald_verify::report::hex;
 use herald_verify::{InclusionProof, Keyring, Provenance, Receiver, Store};
 
@@ -64,20 +66,12 @@ pub(crate) fn conduit_addr(url: &str) -> Result<SocketAddr, CliError> {
         .ok_or_else(|| CliError::new(format!("--conduit: {url:?} is not http://IP:PORT")))
 }
 
-/// The conduit's published key (`/.well-known/herald-conduit`).
+/// The conduit's published key (`/.well-known/herald-conduit`), the one
+/// its receipts and refusals are checked under (spec §5.2).
 pub(crate) async fn conduit_key(addr: SocketAddr) -> Result<PublicKey, CliError> {
-    let r = expect(
-        client::get(addr, "/.well-known/herald-conduit", REQUEST_TIMEOUT).await,
-        200,
-        "/.well-known/herald-conduit",
-    )?;
-    let json: serde_json::Value = serde_json::from_slice(&r.body)
-        .map_err(|e| CliError::new(format!("/.well-known/herald-conduit: {e}")))?;
-    json["key"]
-        .as_str()
-        .and_then(|k| data_encoding::HEXLOWER.decode(k.as_bytes()).ok())
-        .and_then(|k| PublicKey::from_slice(&k).ok())
-        .ok_or_else(|| CliError::new("/.well-known/herald-conduit: no valid key"))
+    sender::conduit_key(addr, REQUEST_TIMEOUT)
+        .await
+        .map_err(|e| CliError::new(e.to_string()))
 }
 
 /// A response with status `want`, else an error naming `what`.
@@ -143,12 +137,12 @@ fn text_of(env: &EnvelopeRef<'_>) -> String {
         .unwrap_or_default()
 }
 
-async fn post(addr: SocketAddr, env: &[u8]) -> Result<(), CliError> {
-    expect(
-        client::post(addr, "/v1/envelopes", env, REQUEST_TIMEOUT).await,
-        201,
-        "POST /v1/envelopes",
-    )?;
+/// Post one envelope: delivered only with the conduit's receipt (spec
+/// §5.2, herald-conduit's [`sender`]).
+async fn post(addr: SocketAddr, env: &[u8], conduit: &PublicKey) -> Result<(), CliError> {
+    sender::deliver(addr, env, conduit, REQUEST_TIMEOUT)
+        .await
+        .map_err(|e| CliError::new(format!("POST /v1/envelopes: {e}")))?;
     Ok(())
 }
 
@@ -161,7 +155,6 @@ async fn talk(
 ) -> Result<ExitCode, CliError> {
     let conduit = conduit_key(addr).await?;
     keyring.insert(conduit, Provenance::Pinned);
-    let conduit_sigil = conduit.sigil(SigilForm::Default).to_string();
     let store = Store::open_or_create(args.state.join("agent.redb"), "herald-agent")
         .map_err(|e| CliError::new(e.to_string()))?;
     let receiver = Receiver::new(store, keyring.clone());
@@ -173,7 +166,7 @@ async fn talk(
             .payload(text_payload(text))
             .sign(&key)
             .map_err(|e| CliError::new(format!("cannot build an envelope: {e}")))?;
-        post(addr, env.as_bytes()).await?;
+        post(addr, env.as_bytes(), &conduit).await?;
         sent += 1;
         say(&format!("trace {}", hex(env.view().trace())))?;
         say(&format!("sent {} {text:?}", &hex(&env.id())[..12]))?;
@@ -205,10 +198,7 @@ async fn talk(
             let env = EnvelopeRef::decode(bytes)
                 .map_err(|e| CliError::new(format!("an arrival does not decode: {e}")))?;
             let id = hex(env.id());
-            let receipt = env
-                .signatures()
-                .filter_map(Result::ok)
-                .any(|s| s.scope == "conduit_receipt" && s.by == conduit_sigil);
+            let receipt = receipt::receipt_by(&env, &conduit).is_ok();
             if report.status() != Status::Valid || !receipt {
                 let codes: Vec<_> = report.reasons.iter().map(|r| r.code.name()).collect();
                 return Err(CliError::new(format!(
@@ -246,7 +236,7 @@ async fn talk(
                     .payload(text_payload(&text))
                     .sign(&key)
                     .map_err(|e| CliError::new(format!("cannot build an envelope: {e}")))?;
-                post(addr, reply.as_bytes()).await?;
+                post(addr, reply.as_bytes(), &conduit).await?;
                 sent += 1;
                 say(&format!("sent {} {text:?}", &hex(&reply.id())[..12]))?;
             }

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! herald mcp proxy --key AGENT.key --sandbox-key TOOL.key --trace FILE
-//!                  [--conduit URL] [--pin FILE] [--sync release|each] -- COMMAND [ARGS...]
+//!                  [--conduit URL [--conduit-key CONDUIT.pub]] [--pin FILE]
+//!                  [--sync release|each] -- COMMAND [ARGS...]
 //! ```
 //!
 //! Standard input and output speak MCP (stdio transport) to the client;
@@ -18,7 +19,7 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use herald_mcp::guard::GuardConfig;
-use herald_mcp::{Keys, ProxyConfig, SyncPolicy, Upstream};
+use herald_mcp::{Conduit, Keys, ProxyConfig, SyncPolicy, Upstream};
 use herald_verify::{Receiver, Store};
 
 use crate::error::CliError;
@@ -85,10 +86,15 @@ pub(crate) struct ProxyArgs {
     /// Append the session's envelopes to FILE (a CBOR sequence; created if absent)
     #[arg(long, value_name = "FILE")]
     pub(crate) trace: PathBuf,
-    /// Also post every envelope to this conduit (CONDUIT.md), http://IP:PORT; a tool's result
-    /// is released only once the conduit acknowledged it, a refusal becomes an isError result
+    /// Also post every envelope to this conduit (CONDUIT.md), http://IP:PORT, a relay; a tool's
+    /// result is released only once the conduit acknowledged it with a receipt that verifies,
+    /// a refusal becomes an isError result
     #[arg(long, value_name = "URL")]
     pub(crate) conduit: Option<String>,
+    /// The conduit's public key file, its receipts and refusals checked under it [default: the
+    /// key its /.well-known/herald-conduit names, pinned on first use]
+    #[arg(long, value_name = "CONDUIT.pub", requires = "conduit")]
+    pub(crate) conduit_key: Option<PathBuf>,
     /// Serve MCP over streamable HTTP at http://ADDR/mcp instead of stdio (each session its own
     /// server and trace); prints "listening on http://ADDR/mcp"
     #[arg(long, value_name = "ADDR")]
@@ -97,6 +103,11 @@ pub(crate) struct ProxyArgs {
     /// and with no stream open to it; 0: never
     #[arg(long, value_name = "SECS", default_value_t = 300, requires = "listen")]
     pub(crate) session_idle: u64,
+    /// With --listen: most MCP sessions (each its own server) at once; an initialize past it is
+    /// answered 503
+    #[arg(long, value_name = "N", default_value_t = herald_mcp::http::DEFAULT_MAX_SESSIONS,
+          value_parser = clap::value_parser!(u32).range(1..), requires = "listen")]
+    pub(crate) max_sessions: u32,
     /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
     #[arg(long, value_name = "FILE")]
     pub(crate) pin: Option<PathBuf>,
@@ -169,11 +180,28 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
              from another key (a repeated signer is duplicate_signer, spec §3.4)",
         ));
     }
+    let conduit_key = match &args.conduit_key {
+        Some(path) => {
+            let keyring = super::verify::load_keyrings(std::slice::from_ref(path))?;
+            let mut keys = keyring.keys();
+            match (keys.next(), keys.next()) {
+                (Some(key), None) => Some(key),
+                _ => {
+                    return Err(CliError::new(format!(
+                        "--conduit-key {}: not one public key",
+                        path.display()
+                    )));
+                }
+            }
+        }
+        None => None,
+    };
     let conduit = args
         .conduit
         .as_deref()
         .map(super::agent::conduit_addr)
-        .transpose()?;
+        .transpose()?
+        .map(|addr| Conduit::new(addr, conduit_key));
     let config = ProxyConfig {
         keys: Keys { agent, sandbox },
         trace: args.trace,
@@ -183,8 +211,11 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
         upstream: args.server.upstream(),
     };
     if let Some(listen) = args.listen {
-        let idle = (args.session_idle > 0).then(|| Duration::from_secs(args.session_idle));
-        herald_mcp::http::run_http(listen, config, idle)
+        let limits = herald_mcp::http::Limits {
+            idle: (args.session_idle > 0).then(|| Duration::from_secs(args.session_idle)),
+            max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
+        };
+        herald_mcp::http::run_http(listen, config, limits)
             .map_err(|e| CliError::new(e.to_string()))?;
         return Ok(ExitCode::SUCCESS);
     }

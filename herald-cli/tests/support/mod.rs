@@ -4,6 +4,7 @@
 
 pub(crate) mod conduit;
 pub(crate) mod mcp;
+pub(crate) mod probe;
 pub(crate) mod rss;
 pub(crate) mod witness;
 

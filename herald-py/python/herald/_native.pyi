@@ -26,11 +26,14 @@ __all__ = [
     "ProofError",
     "ProofVerdict",
     "Reason",
+    "ReceiptError",
     "Report",
     "SigningKey",
     "Summary",
     "TraceVerdict",
     "bundle",
+    "check_receipt",
+    "check_refusal",
     "decode",
     "encode",
     "genesis",
@@ -66,6 +69,7 @@ class ProofError(HeraldError):
     code: str
 
 class BundleError(HeraldError): ...
+class ReceiptError(HeraldError): ...
 
 @final
 class SigningKey:
@@ -166,6 +170,8 @@ def reply(
 def encode(value: _Value) -> bytes: ...
 def decode(data: bytes) -> _Value: ...
 def split_sequence(data: bytes) -> list[bytes]: ...
+def check_receipt(sent: bytes, forwarded: bytes, conduit_key: bytes) -> None: ...
+def check_refusal(sent_id: bytes, body: bytes, conduit_key: bytes) -> tuple[str, Optional[int]]: ...
 
 @final
 class Reason:

@@ -8,7 +8,7 @@ import os
 import threading
 from typing import Protocol, Union
 
-from ._native import Envelope, decode
+from ._native import Envelope, HeraldError, check_receipt, check_refusal, decode
 
 
 class Sink(Protocol):
@@ -47,32 +47,49 @@ class FileSink:
 
 
 class ConduitError(Exception):
-    """A conduit refused an envelope (CONDUIT.md: a signed refusal) or
-    gave no usable answer. ``status`` is the HTTP status, ``reason`` the
-    refusal's reason (a P11 code, ``too_large``, ``rate_limited``, ...)."""
+    """An envelope the conduit did not take: a refusal it signed
+    (CONDUIT.md; ``signed`` is True), or an answer that proves nothing
+    (``signed`` is False: no answer, a 201 without a receipt that verifies
+    under the conduit's key, a refusal it did not sign). ``status`` is the
+    HTTP status (0 without one), ``reason`` the signed refusal's reason (a
+    P11 code, ``too_large``, ``rate_limited``, ...), else empty."""
 
-    def __init__(self, status: int, reason: str, message: str) -> None:
+    def __init__(self, status: int, reason: str, message: str, *, signed: bool = False) -> None:
         super().__init__(message)
         self.status = status
         self.reason = reason
+        self.signed = signed
 
 
 class ConduitSink:
     """POST each envelope to a conduit (CONDUIT.md ``POST /v1/envelopes``);
-    ``emit`` returns the envelope as the conduit forwarded it (with a relay's
-    receipt). Refusals raise ``ConduitError`` with the refusal's reason."""
+    ``emit`` returns the envelope as the conduit forwarded it.
 
-    def __init__(self, url: str, *, timeout: float = 10.0) -> None:
+    Delivered means what spec §5.2 asks of a sender that needs proof of
+    hand-off: the 201 returns the envelope sent, unaltered, with a
+    ``conduit_receipt`` that verifies under the conduit's key, so the
+    conduit must be a relay. That key is ``conduit_key`` (32 bytes) when
+    given, else the one the conduit's ``/.well-known/herald-conduit``
+    names, fetched on first use and pinned for the life of the sink. A
+    refusal counts only when the conduit signed it for this envelope.
+    Anything else raises ``ConduitError`` (the same check as ``herald
+    agent`` and the MCP proxy: ``herald.check_receipt`` and
+    ``herald.check_refusal``)."""
+
+    def __init__(self, url: str, *, timeout: float = 10.0, conduit_key: bytes | None = None) -> None:
         import urllib.parse
 
         parsed = urllib.parse.urlsplit(url)
         if parsed.scheme != "http" or not parsed.hostname:
             raise ValueError(f"conduit URL must be http://HOST:PORT, not {url!r}")
+        if conduit_key is not None and len(conduit_key) != 32:
+            raise ValueError("conduit_key must be the conduit's 32-byte public key")
         self.url = url.rstrip("/")
         self._host = parsed.hostname
         self._port = parsed.port or 80
         self._prefix = parsed.path.rstrip("/")
         self._timeout = timeout
+        self._key = bytes(conduit_key) if conduit_key is not None else None
         self.indices: list[int] = []
 
     def _request(self, method: str, path: str, body: bytes | None = None):
@@ -84,25 +101,52 @@ class ConduitSink:
             conn.request(method, self._prefix + path, body=body, headers=headers)
             resp = conn.getresponse()
             return resp.status, dict(resp.getheaders()), resp.read()
+        except OSError as e:
+            raise ConduitError(0, "", f"conduit {self.url}: {method} {path}: {e}") from e
         finally:
             conn.close()
 
+    @property
+    def conduit_key(self) -> bytes:
+        """The conduit's key its answers are checked under (given, or pinned
+        from its well-known document on first use)."""
+        if self._key is None:
+            import json
+
+            path = "/.well-known/herald-conduit"
+            status, _, body = self._request("GET", path)
+            try:
+                if status != 200:
+                    raise ValueError(f"status {status}")
+                key = bytes.fromhex(json.loads(body)["key"])
+                if len(key) != 32:
+                    raise ValueError("the key is not 32 bytes")
+            except (ValueError, KeyError, TypeError) as e:
+                raise ConduitError(status, "", f"conduit {self.url}{path}: no usable key: {e}") from e
+            self._key = key
+        return self._key
+
     def emit(self, envelope: Envelope) -> Envelope:
-        status, headers, body = self._request("POST", "/v1/envelopes", bytes(envelope))
+        key = self.conduit_key
+        sent = bytes(envelope)
+        status, _headers, body = self._request("POST", "/v1/envelopes", sent)
+        where = f"conduit {self.url}: envelope {envelope.id_hex}"
         if status == 201:
-            answer = decode(body)
-            if "index" in answer:
+            try:
+                answer = decode(body)
+                forwarded = answer["envelope"]
+                check_receipt(sent, forwarded, key)
+            except (HeraldError, KeyError, TypeError) as e:
+                raise ConduitError(status, "", f"{where} not delivered: a 201 that proves no delivery: {e}") from e
+            if isinstance(answer.get("index"), int):
                 self.indices.append(answer["index"])
-            return Envelope(answer["envelope"])
-        reason = ""
+            return Envelope(forwarded)
         try:
-            refusal = Envelope(body)
-            reason = refusal.payload.get("reason", "")
-        except Exception:  # noqa: BLE001 - a 400 problem+json is no envelope
-            reason = body[:200].decode("utf-8", "replace")
-        raise ConduitError(
-            status, reason, f"conduit {self.url} refused envelope {envelope.id_hex}: {status} {reason}"
-        )
+            reason, _retry_after = check_refusal(envelope.id, body, key)
+        except HeraldError as e:
+            text = body[:200].decode("utf-8", "replace")
+            raise ConduitError(status, "", f"{where} not delivered: {status} {text!r}: {e}") from e
+        raise ConduitError(status, reason, f"{where} refused: {status} {reason}", signed=True)
 
     def trace(self, trace: bytes) -> bytes:
         """Every envelope of ``trace`` the conduit holds, as a CBOR sequence
