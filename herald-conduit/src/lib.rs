@@ -353,7 +353,10 @@ fn sender_max_body(config: &Config, key: &SigningKey) -> usize {
 
 /// Serve `conduit` on `listener` until `shutdown` completes: then stop
 /// accepting, answer what is in flight (long polls end at once, empty),
-/// let the writer finish its batch, and return.
+/// close the connections still open after the shutdown grace, let the
+/// writer finish its batch, and return (CONDUIT.md *Operation*). Slow and
+/// idle clients are held to [`herald_http::server::Limits`]'s defaults
+/// (docs/conduit.md *Limits against slow and idle clients*).
 pub async fn serve(
     conduit: Conduit,
     listener: tokio::net::TcpListener,
@@ -370,18 +373,17 @@ pub async fn serve(
     let witnesses = witnesses::Witnesses::spawn(&conduit)?;
     let app = http::router(Arc::clone(&conduit), queue);
     let closing = Arc::clone(&conduit);
-    // No Nagle: an answer is written whole, and waiting for the client's
-    // delayed ACK would add 40 ms to it.
-    let listener = axum::serve::ListenerExt::tap_io(listener, |tcp| {
-        let _ = tcp.set_nodelay(true);
-    });
-    let result = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
+    let result = herald_http::server::serve(
+        listener,
+        app,
+        herald_http::server::Limits::default(),
+        async move {
             shutdown.await;
             closing.accepting.store(false, Ordering::SeqCst);
             closing.closing.send_replace(true);
-        })
-        .await;
+        },
+    )
+    .await;
     // The router (and with it the queue) is gone: the writer drains and ends.
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
     if let Some(w) = witnesses {
@@ -390,58 +392,4 @@ pub async fn serve(
     result
 }
 
-/// Connections the kernel completes and queues for `accept` (listen(2)'s
-/// backlog; the kernel caps it at `net.core.somaxconn`). A burst of new
-/// clients larger than the queue, while the conduit is busy, has its
-/// handshakes dropped, and each client retries only after TCP's one-second
-/// SYN timeout: a second added to its first answer. `tokio`'s and `std`'s
-/// `bind` queue 128; 400 agents connecting at once overflowed that
-/// (docs/performance.md *(8)*).
-pub const LISTEN_BACKLOG: u32 = 1024;
-
-/// A listener on `addr` for [`serve`], with [`LISTEN_BACKLOG`]. Call it
-/// inside a tokio runtime.
-pub fn listen(addr: std::net::SocketAddr) -> std::io::Result<tokio::net::TcpListener> {
-    let socket = match addr {
-        std::net::SocketAddr::V4(_) => tokio::net::TcpSocket::new_v4()?,
-        std::net::SocketAddr::V6(_) => tokio::net::TcpSocket::new_v6()?,
-    };
-    // As tokio's `bind`: a restarted conduit can take its port again while
-    // the old connections are in TIME_WAIT.
-    socket.set_reuseaddr(true)?;
-    socket.bind(addr)?;
-    socket.listen(LISTEN_BACKLOG)
-}
-
-/// SIGTERM or SIGINT (CONDUIT.md: stop accepting, answer what is in
-/// flight, exit 0). The handlers are installed when this is called (inside
-/// a tokio runtime), before the future is first polled, so a signal that
-/// arrives right after a `listening on` line is not missed.
-pub fn termination() -> impl Future<Output = ()> + Send + 'static {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let term = signal(SignalKind::terminate()).ok();
-        let int = signal(SignalKind::interrupt()).ok();
-        async move {
-            let one = |s: Option<tokio::signal::unix::Signal>| async move {
-                match s {
-                    Some(mut s) => {
-                        s.recv().await;
-                    }
-                    None => std::future::pending::<()>().await,
-                }
-            };
-            tokio::select! {
-                () = one(term) => {}
-                () = one(int) => {}
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    {
-        async {
-            let _ = tokio::signal::ctrl_c().await;
-        }
-    }
-}
+pub use herald_http::server::{LISTEN_BACKLOG, listen, termination};

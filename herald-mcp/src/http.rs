@@ -243,10 +243,14 @@ fn sse(rx: mpsc::UnboundedReceiver<Bytes>) -> Response {
     r
 }
 
-/// Serve MCP over streamable HTTP on `listener` until the process ends.
+/// Serve MCP over streamable HTTP on `listener` until `shutdown`
+/// completes, under the limits every HERALD server has (docs/mcp.md):
+/// then stop accepting, finish what is in flight within the shutdown
+/// grace, close the rest and return.
 pub async fn serve_http(
     listener: tokio::net::TcpListener,
     config: HttpConfig,
+    shutdown: impl std::future::Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let idle = config.limits.idle;
     let shared = Arc::new(Shared {
@@ -260,7 +264,13 @@ pub async fn serve_http(
     let app = Router::new()
         .route("/mcp", post(on_post).get(on_get).delete(on_delete))
         .with_state(shared);
-    axum::serve(listener, app).await
+    herald_http::server::serve(
+        listener,
+        app,
+        herald_http::server::Limits::default(),
+        shutdown,
+    )
+    .await
 }
 
 /// End the sessions idle for `limit`, looking a few times per `limit`,
@@ -554,7 +564,7 @@ async fn on_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Res
 }
 
 /// `herald mcp proxy --listen ADDR`: bind, say `listening on
-/// http://ADDR/mcp` on standard output, and serve until the process ends.
+/// http://ADDR/mcp` on standard output, and serve until SIGTERM or SIGINT.
 pub fn run_http(
     listen: std::net::SocketAddr,
     config: crate::ProxyConfig,
@@ -576,9 +586,9 @@ pub fn run_http(
         .build()
         .map_err(ProxyError::Io)?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(listen)
-            .await
-            .map_err(ProxyError::Io)?;
+        // Installed before the `listening on` line.
+        let stop = herald_http::server::termination();
+        let listener = herald_http::server::listen(listen).map_err(ProxyError::Io)?;
         let addr = listener.local_addr().map_err(ProxyError::Io)?;
         let mut out = tokio::io::stdout();
         out.write_all(format!("listening on http://{addr}/mcp\n").as_bytes())
@@ -592,6 +602,8 @@ pub fn run_http(
             upstream,
             limits,
         };
-        serve_http(listener, config).await.map_err(ProxyError::Io)
+        serve_http(listener, config, stop)
+            .await
+            .map_err(ProxyError::Io)
     })
 }

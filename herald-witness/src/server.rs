@@ -1,6 +1,7 @@
 //! The witness over HTTP (CONDUIT.md `herald witness serve`): `POST
 //! /add-checkpoint`, on a listener the caller binds (loopback by default).
 
+use std::future::Future;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -10,6 +11,7 @@ use axum::extract::{DefaultBodyLimit, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
+use herald_http::server::Limits;
 use tokio::net::TcpListener;
 
 use crate::witness::Witness;
@@ -43,22 +45,32 @@ async fn add_checkpoint(State(witness): State<Arc<Witness>>, body: Bytes) -> Res
     }
 }
 
-/// Serve `witness` on `listener` until the process ends; print
-/// `listening on http://ADDR` once it accepts connections.
-pub async fn serve(listener: TcpListener, witness: Arc<Witness>) -> std::io::Result<()> {
+/// Serve `witness` on `listener` until `shutdown` completes (then as
+/// [`herald_http::server::serve`]: stop accepting, finish what is in
+/// flight within the shutdown grace, return); print `listening on
+/// http://ADDR` once it accepts connections.
+pub async fn serve(
+    listener: TcpListener,
+    witness: Arc<Witness>,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
     let addr = listener.local_addr()?;
     println!("listening on http://{addr}");
-    axum::serve(listener, router(witness)).await
+    herald_http::server::serve(listener, router(witness), Limits::default(), shutdown).await
 }
 
-/// Bind `listen` and serve `witness` on a multi-threaded runtime until the
-/// process ends (the blocking entry point of `herald witness serve`).
+/// Bind `listen` and serve `witness` on a multi-threaded runtime until
+/// SIGTERM or SIGINT (the blocking entry point of `herald witness serve`),
+/// under the limits every HERALD server has (docs/conduit.md *Limits
+/// against slow and idle clients*).
 pub fn run(listen: std::net::SocketAddr, witness: Arc<Witness>) -> std::io::Result<()> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?
         .block_on(async move {
-            let listener = TcpListener::bind(listen).await?;
-            serve(listener, witness).await
+            // Installed before the `listening on` line.
+            let stop = herald_http::server::termination();
+            let listener = herald_http::server::listen(listen)?;
+            serve(listener, witness, stop).await
         })
 }

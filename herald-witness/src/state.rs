@@ -14,6 +14,10 @@
 //! is only ever sent after its record is durable. A state file that does
 //! not parse stops the witness (it never silently restarts from zero, which
 //! would let it cosign a rolled-back tree).
+//!
+//! The directory is created mode 0700 and the file written mode 0600
+//! whatever the umask (as herald-verify keeps its state: `files`): what
+//! the witness vouches for is its owner's alone to read and rewrite.
 
 use core::fmt;
 use std::collections::BTreeMap;
@@ -50,6 +54,9 @@ pub enum StateError {
         /// The error.
         error: std::io::Error,
     },
+    /// The state directory or file could not be created owner-only (or
+    /// the existing directory is writable by group or others).
+    File(herald_verify::FileError),
     /// The file is not a state file.
     Corrupt {
         /// The file.
@@ -63,6 +70,7 @@ impl fmt::Display for StateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StateError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            StateError::File(e) => write!(f, "{e}"),
             StateError::Corrupt { path, line } => write!(
                 f,
                 "{}: line {line} is not `<size> <base64 root> <origin>` (refusing to start: a \
@@ -90,7 +98,7 @@ impl State {
             let path = path.to_path_buf();
             move |error| StateError::Io { path, error }
         };
-        fs::create_dir_all(dir).map_err(io(dir))?;
+        herald_verify::files::create_private_dir(dir).map_err(StateError::File)?;
         let path = dir.join(STATE_FILE);
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
@@ -149,7 +157,12 @@ impl State {
             let path = p.to_path_buf();
             move |error| StateError::Io { path, error }
         };
-        let mut f = File::create(&tmp).map_err(io(&tmp))?;
+        // A temporary file left by a crash is stale: replaced, owner-only.
+        match fs::remove_file(&tmp) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&tmp)(e)),
+            _ => {}
+        }
+        let mut f = herald_verify::files::create_private_file(&tmp).map_err(StateError::File)?;
         f.write_all(text.as_bytes()).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
         drop(f);
@@ -159,5 +172,56 @@ impl State {
             .map_err(io(&self.dir))?;
         self.latest = next;
         Ok(())
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn mode(path: &Path) -> u32 {
+        fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn state_is_owner_only_under_umask_022() {
+        let old = rustix::process::umask(rustix::fs::Mode::from_raw_mode(0o022));
+        let top = tempfile::tempdir().unwrap();
+        let dir = top.path().join("state");
+        let mut state = State::open(&dir).unwrap();
+        state
+            .update(
+                "example.com/log",
+                Latest {
+                    size: 3,
+                    root: [7; 32],
+                },
+            )
+            .unwrap();
+        rustix::process::umask(old);
+        assert_eq!(mode(&dir), 0o700);
+        assert_eq!(mode(&dir.join(STATE_FILE)), 0o600);
+        // A stale temporary file from a crash does not stop the next update.
+        fs::write(dir.join(format!("{STATE_FILE}.tmp")), b"torn").unwrap();
+        state
+            .update(
+                "example.com/log",
+                Latest {
+                    size: 4,
+                    root: [8; 32],
+                },
+            )
+            .unwrap();
+        assert_eq!(mode(&dir.join(STATE_FILE)), 0o600);
+        assert_eq!(
+            State::open(&dir)
+                .unwrap()
+                .latest("example.com/log")
+                .unwrap()
+                .size,
+            4
+        );
     }
 }

@@ -100,8 +100,9 @@ pub(crate) fn serve(opts: &ServeOptions<'_>) -> Result<ExitCode, CliError> {
         .build()
         .map_err(|e| CliError::new(format!("cannot start the server: {e}")))?;
     runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(opts.listen)
-            .await
+        // Installed before the `listening on` line.
+        let stop = herald_http::server::termination();
+        let listener = herald_http::server::listen(opts.listen)
             .map_err(|e| CliError::new(format!("--listen {}: {e}", opts.listen)))?;
         let addr = listener
             .local_addr()
@@ -124,44 +125,20 @@ pub(crate) fn serve(opts: &ServeOptions<'_>) -> Result<ExitCode, CliError> {
             .fallback(get(asset))
             .layer(middleware::from_fn_with_state(app.clone(), guarded))
             .with_state(app);
-        let stop = stop_signal();
         println!("listening on http://{addr}");
         use std::io::Write as _;
         let _ = std::io::stdout().flush();
-        axum::serve(listener, router)
-            .with_graceful_shutdown(stop)
-            .await
-            .map_err(|e| CliError::new(format!("the server stopped: {e}")))
+        // The limits every HERALD server has (docs/inspector.md).
+        herald_http::server::serve(
+            listener,
+            router,
+            herald_http::server::Limits::default(),
+            stop,
+        )
+        .await
+        .map_err(|e| CliError::new(format!("the server stopped: {e}")))
     })?;
     Ok(ExitCode::SUCCESS)
-}
-
-/// SIGINT (Ctrl-C) or, on Unix, SIGTERM; the handlers are installed when
-/// this is called (before the listening line), not when it is awaited.
-fn stop_signal() -> impl std::future::Future<Output = ()> {
-    #[cfg(unix)]
-    {
-        use tokio::signal::unix::{SignalKind, signal};
-        let interrupt = signal(SignalKind::interrupt());
-        let terminate = signal(SignalKind::terminate());
-        async move {
-            match (interrupt, terminate) {
-                (Ok(mut i), Ok(mut t)) => {
-                    tokio::select! {
-                        _ = i.recv() => {}
-                        _ = t.recv() => {}
-                    }
-                }
-                _ => {
-                    let _ = tokio::signal::ctrl_c().await;
-                }
-            }
-        }
-    }
-    #[cfg(not(unix))]
-    async {
-        let _ = tokio::signal::ctrl_c().await;
-    }
 }
 
 /// `bytes`, unless they are a secret key file: what the page is given it
