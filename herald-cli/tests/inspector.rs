@@ -242,17 +242,11 @@ fn the_inspector_and_the_witness_default_to_different_ports() {
     let witness = herald(tmp.path(), &["witness", "serve", "--help"]);
     inspect.expect(0);
     witness.expect(0);
-    assert!(
-        inspect.stdout.contains("127.0.0.1:8473"),
-        "{}",
-        inspect.stdout
-    );
-    assert!(
-        witness.stdout.contains("127.0.0.1:8471"),
-        "{}",
-        witness.stdout
-    );
-    assert!(!inspect.stdout.contains("8471"), "{}", inspect.stdout);
+    let inspect = String::from_utf8_lossy(&inspect.stdout);
+    let witness = String::from_utf8_lossy(&witness.stdout);
+    assert!(inspect.contains("127.0.0.1:8473"), "{inspect}");
+    assert!(witness.contains("127.0.0.1:8471"), "{witness}");
+    assert!(!inspect.contains("8471"), "{inspect}");
 }
 
 #[test]
