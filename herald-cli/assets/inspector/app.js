@@ -159,11 +159,17 @@ function renderGraph() {
     selected: state.selected,
     matches: state.matches,
     onSelect: select,
-    facts,
+    // Each node's text costs a detail() of the verifier: a large
+    // neighbourhood shows it only for the nodes already read (the list's).
+    facts: shown.length <= GRAPH_TEXT ? facts : (i) => state.facts[i] ?? NO_FACTS,
     names: state.names,
     room: { width: $('graph').clientWidth, height: $('graph').clientHeight },
   });
 }
+
+// Up to this many nodes drawn, each says what its envelope says.
+const GRAPH_TEXT = 100;
+const NO_FACTS = Object.freeze({ said: '', signers: [] });
 
 function firstProblem() {
   const i = state.nodes.findIndex((n) => n.status !== 'valid');
