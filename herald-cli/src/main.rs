@@ -115,6 +115,7 @@ fn main() -> ExitCode {
             keyrings: &a.keyring,
             listen: a.listen,
             key: a.key.as_deref(),
+            allow_lifecycle: a.allow_lifecycle,
         }),
         Command::Inspect(a) => match &a.export_site {
             Some(dir) => inspector::export_site(dir),

@@ -1,6 +1,7 @@
 //! `herald inspect --serve` and `--export-site` through the real binary
-//! (issue 20): the listening line, the embedded files, the token only in
-//! the served page, the Host and token checks, and a key kept to loopback.
+//! (issue 20): the listening line, the embedded files, the per-run token
+//! given only on that line (never in an answer), the Host and token checks,
+//! the kinds the signing endpoint refuses, and a key kept to loopback.
 //! The browser tests are tests/inspector/e2e.mjs (run by .ci/run).
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -14,8 +15,8 @@ use std::time::Duration;
 
 use support::herald;
 
-/// Stops the server when dropped.
-struct Server(Child, String);
+/// Stops the server when dropped: the child, its address and its token.
+struct Server(Child, String, String);
 
 impl Drop for Server {
     fn drop(&mut self) {
@@ -37,29 +38,45 @@ fn serve(dir: &std::path::Path, args: &[&str]) -> Server {
     BufReader::new(child.stdout.take().unwrap())
         .read_line(&mut line)
         .unwrap();
-    let addr = line
-        .strip_prefix("listening on http://")
-        .unwrap_or_else(|| panic!("no listening line: {line:?}"))
+    // `listening on http://ADDR/#token=TOKEN`: the token only in the fragment.
+    let (addr, token) = line
         .trim()
-        .to_owned();
-    Server(child, addr)
+        .strip_prefix("listening on http://")
+        .and_then(|url| url.split_once("/#token="))
+        .unwrap_or_else(|| panic!("no listening line with a token: {line:?}"));
+    assert_eq!(token.len(), 64, "a 32-byte token: {line}");
+    assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+    Server(child, addr.to_owned(), token.to_owned())
+}
+
+/// One GET; the status and the body.
+fn get(addr: &str, path: &str, headers: &[(&str, &str)]) -> (u16, Vec<u8>) {
+    request(addr, "GET", path, headers, b"")
 }
 
 /// One request; the status and the body.
-fn get(addr: &str, path: &str, headers: &[(&str, &str)]) -> (u16, Vec<u8>) {
+fn request(
+    addr: &str,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: &[u8],
+) -> (u16, Vec<u8>) {
     let mut stream = TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(10)))
         .unwrap();
-    let mut request = format!("GET {path} HTTP/1.1\r\nConnection: close\r\n");
+    let mut request = format!("{method} {path} HTTP/1.1\r\nConnection: close\r\n");
     if !headers.iter().any(|(k, _)| *k == "Host") {
         request.push_str(&format!("Host: {addr}\r\n"));
     }
     for (k, v) in headers {
         request.push_str(&format!("{k}: {v}\r\n"));
     }
-    request.push_str("\r\n");
-    stream.write_all(request.as_bytes()).unwrap();
+    request.push_str(&format!("Content-Length: {}\r\n\r\n", body.len()));
+    let mut request = request.into_bytes();
+    request.extend_from_slice(body);
+    stream.write_all(&request).unwrap();
     let mut raw = Vec::new();
     stream.read_to_end(&mut raw).unwrap();
     let end = raw.windows(4).position(|w| w == b"\r\n\r\n").unwrap();
@@ -80,17 +97,11 @@ fn serve_hands_the_page_its_files_behind_the_host_and_token_checks() {
         &["trace.cbor", "--keyring", "keyring", "--keyring", "keys"],
     );
     let addr = server.1.as_str();
+    let token = server.2.as_str();
 
     let (status, page) = get(addr, "/", &[]);
     assert_eq!(status, 200);
-    let page = String::from_utf8(page).unwrap();
-    let token = page
-        .split(r#"<meta name="herald-token" content=""#)
-        .nth(1)
-        .and_then(|rest| rest.split('"').next())
-        .unwrap();
-    assert_eq!(token.len(), 64, "a 32-byte token in the page");
-    assert!(token.bytes().all(|b| b.is_ascii_hexdigit()));
+    assert!(!String::from_utf8(page).unwrap().contains(token));
 
     let (status, wasm) = get(addr, "/herald_wasm.wasm", &[]);
     assert_eq!((status, &wasm[..4]), (200, &b"\0asm"[..]));
@@ -124,8 +135,118 @@ fn serve_hands_the_page_its_files_behind_the_host_and_token_checks() {
     assert_eq!(get(addr, "/", &[("Host", "rebound.example")]).0, 421);
     // A second run has another token.
     let other = serve(d, &["trace.cbor"]);
-    let (_, page2) = get(&other.1, "/", &[]);
-    assert!(!String::from_utf8(page2).unwrap().contains(token));
+    assert_ne!(other.2, token);
+}
+
+/// Every path of the site, as `--export-site` writes it.
+fn site_paths(d: &std::path::Path) -> Vec<String> {
+    herald(d, &["inspect", "--export-site", "site"]).expect(0);
+    let mut paths = Vec::new();
+    let mut dirs = vec![d.join("site")];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else {
+                let rel = path.strip_prefix(d.join("site")).unwrap();
+                paths.push(format!("/{}", rel.to_str().unwrap()));
+            }
+        }
+    }
+    paths
+}
+
+/// The signing endpoint's answer to `body`, with `token` (or none).
+fn sign(server: &Server, token: Option<&str>, body: &str) -> (u16, String) {
+    let origin = format!("http://{}", server.1);
+    let mut headers = vec![
+        ("Origin", origin.as_str()),
+        ("Content-Type", "application/json"),
+    ];
+    if let Some(token) = token {
+        headers.push(("Herald-Token", token));
+    }
+    let (status, answer) = request(&server.1, "POST", "/api/sign", &headers, body.as_bytes());
+    (status, String::from_utf8(answer).unwrap())
+}
+
+// CONDUIT.md: another local user can connect to loopback too; what lets
+// the page sign with --key must reach only the user who started it.
+#[test]
+fn the_token_is_only_on_the_terminal_and_lifecycle_kinds_need_a_flag() {
+    let tmp = tempfile::tempdir().unwrap();
+    let d = tmp.path();
+    herald(d, &["demo", "--dir", "."]).expect(0);
+    let server = serve(
+        d,
+        &["trace.cbor", "--keyring", "keyring", "--key", "alice.key"],
+    );
+    let (addr, token) = (server.1.as_str(), server.2.as_str());
+    // What anyone who can connect gets: every page and file, no token.
+    let paths = site_paths(d);
+    assert!(paths.len() >= 10, "{paths:?}");
+    for path in paths.iter().map(String::as_str).chain(["/", "/index.html"]) {
+        let (status, body) = get(addr, path, &[]);
+        assert_eq!(status, 200, "{path}");
+        let body = String::from_utf8_lossy(&body);
+        assert!(!body.contains(token), "{path} carries the token");
+    }
+    // Without the token the key signs nothing; with it, a message.
+    let message = r#"{"payload": {"text": "from the terminal's URL"}}"#;
+    assert_eq!(sign(&server, None, message).0, 403);
+    let (status, answer) = sign(&server, Some(token), message);
+    assert_eq!(status, 200, "{answer}");
+    let envelope: serde_json::Value = serde_json::from_str(&answer).unwrap();
+    let bytes = data_encoding::HEXLOWER
+        .decode(envelope["envelope"].as_str().unwrap().as_bytes())
+        .unwrap();
+    std::fs::write(d.join("signed.cbor"), bytes).unwrap();
+    herald(d, &["verify", "signed.cbor", "--keyring", "keyring"]).expect(0);
+    // What changes the key's meaning for everyone is not the page's to sign.
+    let molt = format!(
+        r#"{{"kind": "molt", "payload": {{"new_key": "{}", "not_before": 0}}}}"#,
+        "00".repeat(32)
+    );
+    for body in [
+        r#"{"kind": "deprecation", "payload": {"reason": "stolen"}}"#,
+        r#"{"kind": "duress", "payload": {}}"#,
+        molt.as_str(),
+    ] {
+        let (status, answer) = sign(&server, Some(token), body);
+        assert_eq!(status, 403, "{body}: {answer}");
+        assert!(answer.contains("--allow-lifecycle"), "{answer}");
+    }
+    let allowed = serve(d, &["--key", "alice.key", "--allow-lifecycle"]);
+    let body = r#"{"kind": "deprecation", "payload": {"reason": "retired"}}"#;
+    let (status, answer) = sign(&allowed, Some(&allowed.2), body);
+    assert_eq!(status, 200, "{answer}");
+    assert_eq!(
+        sign(&allowed, Some(token), body).0,
+        403,
+        "another run's token"
+    );
+    assert_eq!(
+        herald(d, &["inspect", "--serve", "--allow-lifecycle"]).code,
+        2,
+        "--allow-lifecycle needs --key"
+    );
+}
+
+// CONDUIT.md gives 127.0.0.1:8471 to `herald witness serve`: the inspector
+// has its own default port.
+#[test]
+fn the_inspector_and_the_witness_default_to_different_ports() {
+    let tmp = tempfile::tempdir().unwrap();
+    let inspect = herald(tmp.path(), &["inspect", "--help"]);
+    let witness = herald(tmp.path(), &["witness", "serve", "--help"]);
+    inspect.expect(0);
+    witness.expect(0);
+    let inspect = String::from_utf8_lossy(&inspect.stdout);
+    let witness = String::from_utf8_lossy(&witness.stdout);
+    assert!(inspect.contains("127.0.0.1:8473"), "{inspect}");
+    assert!(witness.contains("127.0.0.1:8471"), "{witness}");
+    assert!(!inspect.contains("8471"), "{inspect}");
 }
 
 #[test]
@@ -191,14 +312,12 @@ fn export_site_writes_the_static_inspector() {
     run.expect(0);
     let site = d.join("site");
     let index = std::fs::read_to_string(site.join("index.html")).unwrap();
-    assert!(
-        index.contains(r#"<meta name="herald-token" content="">"#),
-        "no token in a static copy"
-    );
+    assert!(!index.contains("herald-token"), "no token in any copy");
     for file in [
         "app.js",
         "graph.js",
         "compose.js",
+        "people.js",
         "verifier.js",
         "style.css",
         "spec.html",

@@ -3,6 +3,7 @@
 import { loadVerifier } from './verifier.js';
 import { draw, links, visible } from './graph.js';
 import { initCompose } from './compose.js';
+import { Names, rfc3339, said, timeEl } from './people.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW = 24;
@@ -16,10 +17,15 @@ const state = {
   graph: null,
   selected: null,
   matches: null,
+  names: new Names(),
+  facts: [],      // per node, when first shown: what it says and who signed it
 };
 window.herald = state;
 
+// Notes replace each other (the latest run is what matters); errors stay
+// until Clear.
 function message(text, kind = 'note') {
+  if (kind === 'note') for (const old of $('messages').querySelectorAll('.note')) old.remove();
   const p = document.createElement('p');
   p.className = kind;
   p.textContent = text;
@@ -85,11 +91,16 @@ function run() {
   state.report = JSON.parse(v.verify(Math.floor(Date.now() / 1000)));
   const tv = performance.now();
   state.nodes = v.nodes();
+  state.facts = [];
+  state.names = new Names();
+  for (const k of state.keyrings) state.names.addKeyring(k.text);
+  for (const n of state.nodes) state.names.learn(n.from, n.label);
   const t1 = performance.now();
   state.graph = links(state.nodes);
   state.selected = null;
   state.matches = null;
   render();
+  state.onRun?.();
   const t2 = performance.now();
   state.timing = { count: state.nodes.length, verifyMs: tv - t0, nodesMs: t1 - tv, renderMs: t2 - t1, totalMs: t2 - t0 };
   document.body.dataset.verified = String(state.nodes.length);
@@ -131,7 +142,7 @@ function renderSummary() {
     proofs.append(row(['proof of', 'log', 'index', 'tree head (size, root, ts)', 'status', 'detail'], 'th'));
     r.proofs.forEach((p, i) => {
       const h = heads[i];
-      const head = h ? `${h.size}, ${short(h.root)}…, ${new Date(h.ts * 1000).toISOString()}` : '—';
+      const head = h ? `${h.size}, ${short(h.root)}…, ${rfc3339(h.ts)}` : '—';
       proofs.append(row([p.id ? short(p.id) : '—', p.log ?? '—', p.index ?? '—', head, p.status, p.detail]));
     });
     box.append(el('h3', 'Inclusion proofs'), proofs);
@@ -148,13 +159,42 @@ function renderGraph() {
     selected: state.selected,
     matches: state.matches,
     onSelect: select,
+    // Each node's text costs a detail() of the verifier: a large
+    // neighbourhood shows it only for the nodes already read (the list's).
+    facts: shown.length <= GRAPH_TEXT ? facts : (i) => state.facts[i] ?? NO_FACTS,
+    names: state.names,
+    room: { width: $('graph').clientWidth, height: $('graph').clientHeight },
   });
 }
+
+// Up to this many nodes drawn, each says what its envelope says.
+const GRAPH_TEXT = 100;
+const NO_FACTS = Object.freeze({ said: '', signers: [] });
 
 function firstProblem() {
   const i = state.nodes.findIndex((n) => n.status !== 'valid');
   return i < 0 ? 0 : i;
 }
+
+/**
+ * What node `i` says and who signed it, from the verifier's detail (made
+ * once, when the node is first shown): `{ said, signers: [{scope, by}] }`.
+ */
+export function facts(i) {
+  let f = state.facts[i];
+  if (f) return f;
+  const n = state.nodes[i];
+  f = { said: '', signers: [] };
+  if (n.id) {
+    const d = state.verifier.detail(i);
+    try { f.said = said(JSON.parse(d.display).payload); } catch { f.said = d.payload ?? ''; }
+    f.signers = d.signatures.map((s) => ({ scope: s.scope, by: s.by }));
+    for (const s of d.signatures) state.names.learn(s.by, s.label);
+  }
+  state.facts[i] = f;
+  return f;
+}
+state.factsOf = facts;
 
 // The list: only the rows in view exist (10 000 entries stay light).
 function renderList() {
@@ -169,12 +209,35 @@ function renderList() {
     box.style.transform = `translateY(${first * ROW}px)`;
     box.replaceChildren(...rows.slice(first, first + count).map((i) => {
       const n = state.nodes[i];
+      const f = facts(i);
       const r = el('div');
-      r.className = `list-row${i === state.selected ? ' selected' : ''}`;
+      r.className = `list-row list-grid${i === state.selected ? ' selected' : ''}`;
       r.dataset.index = i;
+      r.dataset.testid = 'row';
       const dot = el('span');
-      dot.className = `dot ${n.status}`;
-      r.append(dot, `${String(i).padStart(5)}  ${n.id ? n.id.slice(0, 16) : '(unparsed)'}  ${(n.label ?? n.from ?? '').padEnd(30).slice(0, 30)}  ${(n.kind ?? '').padEnd(10)} ${n.status}${n.codes.length ? '  ' + n.codes.join(',') : ''}`);
+      const mark = el('span');
+      mark.className = `dot ${n.status}`;
+      dot.append(mark);
+      dot.title = `${n.status}${n.codes.length ? ': ' + n.codes.join(', ') : ''}`;
+      const cell = (cls, content, title) => {
+        const c = el('span');
+        c.className = cls;
+        if (content instanceof Node) c.append(content); else c.textContent = content;
+        if (title) c.title = title;
+        return c;
+      };
+      const sigs = f.signers.length;
+      r.append(
+        dot,
+        cell('num', String(i)),
+        cell('time', n.ts != null ? timeEl(n.ts) : '—'),
+        cell('from', n.from ? state.names.el(n.from) : '(unparsed)'),
+        cell('to', n.to ? state.names.el(n.to) : ''),
+        cell('kind', n.kind ?? ''),
+        cell('said', f.said, f.said),
+        cell(`sigs${sigs > 1 ? ' multi' : ''}`, sigs ? String(sigs) : '', sigs > 1 ? signedBy(f) : ''),
+        cell('id', n.id ? n.id.slice(0, 12) : n.codes.join(','), n.id ?? ''),
+      );
       r.addEventListener('click', () => select(i));
       return r;
     }));
@@ -200,16 +263,50 @@ function renderPanel(i) {
   const head = el('h2');
   const badge = el('span', n.status);
   badge.className = `badge ${n.status}`;
-  head.append(badge, ` envelope ${i}`);
+  head.append(badge, ` envelope ${i}`, n.kind && n.kind !== 'message' ? ` · ${n.kind}` : '');
   panel.append(head);
+  const f = facts(i);
+  if (n.id) {
+    // What was said, by whom, to whom, when, signed by whom: at a glance.
+    const card = el('div');
+    card.className = 'said-card';
+    card.dataset.testid = 'said';
+    const line = el('div');
+    line.className = 'head';
+    line.append(state.names.el(n.from));
+    if (n.to) line.append(' → ', state.names.el(n.to));
+    line.append(' · ', timeEl(n.ts));
+    const quote = el('blockquote', f.said || '(no text)');
+    const signed = el('div');
+    signed.className = 'signed-by';
+    signed.append('signed by ');
+    f.signers.forEach((s, k) => {
+      if (k) signed.append(', ');
+      signed.append(state.names.el(s.by), ` (${s.scope ?? '?'})`);
+    });
+    card.append(line, quote, signed);
+    panel.append(card);
+  }
+  const who = (sigil) => {
+    if (!sigil) return '—';
+    const box = el('span');
+    box.append(state.names.el(sigil), ' ', Object.assign(el('span', sigil), { className: 'sigil' }));
+    return box;
+  };
+  const when = (ts) => {
+    if (ts == null) return '—';
+    const box = el('span');
+    box.append(timeEl(ts), ` (${ts})`);
+    return box;
+  };
   panel.append(kv([
     ['id', n.id ?? 'did not parse'],
-    ['from', n.from ? `${n.from}${n.label ? ` (${n.label})` : ''}` : '—'],
-    ['to', n.to ?? '—'],
+    ['from', who(n.from)],
+    ['to', who(n.to)],
     ['kind', n.kind ?? '—'],
     ['parent', n.parent ?? 'none (genesis)'],
     ['trace', n.trace ?? '—'],
-    ['ts', n.ts != null ? `${n.ts} (${new Date(n.ts * 1000).toISOString()})` : '—'],
+    ['ts', when(n.ts)],
     ['key source', d.key_source ?? '—'],
     ['source', `${d.input}, byte ${d.offset}, ${d.size} bytes`],
   ]));
@@ -242,9 +339,16 @@ function renderPanel(i) {
     const table = el('table');
     table.className = 'sigs';
     table.dataset.testid = 'signatures';
-    table.append(row(['#', 'scope', 'signer', 'key source', 'verdict', 'ts (claimed)'], 'th'));
+    table.append(row(['#', 'scope', 'signer', 'verdict', 'claimed time (UTC)', 'key source'], 'th'));
     for (const s of d.signatures) {
-      table.append(row([s.index, s.scope ?? '?', s.label ? `${s.label} (${s.by})` : s.by ?? 'malformed', s.key_source ?? (s.index === 0 ? '—' : 'keyring / set'), s.codes.length ? `${s.verdict}: ${s.codes.join(', ')}` : s.verdict, s.ts ?? '—']));
+      const tr = row([s.index, s.scope ?? '?', '', s.codes.length ? `${s.verdict}: ${s.codes.join(', ')}` : s.verdict, '', s.key_source ?? (s.index === 0 ? '—' : 'keyring / set')]);
+      const signer = tr.children[2];
+      if (s.by) signer.append(state.names.el(s.by), el('br'), Object.assign(el('span', s.by), { className: 'sigil' }));
+      else signer.textContent = 'malformed';
+      const time = tr.children[4];
+      time.className = 'time';
+      if (s.ts != null) time.append(timeEl(s.ts)); else time.textContent = '—';
+      table.append(tr);
     }
     panel.append(el('h2', 'Signature chain'), table);
   }
@@ -275,6 +379,11 @@ function renderPanel(i) {
 
 // --- search ----------------------------------------------------------------
 
+// Up to this many entries, search reads what every one says; above, what
+// those already shown say (reading all of 10 000 would freeze the page).
+const SEARCH_TEXT_ALL = 2000;
+const saidOf = (i) => (state.nodes.length <= SEARCH_TEXT_ALL ? facts(i) : state.facts[i])?.said ?? '';
+
 function search(query) {
   const q = query.trim().toLowerCase();
   if (!q) {
@@ -286,7 +395,9 @@ function search(query) {
         || (n.from && n.from.toLowerCase().includes(q))
         || (n.to && n.to.toLowerCase().includes(q))
         || (n.label && n.label.toLowerCase().includes(q))
-        || n.codes.includes(q);
+        || (n.to && (state.names.label(n.to) ?? '').toLowerCase().includes(q))
+        || n.codes.includes(q)
+        || (q.length > 2 && saidOf(i).toLowerCase().includes(q));
       if (hit) state.matches.add(i);
     });
   }
@@ -311,14 +422,23 @@ function row(cells, tag = 'td') {
 }
 function kv(pairs) {
   const table = el('table');
+  table.className = 'kv';
   for (const [k, v] of pairs) {
-    const tr = row([k, v]);
-    tr.lastChild.className = 'mono';
+    const tr = row([k, '']);
+    if (v instanceof Node) tr.lastChild.append(v);
+    else {
+      tr.lastChild.textContent = String(v);
+      tr.lastChild.className = 'mono';
+    }
     table.append(tr);
   }
   return table;
 }
 const short = (hex) => hex.slice(0, 12);
+/** `signed by alice (origin), carol (human_approval)`. */
+function signedBy(f) {
+  return `signed by ${f.signers.map((s) => `${state.names.call(s.by)} (${s.scope ?? '?'})`).join(', ')}`;
+}
 
 // --- start -----------------------------------------------------------------
 
@@ -346,12 +466,11 @@ async function start() {
       for (const o of document.querySelectorAll('nav button')) o.classList.toggle('active', o === b);
       $('inspect').hidden = b.dataset.tab !== 'inspect';
       $('compose').hidden = b.dataset.tab !== 'compose';
-      $('compose').style.display = b.dataset.tab === 'compose' ? 'flex' : '';
     });
   }
 
   // Served by `herald inspect --serve`: load its FILEs and keyrings.
-  const token = document.querySelector('meta[name="herald-token"]').content;
+  const token = await sessionToken();
   let signer = null;
   if (token) {
     const headers = { 'Herald-Token': token };
@@ -366,6 +485,30 @@ async function start() {
   initCompose({ state, token, signer, run, select, message });
   run();
   document.body.dataset.ready = 'true';
+}
+
+/**
+ * The per-run token of `herald inspect --serve`: handed out of band, in the
+ * fragment of the URL it printed (`#token=…`, which the browser never sends
+ * to a server), then kept for this tab only and removed from the address
+ * bar. '' on a static copy, or when the page was opened without it.
+ */
+async function sessionToken() {
+  const m = /^#token=([0-9a-f]{64})$/.exec(location.hash);
+  if (m) {
+    sessionStorage.setItem('herald-token', m[1]);
+    history.replaceState(null, '', location.pathname + location.search);
+  }
+  const token = m ? m[1] : sessionStorage.getItem('herald-token');
+  // A server that answers 403 is `herald inspect --serve` without (or with
+  // an older run's) token; a static host answers 404.
+  const probe = await fetch('api/session', { headers: token ? { 'Herald-Token': token } : {} }).catch(() => null);
+  if (probe && probe.status === 403) {
+    sessionStorage.removeItem('herald-token');
+    message('this page is served by `herald inspect --serve`: open the URL it printed, with its #token=…, to load its files and to sign', 'error');
+    return '';
+  }
+  return probe && probe.ok ? token : '';
 }
 
 start().catch((e) => { message(`the inspector could not start: ${e.message}`, 'error'); throw e; });

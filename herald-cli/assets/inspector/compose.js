@@ -3,7 +3,11 @@
 // posts it to a conduit (CONDUIT.md); the receipt or the signed refusal
 // joins the set and is verified here like everything else.
 
+import { rfc3339 } from './people.js';
+
 const $ = (id) => document.getElementById(id);
+// The kinds the server signs only with --allow-lifecycle (PROFILE P8).
+const LIFECYCLE = ['molt', 'deprecation', 'duress'];
 const fromHex = (hex) => Uint8Array.from(hex.match(/../g) ?? [], (h) => parseInt(h, 16));
 
 export function initCompose({ state, token, signer, run, select, message }) {
@@ -22,7 +26,29 @@ export function initCompose({ state, token, signer, run, select, message }) {
     for (const b of ['c-sign', 'c-send']) $(b).disabled = true;
     return;
   }
-  $('signer').textContent = `Signed by ${signer.sigil}, with the key file given to herald inspect --serve (the key stays in that process).`;
+  const names = () => state.names;
+  const signerLine = () => {
+    const p = $('signer');
+    p.replaceChildren('Signed by ', names().el(signer.sigil), ` (${signer.sigil}), with the key file given to herald inspect --serve (the key stays in that process).`);
+  };
+  signerLine();
+  state.onRun = () => { signerLine(); showTo(); };
+  if (!signer.lifecycle) {
+    for (const option of $('c-kind').options) {
+      if (LIFECYCLE.includes(option.value)) {
+        option.disabled = true;
+        option.textContent = `${option.value} (needs --allow-lifecycle)`;
+      }
+    }
+  }
+  // The name of the recipient typed or picked, beside the field.
+  const showTo = () => {
+    const to = $('c-to').value.trim();
+    const label = names().label(to);
+    $('c-to-name').textContent = label ? `→ ${label}` : '';
+    $('c-to-name').title = to;
+  };
+  $('c-to').addEventListener('input', showTo);
 
   const api = async (path, body) => {
     const response = await fetch(path, {
@@ -41,13 +67,14 @@ export function initCompose({ state, token, signer, run, select, message }) {
     $('c-parent').value = node.id;
     $('c-trace').value = node.trace;
     if (node.from && node.from !== signer.sigil) $('c-to').value = node.from;
+    showTo();
   };
   $('c-genesis').addEventListener('click', () => { $('c-parent').value = ''; $('c-trace').value = ''; });
 
   const sigils = () => {
     const list = $('sigils');
     const known = new Set(state.nodes.flatMap((n) => [n.from, n.to]).filter(Boolean));
-    list.replaceChildren(...[...known].map((s) => Object.assign(document.createElement('option'), { value: s })));
+    list.replaceChildren(...[...known].map((s) => Object.assign(document.createElement('option'), { value: s, label: names().call(s) })));
   };
   $('c-to').addEventListener('focus', sigils);
 
@@ -100,11 +127,11 @@ export function initCompose({ state, token, signer, run, select, message }) {
           if (answer.status === 201) {
             const receipts = detail.signatures.filter((s) => s.scope === 'conduit_receipt');
             const r = say(receipts.length
-              ? `receipt: ${receipts.map((s) => `${s.scope} by ${s.by} at ${s.ts ?? '?'} — ${s.verdict}`).join('; ')}${answer.index != null ? `; log index ${answer.index}` : ''}`
+              ? `receipt: ${receipts.map((s) => `${s.scope} by ${names().full(s.by)} at ${s.ts != null ? rfc3339(s.ts) : '?'} — ${s.verdict}`).join('; ')}${answer.index != null ? `; log index ${answer.index}` : ''}`
               : `accepted${answer.index != null ? ` at log index ${answer.index}` : ''} (no relay receipt: a pass-through conduit)`);
             r.dataset.testid = 'receipt';
           } else {
-            const r = say(`signed refusal from ${state.nodes[at].from}: ${detail.payload ?? ''} — ${state.nodes[at].status}`);
+            const r = say(`signed refusal from ${names().full(state.nodes[at].from)}: ${detail.payload ?? ''} — ${state.nodes[at].status}`);
             r.dataset.testid = 'refusal';
           }
         }

@@ -3,8 +3,12 @@
 // the selection (its ancestors and descendants, nearest first), so a
 // 10 000-envelope trace stays responsive; the list below has them all.
 
+import { cut, rfc3339 } from './people.js';
+
 export const MAX_DRAWN = 300;
-const W = 178, H = 44;
+const W = 236, H = 70;
+// Drawn at most this much larger than laid out, and at least this much smaller.
+const MAX_SCALE = 1.5, MIN_SCALE = 0.6;
 const SVG = 'http://www.w3.org/2000/svg';
 const LIFECYCLE = new Set(['birth', 'molt', 'deprecation', 'refusal', 'duress', 'posthumous_citation']);
 
@@ -42,8 +46,13 @@ export function links(nodes) {
   return { byId, parents, children };
 }
 
-/** Draw `shown` (indices) of `nodes` into `host`; `onSelect(i)` on click. */
-export function draw(host, nodes, graph, shown, { selected, matches, onSelect }) {
+/**
+ * Draw `shown` (indices) of `nodes` into `host`, scaled to fill `room`
+ * (within MIN_SCALE and MAX_SCALE); `onSelect(i)` on click. Each node
+ * says who wrote to whom, what, and when (`facts(i)`, `names`), and a
+ * co-signed one carries its signature count.
+ */
+export function draw(host, nodes, graph, shown, { selected, matches, onSelect, facts, names, room }) {
   const g = new dagre.graphlib.Graph();
   g.setGraph({ rankdir: 'TB', nodesep: 18, ranksep: 36, marginx: 10, marginy: 10 });
   g.setDefaultEdgeLabel(() => ({}));
@@ -67,8 +76,13 @@ export function draw(host, nodes, graph, shown, { selected, matches, onSelect })
   dagre.layout(g);
   const { width, height } = g.graph();
   const svg = document.createElementNS(SVG, 'svg');
-  svg.setAttribute('width', width);
-  svg.setAttribute('height', height);
+  const fit = room && room.width > 0 && room.height > 0
+    ? Math.min((room.width - 20) / width, (room.height - 20) / height)
+    : 1;
+  const scale = Math.max(MIN_SCALE, Math.min(MAX_SCALE, fit));
+  svg.setAttribute('viewBox', `0 0 ${width} ${height}`);
+  svg.setAttribute('width', Math.round(width * scale));
+  svg.setAttribute('height', Math.round(height * scale));
   svg.setAttribute('role', 'img');
   svg.setAttribute('aria-label', `trace graph of ${shown.length} envelopes`);
   for (const e of g.edges()) {
@@ -84,6 +98,7 @@ export function draw(host, nodes, graph, shown, { selected, matches, onSelect })
     const box = g.node(v);
     const el = document.createElementNS(SVG, 'g');
     const rect = document.createElementNS(SVG, 'rect');
+    rect.setAttribute('class', 'box');
     rect.setAttribute('x', box.x - box.width / 2);
     rect.setAttribute('y', box.y - box.height / 2);
     rect.setAttribute('width', box.width);
@@ -108,12 +123,38 @@ export function draw(host, nodes, graph, shown, { selected, matches, onSelect })
     el.dataset.status = n.status;
     el.dataset.testid = 'node';
     rect.style.fill = `var(--${n.status})`;
-    const who = n.label ?? (n.from ? n.from.replace(/^sigil:/, '').slice(0, 14) : 'unparsed');
+    const f = facts(i);
     const kind = n.kind && n.kind !== 'message' ? ` · ${n.kind}` : '';
-    text(el, box.x, box.y - 5, `${who}${kind}`);
-    text(el, box.x, box.y + 11, n.id ? `${n.id.slice(0, 12)} · ${n.status}` : `malformed · ${n.status}`);
+    const who = n.from ? names.call(n.from) : 'unparsed';
+    const to = n.to ? ` → ${names.call(n.to)}` : '';
+    const top = box.y - box.height / 2;
+    text(el, box.x, top + 18, cut(`${who}${to}${kind}`, 32), 'who');
+    text(el, box.x, top + 37, f.said ? `“${cut(f.said, 30)}”` : n.id ? '' : 'did not parse', 'said');
+    text(el, box.x, top + 56, n.id ? `${rfc3339(n.ts).replace('T', ' ')} · ${n.status}` : `malformed · ${n.status}`, 'meta');
+    if (f.signers.length > 1) {
+      // Co-signed: the count of signatures, on the node's corner.
+      const mark = document.createElementNS(SVG, 'g');
+      mark.setAttribute('class', 'cosigned');
+      mark.dataset.testid = 'cosigned';
+      const circle = document.createElementNS(SVG, 'circle');
+      circle.setAttribute('cx', box.x + box.width / 2 - 4);
+      circle.setAttribute('cy', top + 4);
+      circle.setAttribute('r', 11);
+      mark.append(circle);
+      text(mark, box.x + box.width / 2 - 4, top + 8, `✎${f.signers.length}`);
+      el.append(mark);
+    }
     const title = document.createElementNS(SVG, 'title');
-    title.textContent = `${n.id ?? 'unparsed input'}\n${n.status}${n.codes.length ? ': ' + n.codes.join(', ') : ''}`;
+    const signed = f.signers.map((s) => `${names.full(s.by)} (${s.scope ?? '?'})`).join('\n  ');
+    title.textContent = [
+      n.id ?? 'unparsed input',
+      `${n.status}${n.codes.length ? ': ' + n.codes.join(', ') : ''}`,
+      n.from ? `from ${names.full(n.from)}` : '',
+      n.to ? `to ${names.full(n.to)}` : '',
+      n.ts != null ? `at ${rfc3339(n.ts)} (${n.ts})` : '',
+      f.said ? `says: ${f.said}` : '',
+      signed ? `signed by\n  ${signed}` : '',
+    ].filter(Boolean).join('\n');
     el.append(title);
     el.addEventListener('click', () => onSelect(i));
     svg.append(el);
@@ -121,8 +162,9 @@ export function draw(host, nodes, graph, shown, { selected, matches, onSelect })
   host.replaceChildren(svg);
 }
 
-function text(parent, x, y, value) {
+function text(parent, x, y, value, cls) {
   const t = document.createElementNS(SVG, 'text');
+  if (cls) t.setAttribute('class', cls);
   t.setAttribute('x', x);
   t.setAttribute('y', y);
   t.setAttribute('text-anchor', 'middle');

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use herald_conduit::client;
 use herald_core::{EnvelopeRef, SigilForm, SigningKey};
-use herald_verify::keyring::key_line;
+use herald_verify::keyring::labelled_key_line;
 
 use crate::commands::agent::{conduit_addr, conduit_key, expect};
 use crate::commands::demo::{show, workdir};
@@ -42,7 +42,9 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
             Existing::Keep,
         )?;
         if name != "conduit" {
-            keyring.push_str(&key_line(&key.public_key()));
+            // Labelled (CLI.md keyring line `[label]`): the replay names
+            // the agents, not their sigils.
+            keyring.push_str(&labelled_key_line(&key.public_key(), name));
             keyring.push('\n');
         }
         say(&format!("{name:<8} {}", key.sigil(SigilForm::Default)))?;
@@ -245,7 +247,7 @@ fn replay(dir: &Path, url: &str, trace: &str) -> Result<ExitCode, CliError> {
     ))?;
     let mut published = std::fs::read_to_string(dir.join("agents.keyring"))
         .map_err(|e| CliError::io(&dir.join("agents.keyring"), &e))?;
-    published.push_str(&key_line(&conduit_pub));
+    published.push_str(&labelled_key_line(&conduit_pub, "conduit"));
     published.push('\n');
     let published_ring = dir.join("published.keyring");
     write_atomic(

@@ -161,8 +161,9 @@ fn preview(text: &str) -> String {
 #[derive(Args, Debug)]
 #[command(
     after_help = "--serve opens the inspector web app: the FILEs and keyrings are verified in the \
-                  browser (WebAssembly) when the page opens. It prints 'listening on http://ADDR' \
-                  once it accepts connections; Ctrl-C stops it."
+                  browser (WebAssembly) when the page opens. It prints 'listening on \
+                  http://ADDR/#token=TOKEN' once it accepts connections: open that URL (the \
+                  token is given only there, never by the server); Ctrl-C stops it."
 )]
 pub(crate) struct InspectArgs {
     /// Envelope or trace files (- for standard input)
@@ -178,7 +179,7 @@ pub(crate) struct InspectArgs {
     #[arg(
         long,
         value_name = "ADDR",
-        default_value = "127.0.0.1:8471",
+        default_value = "127.0.0.1:8473",
         requires = "serve"
     )]
     pub(crate) listen: std::net::SocketAddr,
@@ -188,6 +189,9 @@ pub(crate) struct InspectArgs {
     /// Secret key file that signs what the compose tab builds (--serve; loopback only)
     #[arg(long, value_name = "KEYFILE", requires = "serve")]
     pub(crate) key: Option<PathBuf>,
+    /// Let --key sign the kinds that change what the key means to others: molt, deprecation, duress (PROFILE P8)
+    #[arg(long, requires = "key")]
+    pub(crate) allow_lifecycle: bool,
     /// Write the inspector as a static site into DIR (verifies in the browser; no signing)
     #[arg(long, value_name = "DIR")]
     pub(crate) export_site: Option<PathBuf>,

@@ -34,6 +34,7 @@ pub(crate) const ASSETS: &[Asset] = &[
     asset!("app.js", "text/javascript; charset=utf-8"),
     asset!("graph.js", "text/javascript; charset=utf-8"),
     asset!("compose.js", "text/javascript; charset=utf-8"),
+    asset!("people.js", "text/javascript; charset=utf-8"),
     asset!("verifier.js", "text/javascript; charset=utf-8"),
     asset!("vendor/dagre.min.js", "text/javascript; charset=utf-8"),
     asset!("vendor/LICENSES.md", "text/markdown; charset=utf-8"),

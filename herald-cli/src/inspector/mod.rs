@@ -4,6 +4,13 @@
 //! (with `--key`) signs what the compose tab builds and sends it to a
 //! conduit. It listens on loopback unless told otherwise, and never on
 //! another address while it holds a key.
+//!
+//! The per-run token that opens `/api/` is handed out of band: printed once,
+//! in the fragment of the URL on the `listening on` line, which only the
+//! user who started the server sees. No answer of this server carries it,
+//! so another local user who can connect to the port (loopback is shared by
+//! every user of the machine) cannot read it from a page and sign with the
+//! key they cannot read.
 
 mod assets;
 mod conduit;
@@ -41,6 +48,8 @@ pub(crate) struct ServeOptions<'a> {
     pub(crate) listen: SocketAddr,
     /// The key that signs composed envelopes.
     pub(crate) key: Option<&'a Path>,
+    /// Whether that key may sign the kinds of [`sign::LIFECYCLE`].
+    pub(crate) allow_lifecycle: bool,
 }
 
 /// The server's state.
@@ -51,8 +60,8 @@ struct App {
     /// `(name, text)` of each keyring.
     keyrings: Vec<(String, String)>,
     key: Option<SigningKey>,
-    /// `index.html` with the token in it.
-    index: String,
+    /// `--allow-lifecycle`.
+    allow_lifecycle: bool,
 }
 
 /// Run the server until interrupted.
@@ -107,17 +116,17 @@ pub(crate) fn serve(opts: &ServeOptions<'_>) -> Result<ExitCode, CliError> {
         let addr = listener
             .local_addr()
             .map_err(|e| CliError::new(format!("--listen {}: {e}", opts.listen)))?;
-        let index = index_html(&token);
+        // The URL the user opens: the token only in its fragment, which a
+        // browser never sends; the page reads it from `location.hash`.
+        let url = format!("http://{addr}/#token={token}");
         let app = Arc::new(App {
             guard: Guard::new(addr, token),
             inputs,
             keyrings,
             key,
-            index,
+            allow_lifecycle: opts.allow_lifecycle,
         });
         let router = Router::new()
-            .route("/", get(page))
-            .route("/index.html", get(page))
             .route("/api/session", get(session))
             .route("/api/input/{n}", get(input_bytes))
             .route("/api/sign", post(sign_envelope))
@@ -125,7 +134,7 @@ pub(crate) fn serve(opts: &ServeOptions<'_>) -> Result<ExitCode, CliError> {
             .fallback(get(asset))
             .layer(middleware::from_fn_with_state(app.clone(), guarded))
             .with_state(app);
-        println!("listening on http://{addr}");
+        println!("listening on {url}");
         use std::io::Write as _;
         let _ = std::io::stdout().flush();
         // The limits every HERALD server has (docs/inspector.md).
@@ -164,15 +173,6 @@ fn token() -> Result<String, CliError> {
     Ok(herald_verify::report::hex(&bytes))
 }
 
-/// `index.html` with the token in its `herald-token` meta element.
-fn index_html(token: &str) -> String {
-    let page = assets::find("index.html").map_or(&[][..], |a| a.bytes);
-    String::from_utf8_lossy(page).replace(
-        r#"<meta name="herald-token" content="">"#,
-        &format!(r#"<meta name="herald-token" content="{token}">"#),
-    )
-}
-
 /// Every request passes the guard; every answer carries the headers that
 /// keep the page to itself.
 async fn guarded(State(app): State<Arc<App>>, request: Request, next: Next) -> Response {
@@ -201,14 +201,6 @@ async fn guarded(State(app): State<Arc<App>>, request: Request, next: Next) -> R
     response
 }
 
-async fn page(State(app): State<Arc<App>>) -> Response {
-    (
-        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        app.index.clone(),
-    )
-        .into_response()
-}
-
 async fn asset(request: Request) -> Response {
     if request.method() != Method::GET && request.method() != Method::HEAD {
         return StatusCode::METHOD_NOT_ALLOWED.into_response();
@@ -222,10 +214,12 @@ async fn asset(request: Request) -> Response {
 /// What the page loads first: the FILES (by index), the keyrings, and the
 /// signer's public sigil.
 async fn session(State(app): State<Arc<App>>) -> Response {
-    let signer = app
-        .key
-        .as_ref()
-        .map(|k| serde_json::json!({ "sigil": k.sigil(SigilForm::Default).to_string() }));
+    let signer = app.key.as_ref().map(|k| {
+        serde_json::json!({
+            "sigil": k.sigil(SigilForm::Default).to_string(),
+            "lifecycle": app.allow_lifecycle,
+        })
+    });
     let keyrings: Vec<_> = app
         .keyrings
         .iter()
@@ -260,9 +254,10 @@ async fn sign_envelope(State(app): State<Arc<App>>, body: Bytes) -> Response {
         Ok(r) => r,
         Err(e) => return problem(StatusCode::BAD_REQUEST, &format!("invalid request: {e}")),
     };
-    match sign::sign(&request, key) {
+    match sign::sign(&request, key, app.allow_lifecycle) {
         Ok(bytes) => json(StatusCode::OK, &sign::answer(&bytes)),
-        Err(e) => problem(StatusCode::UNPROCESSABLE_ENTITY, &e),
+        Err(e @ sign::Refused::Lifecycle(_)) => problem(StatusCode::FORBIDDEN, &e.to_string()),
+        Err(e) => problem(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),
     }
 }
 

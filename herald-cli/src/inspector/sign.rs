@@ -31,24 +31,74 @@ pub(crate) struct Request {
     trace: Option<String>,
 }
 
-/// The signed envelope's P1 bytes, or why the request cannot be signed.
-pub(crate) fn sign(request: &Request, key: &SigningKey) -> Result<Vec<u8>, String> {
+/// The kinds that change what the signer's key means to everyone who
+/// trusts it (PROFILE P8): a molt hands the identity to another key, a
+/// deprecation ends it, a duress marks it coerced. The page signs them only
+/// when the server was started with `--allow-lifecycle`: a compose form is
+/// for messages, and a key's lifecycle is the deliberate `herald new
+/// --kind` of its owner.
+pub(crate) const LIFECYCLE: [Kind; 3] = [Kind::Molt, Kind::Deprecation, Kind::Duress];
+
+/// Why a request is not signed.
+#[derive(Debug)]
+#[non_exhaustive]
+pub(crate) enum Refused {
+    /// A kind of [`LIFECYCLE`] without `--allow-lifecycle`.
+    Lifecycle(Kind),
+    /// The request does not describe an envelope this endpoint can build.
+    Invalid(String),
+}
+
+impl std::fmt::Display for Refused {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Self::Lifecycle(kind) => write!(
+                f,
+                "kind {}: it changes what this key means to everyone who trusts it \
+                 (PROFILE P8); start the inspector with --allow-lifecycle to sign it",
+                kind.name()
+            ),
+            Self::Invalid(why) => f.write_str(why),
+        }
+    }
+}
+
+impl From<String> for Refused {
+    fn from(why: String) -> Self {
+        Self::Invalid(why)
+    }
+}
+
+/// The signed envelope's P1 bytes, or why the request is not signed;
+/// `allow_lifecycle` lets it sign the kinds of [`LIFECYCLE`].
+pub(crate) fn sign(
+    request: &Request,
+    key: &SigningKey,
+    allow_lifecycle: bool,
+) -> Result<Vec<u8>, Refused> {
     let kind = match request.kind.as_deref() {
         None | Some("") => Kind::default(),
         Some(name) => Kind::from_name(name).ok_or_else(|| format!("unknown kind {name:?}"))?,
     };
     if kind == Kind::Birth {
-        return Err(
+        return Err(Refused::Invalid(
             "a birth carries the key's own birth attestation: use `herald new --kind birth`".into(),
-        );
+        ));
     }
-    let ts = clock::now().map_err(|e| e.to_string())?;
+    if LIFECYCLE.contains(&kind) && !allow_lifecycle {
+        return Err(Refused::Lifecycle(kind));
+    }
+    let ts = clock::now().map_err(|e| Refused::Invalid(e.to_string()))?;
     let mut builder = match (&request.parent, &request.trace) {
         (Some(parent), Some(trace)) => {
             EnvelopeBuilder::reply_to(id("parent", parent)?, id("trace", trace)?, ts)
         }
         (None, None) => EnvelopeBuilder::genesis(ts),
-        _ => return Err("a reply needs both the parent's id and its trace".into()),
+        _ => {
+            return Err(Refused::Invalid(
+                "a reply needs both the parent's id and its trace".into(),
+            ));
+        }
     }
     .kind(kind);
     if let Some(to) = request.to.as_deref().filter(|t| !t.is_empty()) {

@@ -8,7 +8,7 @@
 // $INSPECTOR_TIMINGS (JSON) when set.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -24,6 +24,12 @@ const { values: opts } = parseArgs({
   },
 });
 assert.ok(opts.herald && opts['trace-writer'], 'usage: e2e.mjs --herald PATH --trace-writer PATH [--screenshot PNG]');
+if (!existsSync(opts.chromium)) {
+  // Without a browser there is nothing to test; CI (HERALD_TEST_ALL=1) must have one.
+  if (process.env.HERALD_TEST_ALL === '1') { console.error(`FAIL no chromium at ${opts.chromium} (HERALD_TEST_ALL=1)`); process.exit(1); }
+  console.log(`skipped: the inspector browser tests need chromium at ${opts.chromium} (apt-get install chromium)`);
+  process.exit(0);
+}
 
 // Every process started here is killed when this one exits, however it
 // exits; the whole run is bounded.
@@ -47,13 +53,17 @@ async function test(name, body) {
   }
 }
 
-/** Start `herald inspect --serve ARGS`; its URL, output and a stop function. */
+/**
+ * Start `herald inspect --serve ARGS`: the URL it printed (`open`, with
+ * the token in its fragment), the server's base URL (`url`), the token,
+ * its output and a stop function.
+ */
 async function serve(args) {
   const child = spawn(opts.herald, ['inspect', '--serve', '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   children.push(child);
   const log = { out: '', err: '' };
   child.stderr.on('data', (d) => { log.err += d; });
-  const url = await new Promise((resolve, reject) => {
+  const open = await new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`no listening line in 10 s: ${log.err}`)), 10_000);
     child.stdout.on('data', (d) => {
       log.out += d;
@@ -62,6 +72,9 @@ async function serve(args) {
     });
     child.on('exit', (code) => reject(new Error(`herald exited ${code}: ${log.err}`)));
   });
+  const printed = /^(http:\/\/[^/]+)\/#token=([0-9a-f]{64})$/.exec(open);
+  assert.ok(printed, `the listening line names the URL with its token: ${open}`);
+  const [, url, token] = printed;
   const stop = () => new Promise((resolve) => {
     if (child.exitCode !== null) return resolve();
     child.on('exit', resolve);
@@ -69,7 +82,7 @@ async function serve(args) {
     setTimeout(() => child.kill('SIGKILL'), 5_000).unref();
   });
   cleanups.push(stop);
-  return { url, log, stop };
+  return { open, url, token, log, stop };
 }
 
 // --- fixtures --------------------------------------------------------------
@@ -139,8 +152,9 @@ async function loadFiles(files) {
 const nodes = () => page.locator('[data-testid=node]');
 
 await test('the demo trace loads and verifies when the page opens', async () => {
-  await page.goto(server.url);
+  await page.goto(server.open);
   await page.waitForSelector('body[data-ready="true"]');
+  assert.equal(page.url(), `${server.url}/`, 'the token is taken out of the address bar');
   assert.equal(await nodes().count(), 6);
   const statuses = await nodes().evaluateAll((els) => els.map((e) => e.dataset.status));
   assert.deepEqual(statuses, Array(6).fill('valid'));
@@ -164,6 +178,127 @@ await test('clicking a node shows its panel: reasons, signature chain, display f
   assert.match(await page.textContent('[data-testid=display]'), /"v": "herald\/0.2"/);
   assert.match(await page.textContent('[data-testid=hex]'), /text\(8\)"signatures"|"signatures"/);
   if (opts.screenshot) await page.screenshot({ path: opts.screenshot });
+});
+
+// What the demo trace says, from `herald inspect --json` (P3 display form).
+const demoEnvelopes = spawnSync(opts.herald, ['inspect', '--json', join(demo, 'trace.cbor')], { encoding: 'utf8' })
+  .stdout.trim().split('\n').map((l) => JSON.parse(l));
+const textOf = (p) => (typeof p === 'string' ? p : p?.text ?? p?.reason ?? p?.description ?? '');
+const RFC3339 = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$/;
+
+await test('what was said, by whom, to whom, when and signed by whom: graph, list and panel', async () => {
+  assert.equal(demoEnvelopes.length, 6);
+  const said = demoEnvelopes.map((e) => textOf(e.payload)).filter(Boolean);
+  assert.ok(said.length >= 3, `the demo says things: ${said}`);
+  // The words drawn on the nodes (not their hover titles).
+  const graphText = (await page.locator('[data-testid=node] > text').allTextContents()).join('\n');
+  const rows = page.locator('[data-testid=row]');
+  assert.equal(await rows.count(), 6);
+  const listText = (await rows.locator('.said').allTextContents()).join('\n');
+  for (const text of said) {
+    assert.ok(graphText.includes(text.slice(0, 20)), `graph shows ${JSON.stringify(text)}: ${graphText}`);
+    assert.ok(listText.includes(text), `list shows ${JSON.stringify(text)}: ${listText}`);
+  }
+  // Times are RFC 3339 UTC, the Unix seconds on hover.
+  const times = await rows.locator('.time time').evaluateAll((els) => els.map((e) => [e.textContent, e.title]));
+  const seconds = new Set(demoEnvelopes.map((e) => `${e.ts} (Unix seconds)`));
+  for (const [shown, title] of times) {
+    assert.match(shown, RFC3339);
+    assert.ok(seconds.has(title), title);
+    assert.equal(new Date(shown).getTime() / 1000, Number.parseInt(title, 10));
+  }
+  // Names: keyring labels for from and to, the sigil on hover; never a raw sigil shown.
+  const who = await rows.locator('.from .who, .to .who').evaluateAll((els) => els.map((e) => [e.textContent, e.title]));
+  assert.ok(who.length >= 6);
+  for (const [name, sigil] of who) {
+    assert.ok(['alice', 'bob', 'carol'].includes(name), `a label, not ${name}`);
+    assert.match(sigil, /^sigil:/);
+  }
+  assert.ok(!/sigil:/.test(graphText), `the graph names people by label: ${graphText}`);
+  // The columns line up: every row's cells start where the head's do.
+  const lefts = await page.evaluate(() => [document.getElementById('list-head'), ...document.querySelectorAll('.list-row')]
+    .map((r) => [...r.children].map((c) => Math.round(c.getBoundingClientRect().left)).join()));
+  assert.equal(new Set(lefts).size, 1, lefts.join('\n'));
+  // Co-signed envelopes are marked on their node, with their signature count.
+  const marked = await page.locator('[data-testid=node]:has([data-testid=cosigned])').evaluateAll((els) => els.map((e) => [e.dataset.index, e.textContent]));
+  const cosigned = demoEnvelopes.map((e, i) => [i, e.signatures.length]).filter(([, n]) => n > 1);
+  assert.equal(marked.length, cosigned.length, JSON.stringify(marked));
+  assert.ok(marked.every(([, t]) => /✎2/.test(t)), JSON.stringify(marked));
+  // The panel: the card, the names and the claimed time, whole and readable.
+  await page.locator(`[data-testid=node][data-index="${marked[0][0]}"]`).click();
+  const card = await page.textContent('[data-testid=said]');
+  assert.match(card, /^(alice|bob|carol) → (alice|bob|carol) · \d{4}-\d\d-\d\dT[\d:]+Z/);
+  assert.match(card, /signed by (alice|bob|carol) \(origin\), (alice|bob|carol) \(\w+\)/);
+  const claimed = page.locator('[data-testid=signatures] td.time time');
+  assert.equal(await claimed.count(), 1);
+  assert.match(await claimed.textContent(), RFC3339);
+  assert.match(await claimed.getAttribute('title'), /^\d+ \(Unix seconds\)$/);
+  const inside = await page.evaluate(() => {
+    const panel = document.getElementById('panel').getBoundingClientRect();
+    const cell = document.querySelector('[data-testid=signatures] td.time').getBoundingClientRect();
+    return cell.left >= panel.left && cell.right <= panel.right && document.getElementById('panel').scrollWidth <= document.getElementById('panel').clientWidth;
+  });
+  assert.ok(inside, 'the claimed-time column is inside the panel, not cut off');
+  // The graph uses its pane: it fills most of its width or its height.
+  const fill = await page.evaluate(() => {
+    const pane = document.getElementById('graph');
+    const svg = pane.querySelector('svg').getBoundingClientRect();
+    return [svg.width / pane.clientWidth, svg.height / pane.clientHeight];
+  });
+  assert.ok(Math.max(...fill) > 0.75, `the graph fills ${fill.map((f) => Math.round(f * 100))}% of its pane`);
+});
+
+await test('the tabs switch: Compose shows its form on screen and hides Inspect (visibility, not the DOM)', async () => {
+  const view = page.viewportSize();
+  const shown = async (sel) => page.evaluate((s) => {
+    const e = document.querySelector(s);
+    const r = e.getBoundingClientRect();
+    return { display: getComputedStyle(e).display, top: r.top, bottom: r.bottom, height: r.height };
+  }, sel);
+  await page.click('nav button[data-tab=compose]');
+  const inspect = await shown('#inspect');
+  assert.equal(inspect.display, 'none');
+  assert.equal(inspect.height, 0);
+  assert.equal(await page.locator('#graph').boundingBox(), null, 'the graph is not drawn');
+  for (const sel of ['#compose-form', '#c-payload', '#c-sign']) {
+    const box = await shown(sel);
+    assert.notEqual(box.display, 'none', sel);
+    assert.ok(box.height > 0 && box.top >= 0 && box.bottom <= view.height, `${sel} on screen: ${JSON.stringify(box)}`);
+  }
+  // And the pixels say so: the form's textarea is where the graph was.
+  const shot = await page.screenshot({ clip: { x: 0, y: 0, width: view.width, height: view.height } });
+  assert.ok(shot.length > 1000);
+  const at = await page.evaluate(() => {
+    const r = document.getElementById('c-payload').getBoundingClientRect();
+    return document.elementFromPoint(r.left + r.width / 2, r.top + r.height / 2)?.id;
+  });
+  assert.equal(at, 'c-payload', 'the payload field is the topmost element at its own place');
+  await page.click('nav button[data-tab=inspect]');
+  assert.equal((await shown('#compose')).display, 'none');
+  assert.notEqual((await shown('#inspect')).display, 'none');
+  assert.ok(await page.locator('#graph svg').isVisible());
+});
+
+await test('compose names the signer and recipient by label; lifecycle kinds need --allow-lifecycle', async () => {
+  await page.click('nav button[data-tab=compose]');
+  const signer = await page.textContent('#signer');
+  assert.match(signer, /^Signed by alice \(sigil:\S+\), with the key file/);
+  assert.equal(await page.getAttribute('#signer .who', 'title'), (await page.evaluate(() => window.herald.nodes.find((n) => n.label === 'alice').from)));
+  const bob = await page.evaluate(() => window.herald.nodes.find((n) => n.label === 'bob').from);
+  await page.fill('#c-to', bob);
+  assert.equal(await page.textContent('#c-to-name'), '→ bob');
+  for (const kind of ['molt', 'deprecation', 'duress']) {
+    assert.ok(await page.locator(`#c-kind option[value=${kind}]`).evaluate((o) => o.disabled), kind);
+  }
+  const refused = await fetch(`${server.url}/api/sign`, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Origin: server.url, 'Herald-Token': server.token },
+    body: JSON.stringify({ kind: 'deprecation', payload: { reason: 'stolen' } }),
+  });
+  assert.equal(refused.status, 403);
+  assert.match((await refused.json()).error, /--allow-lifecycle/);
+  await page.fill('#c-to', '');
+  await page.click('nav button[data-tab=inspect]');
 });
 
 await test('the tampered copy: exactly one invalid node, with id_mismatch and bad_signature', async () => {
@@ -305,7 +440,7 @@ await test('compose, sign by the server, send to a conduit, see the receipt', as
   await page.waitForSelector('[data-testid=receipt]');
   assert.match(await page.textContent('[data-testid=send-status]'), /answered 201/);
   const receipt = await page.textContent('[data-testid=receipt]');
-  assert.match(receipt, /conduit_receipt by sigil:\S+ at \d+ — verified; log index \d+/);
+  assert.match(receipt, /conduit_receipt by (\S+ \()?sigil:[a-z0-9]+\)? at \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ — verified; log index \d+/);
   const sent = await page.evaluate(() => window.herald.nodes[window.herald.selected]);
   assert.equal(sent.parent, parent);
   assert.equal(sent.status, 'valid');
@@ -317,7 +452,7 @@ await test('compose and send to a conduit that refuses: the signed refusal is sh
   await page.waitForSelector('[data-testid=refusal]');
   assert.match(await page.textContent('[data-testid=send-status]'), /answered 422 \(unknown_signer\)/);
   const refusal = await page.textContent('[data-testid=refusal]');
-  assert.match(refusal, /signed refusal from sigil:\S+: .*unknown_signer.* — valid/);
+  assert.match(refusal, /signed refusal from (\S+ \()?sigil:[a-z0-9]+\)?: .*unknown_signer.* — valid/);
   const node = await page.evaluate(() => window.herald.nodes[window.herald.selected]);
   assert.equal(node.kind, 'refusal');
   assert.ok(node.parent && node.parent !== parent, 'the refusal answers the composed envelope');
@@ -359,7 +494,7 @@ await test('a cross-origin page cannot use the signing endpoint', async () => {
   await other.close();
   // The same requests outside a browser, where the answer is visible.
   const post = (headers) => fetch(`${server.url}/api/sign`, { method: 'POST', headers: { 'Content-Type': 'application/json', ...headers }, body: '{}' });
-  const token = await page.getAttribute('meta[name=herald-token]', 'content');
+  const { token } = server;
   assert.equal((await post({ Origin: 'http://evil.example', 'Herald-Token': token })).status, 403);
   assert.equal((await post({ Origin: server.url })).status, 403);
   assert.equal((await post({ Origin: server.url, 'Herald-Token': 'x' + token.slice(1) })).status, 403);
@@ -381,6 +516,7 @@ await test('a cross-origin page cannot use the signing endpoint', async () => {
 await test('no response, page or log line contains the secret key', async () => {
   assert.ok(bodies.length > 10, `${bodies.length} responses seen`);
   bodies.forEach((b, i) => noSecret(`response ${i}`, b));
+  bodies.forEach((b, i) => assert.ok(!b.includes(server.token), `response ${i} carries the per-run token`));
   noSecret('the page', await page.content());
   await server.stop();
   noSecret('standard output', server.log.out);
