@@ -103,6 +103,10 @@ reason_codes! {
     UnknownField = "unknown_field",
     /// A standard attestation of the wrong shape (warning, P12).
     AttestationMalformed = "attestation_malformed",
+    /// An envelope's `lineage_proof` names a `lineage` claim about its
+    /// `from` that a verifier's Herald quorum has not certified (warning,
+    /// P14, revision 3). Only a verifier given Heralds can raise it.
+    LineageUnproven = "lineage_unproven",
 }
 
 impl ReasonCode {
@@ -110,7 +114,10 @@ impl ReasonCode {
     pub const fn is_warning(self) -> bool {
         matches!(
             self,
-            Self::SignerUnderDuress | Self::UnknownField | Self::AttestationMalformed
+            Self::SignerUnderDuress
+                | Self::UnknownField
+                | Self::AttestationMalformed
+                | Self::LineageUnproven
         )
     }
 

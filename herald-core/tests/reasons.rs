@@ -1910,7 +1910,7 @@ fn multi_fault_partial_only() {
 // ---------------------------------------------------------------------------
 // The registry (P11) and the verdict table (P13)
 
-const P11_CODES: [&str; 32] = [
+const P11_CODES: [&str; 33] = [
     "malformed",
     "unsupported_version",
     "id_mismatch",
@@ -1943,6 +1943,7 @@ const P11_CODES: [&str; 32] = [
     "signer_under_duress",
     "unknown_field",
     "attestation_malformed",
+    "lineage_unproven",
 ];
 
 /// The backticked names in P11's "Reason codes" paragraph.
@@ -1993,7 +1994,7 @@ fn registry_matches_p11() {
     let parsed = p11_from_profile(&text);
     assert_eq!(parsed, P11_CODES, "PROFILE.md P11 changed");
     assert_eq!(names, parsed);
-    // Exactly the three P11 warnings.
+    // Exactly the four P11 warnings.
     let warnings: Vec<&str> = ReasonCode::ALL
         .iter()
         .filter(|c| c.is_warning())
@@ -2004,7 +2005,8 @@ fn registry_matches_p11() {
         [
             "signer_under_duress",
             "unknown_field",
-            "attestation_malformed"
+            "attestation_malformed",
+            "lineage_unproven"
         ]
     );
 }

@@ -121,6 +121,10 @@ pub fn explain(code: ReasonCode) -> Option<Explanation> {
             "Warning: a standard attestation does not have its registered shape.",
             "P12",
         ),
+        C::LineageUnproven => e(
+            "Warning: the lineage proof names a lineage claim that the verifier's Heralds have not certified.",
+            "P14",
+        ),
         _ => None,
     }
 }
