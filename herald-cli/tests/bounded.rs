@@ -146,8 +146,7 @@ fn b1_many_cosignatures_cost_the_input_not_its_square() {
 
 /// PROFILE P11 revision 3: every reason that names a signature is listed,
 /// however many. 5 000 junk co-signatures under a pinned key's name: each
-/// is `bad_signature` at its index (and `duplicate_signer`: the origin's
-/// key signed first), every index listed by `verify --json`, with the
+/// is `bad_signature` at its index, every index listed by `verify --json`, with the
 /// memory of text and JSON runs still within the bound (each such reason
 /// costs its sender a signature map of about 100 bytes).
 #[test]

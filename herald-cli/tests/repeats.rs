@@ -56,8 +56,16 @@ fn envelope(key: &SigningKey, nonce: u8, count: usize, extra: &[u8]) -> Vec<u8> 
 
 /// `attestations: [0, 0, …]`, `items` one-byte items.
 fn attestations(items: usize) -> Vec<u8> {
-    let mut a = b"\x6cattestations\x99".to_vec();
-    a.extend_from_slice(&u16::try_from(items).unwrap().to_be_bytes());
+    // The array head in its shortest form (P1).
+    let mut a = b"\x6cattestations".to_vec();
+    match u8::try_from(items) {
+        Ok(n @ 0..=23) => a.push(0x80 + n),
+        Ok(n) => a.extend_from_slice(&[0x98, n]),
+        Err(_) => {
+            a.push(0x99);
+            a.extend_from_slice(&u16::try_from(items).unwrap().to_be_bytes());
+        }
+    }
     a.resize(a.len() + items, 0x00);
     a
 }
