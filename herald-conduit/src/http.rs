@@ -229,7 +229,7 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
         deadline,
         reply,
     };
-    if writer::offer(&app.queue, job).is_err() {
+    if !writer::offer(&app.queue, job) {
         return refuse(conduit, &Refusal::Overloaded, &head);
     }
     match tokio::time::timeout_at(deadline.into(), answer).await {

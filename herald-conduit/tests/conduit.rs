@@ -329,7 +329,10 @@ async fn reads_traces_tree_heads_and_proofs() {
     assert_eq!(wk["origin"], "test.invalid/conduit");
     // A relay leaves room for its receipt within P1's 1 MiB (docs/conduit.md).
     let max_body = wk["max_body"].as_u64().unwrap();
-    assert!(max_body < 1 << 20 && max_body > (1 << 20) - 512, "{max_body}");
+    assert!(
+        max_body < 1 << 20 && max_body > (1 << 20) - 512,
+        "{max_body}"
+    );
     assert_eq!(wk["max_signatures"], 32);
     assert_eq!(wk["deadline_ms"], 5000);
     let h = c.get("/healthz").await;

@@ -56,11 +56,13 @@ pub(crate) enum Outcome {
 /// The queue in front of the writer.
 pub(crate) type Queue = SyncSender<Job>;
 
-/// Offer `job` without waiting: a full queue is load to shed.
-pub(crate) fn offer(queue: &Queue, job: Job) -> Result<(), Job> {
-    queue.try_send(job).map_err(|e| match e {
-        TrySendError::Full(j) | TrySendError::Disconnected(j) => j,
-    })
+/// Offer `job` without waiting: whether it was queued (a full queue is
+/// load to shed; a closed one, a conduit shutting down).
+pub(crate) fn offer(queue: &Queue, job: Job) -> bool {
+    !matches!(
+        queue.try_send(job),
+        Err(TrySendError::Full(_) | TrySendError::Disconnected(_))
+    )
 }
 
 /// Whether `bytes` is the envelope that `id` names (the id is the hash of
