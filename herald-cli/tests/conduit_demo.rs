@@ -32,6 +32,10 @@ fn demo_through_a_conduit_replays_and_rejects_the_tampered_copy() {
         text.contains("6 inclusion proofs: 6 valid, 0 invalid"),
         "{text}"
     );
+    // The replay names the agents by their keyring labels (CLI.md keyring line).
+    for name in ["alice (sigil:", "bob (sigil:"] {
+        assert!(text.matches(name).count() >= 3, "{name}: {text}");
+    }
     assert_eq!(
         text.matches("valid, receipt by the conduit").count(),
         6,
