@@ -79,6 +79,7 @@ fn cosigned(n: usize, bad: bool, key: impl Fn(usize) -> SigningKey) -> Vec<u8> {
     let by = key.sigil(SigilForm::Default).to_string();
     for i in 0..n {
         let mut entry = herald_core::cbor::Map::new();
+        entry.insert("alg", Value::text("ed25519"));
         entry.insert("by", Value::text(by.as_str()));
         entry.insert("scope", Value::text("human_approval"));
         let mut sig = vec![0u8; 64];
