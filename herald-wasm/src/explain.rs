@@ -141,7 +141,7 @@ mod tests {
             };
             let n: u32 = x.section.trim_start_matches('P').parse().unwrap_or(0);
             assert!(
-                (1..=13).contains(&n),
+                (1..=15).contains(&n),
                 "{}: section {}",
                 code.name(),
                 x.section
