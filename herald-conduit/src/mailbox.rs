@@ -20,7 +20,7 @@
 //! - `conduit_answers`: id → the 201 body first sent, as conduits before
 //!   `conduit_heads` recorded them; read, never written.
 //! - `conduit_probe`: empty but while a repair proves that a post fits
-//!   ([`crate::storage`]).
+//!   (`storage`).
 
 use herald_core::Sigil;
 

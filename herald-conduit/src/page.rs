@@ -8,7 +8,7 @@
 //! goes in a header before any of the body. The body is then streamed
 //! ([`body`]): a task reads the planned envelopes a chunk of about
 //! [`CHUNK`] bytes at a time and hands each to the connection through a
-//! channel of [`CHUNKS_AHEAD`] chunks, so an answer never sits whole in
+//! channel of `CHUNKS_AHEAD` chunks, so an answer never sits whole in
 //! memory and a slow reader holds at most a few chunks.
 //!
 //! Positions: an inbox's are its own (dense per recipient, from 1). A

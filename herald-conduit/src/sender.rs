@@ -7,7 +7,7 @@
 //! is delivered only when the `201` returns it unaltered with a
 //! `conduit_receipt` that verifies under that key, and refused only when
 //! the answer is a refusal the conduit signed for it
-//! (herald-verify's [`receipt`](herald_verify::receipt) checks both);
+//! (herald-verify's [`herald_verify::receipt`] checks both);
 //! any other answer is [`SendError::Unproven`]: not delivered.
 
 use std::fmt;

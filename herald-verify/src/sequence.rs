@@ -139,7 +139,7 @@ impl<'a> Iterator for Pieces<'a> {
 /// An input that is plainly something other than envelopes, told by its
 /// shape before it is split: one line for the whole input where splitting
 /// would report every byte offset (CLI.md: unparseable input is one
-/// `malformed` entry). Decided on the first [`JSON_SNIFF`] bytes, which
+/// `malformed` entry). Decided on the first `JSON_SNIFF` bytes, which
 /// [`read`] always has before it stops.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
