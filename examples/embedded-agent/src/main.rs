@@ -52,6 +52,9 @@ static ENV1: &[u8] = include_bytes!("../data/env1.cbor");
 static ENV2: &[u8] = include_bytes!("../data/env2.cbor");
 /// The third envelope, validly signed, naming a parent not in the trace.
 static WRONG_PARENT: &[u8] = include_bytes!("../data/wrong-parent.cbor");
+/// The first envelope with a junk co-signature under peer B's name
+/// appended: anyone can make it from the real one.
+static ENV0_JUNK: &[u8] = include_bytes!("../data/env0-junk-cosigned.cbor");
 
 /// Where the reply is signed into (the fixed 1 KiB buffer).
 #[cfg(feature = "sign")]
@@ -122,7 +125,23 @@ fn run() -> bool {
         ],
     );
 
-    // 5. The same trace checked after it expired.
+    // 5. The junk co-signed copy placed before the real envelope: the pair
+    // goes to the first that would be valid apart from the replay rule
+    // (P10 revision 3), so the copy is the replay and the real one stands.
+    all &= audit_case(
+        "junk-cosigned-copy-first",
+        &[ENV0_JUNK, ENV0, ENV1, ENV2],
+        &peers,
+        NOW,
+        &[
+            Expect::Invalid(&[ReasonCode::BadSignature, ReasonCode::ReplayedNonce]),
+            Expect::Valid,
+            Expect::Valid,
+            Expect::Valid,
+        ],
+    );
+
+    // 6. The same trace checked after it expired.
     let expired = Expect::Invalid(&[ReasonCode::Expired]);
     all &= audit_case("expired", &[ENV0, ENV1, ENV2], &peers, LATER, &[expired; 3]);
 

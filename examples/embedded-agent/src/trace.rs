@@ -1,7 +1,8 @@
 //! The trace audit the agent runs (PROFILE.md P10, P11; spec §3.3a), with
 //! fixed-size state: per envelope, herald-core's `check` (signatures, id,
 //! expiry against a given now); then the parent binding against the
-//! envelopes before it, and the nonce not repeated within the trace.
+//! envelopes before it; then the nonce rule over the whole trace (P10
+//! revision 3).
 
 use cortex_m_semihosting::hprintln;
 use herald_core::{
@@ -31,6 +32,12 @@ struct Verdict {
 
 /// Audit `trace` with the keyring `keys` at `now`, print every verdict, and
 /// compare with `expect`; prints `case <name> ok|FAILED`.
+///
+/// Two passes, to keep the stack small: the first keeps, per envelope,
+/// only what the replay rule needs ([`Claim`], 19 bytes); the second checks
+/// each envelope again, adds the replay rule's verdict and prints it. Every
+/// signature is verified twice, which the instruction counts in
+/// docs/embedded.md (one `check`) do not include.
 pub fn audit_case(
     name: &str,
     trace: &[&[u8]],
@@ -39,10 +46,29 @@ pub fn audit_case(
     expect: &[Expect],
 ) -> bool {
     hprintln!("case {}", name);
+    let n = trace.len().min(MAX_TRACE);
     let mut ok = trace.len() <= MAX_TRACE;
-    let mut seen: [Option<([u8; 32], [u8; 16])>; MAX_TRACE] = [None; MAX_TRACE];
-    for i in 0..trace.len().min(MAX_TRACE) {
-        let v = audit_one(i, trace, keys, now, &mut seen);
+    let mut claims = [None::<Claim>; MAX_TRACE];
+    for (i, claim) in claims.iter_mut().enumerate().take(n) {
+        let (v, c) = check_one_of(i, trace, keys, now);
+        *claim = c.map(|c| Claim {
+            would_be_valid: v.status == Status::Valid,
+            ..c
+        });
+    }
+    for i in 0..n {
+        let (mut v, claim) = check_one_of(i, trace, keys, now);
+        if let Some(c) = claim
+            && let Some(first) = owner(&claims, &c)
+            && i != first
+            && (i > first || c.origin_verified)
+        {
+            v.reasons.push(Reason::new(
+                ReasonCode::ReplayedNonce,
+                Detail::Note("an envelope of this trace claimed this key's nonce (P10)"),
+            ));
+            v.status = v.reasons.status();
+        }
         hprintln!("  env{} {}", i, v.status.name());
         for r in v.reasons.as_slice() {
             hprintln!("    - {}", r);
@@ -51,6 +77,34 @@ pub fn audit_case(
     }
     hprintln!("case {} {}", name, if ok { "ok" } else { "FAILED" });
     ok
+}
+
+/// An envelope's `(from key, nonce)` pair, for an envelope whose sender is
+/// in the keyring, and what the replay rule asks of it.
+#[derive(Clone, Copy, PartialEq)]
+struct Claim {
+    /// The sender's key, as its index in the keyring.
+    key: u8,
+    nonce: [u8; 16],
+    /// Its origin verified, so it may claim the pair (P10).
+    origin_verified: bool,
+    /// It is `valid` apart from the replay rule.
+    would_be_valid: bool,
+}
+
+/// The owner of `c`'s pair (PROFILE P10, revision 3): the first envelope
+/// in input order with the pair that would be `valid` apart from the
+/// replay rule, and only when none would, the first whose origin verifies.
+/// Every other envelope with the pair whose origin verifies, and every one
+/// after the owner, is `replayed_nonce`: so a copy of a real envelope with
+/// a junk co-signature, wherever it lies, never makes the real one a
+/// replay, and a forgery never claims.
+fn owner(claims: &[Option<Claim>; MAX_TRACE], c: &Claim) -> Option<usize> {
+    let same = |o: &Option<Claim>| matches!(o, Some(o) if o.origin_verified && o.key == c.key && o.nonce == c.nonce);
+    claims
+        .iter()
+        .position(|o| same(o) && o.is_some_and(|o| o.would_be_valid))
+        .or_else(|| claims.iter().position(same))
 }
 
 fn matches_expect(v: &Verdict, e: Option<Expect>) -> bool {
@@ -67,17 +121,18 @@ fn matches_expect(v: &Verdict, e: Option<Expect>) -> bool {
     }
 }
 
-/// Envelope `i` of `trace`; `seen` holds the `(key, nonce)` pairs claimed so far.
-fn audit_one(
+/// Envelope `i` of `trace` through every step but the replay rule:
+/// herald-core's `check`, then its parent among the envelopes before it.
+fn check_one_of(
     i: usize,
     trace: &[&[u8]],
     keys: &[PublicKey],
     now: u64,
-    seen: &mut [Option<([u8; 32], [u8; 16])>; MAX_TRACE],
-) -> Verdict {
+) -> (Verdict, Option<Claim>) {
     let mut reasons = Reasons::<MAX_REASONS>::new();
     let bytes = trace.get(i).copied().unwrap_or_default();
     let checked = check(bytes, &keys, &options(now), &mut reasons);
+    let mut claim = None;
     if let Some(env) = &checked.envelope {
         if let Some(parent_id) = env.parent() {
             let parent = trace
@@ -98,31 +153,28 @@ fn audit_one(
                 )),
             }
         }
-        // Only an envelope whose origin signature verifies claims its
-        // (key, nonce) pair (P10), so a forgery cannot make a replay.
-        let origin_ok = checked.key_source.is_some()
-            && !reasons.contains(ReasonCode::BadSignature)
-            && !reasons.contains(ReasonCode::Malformed);
-        let key = keys
+        // Only an envelope whose origin verifies claims its (key, nonce)
+        // pair (P10), so a forgery cannot make a replay: its key was
+        // resolved and signature 0 drew no reason (a bad co-signature
+        // does not stop the origin from claiming).
+        let origin_verified =
+            checked.key_source.is_some() && !reasons.as_slice().iter().any(|r| r.index == Some(0));
+        claim = keys
             .iter()
-            .find(|k| env.from_sigil().names_key(k.as_bytes()))
-            .map(|k| *k.as_bytes());
-        if let (true, Some(key)) = (origin_ok, key) {
-            let pair = (key, *env.nonce());
-            if seen.iter().flatten().any(|p| *p == pair) {
-                reasons.push(Reason::new(
-                    ReasonCode::ReplayedNonce,
-                    Detail::Note("this key used this nonce earlier in the trace (P10)"),
-                ));
-            } else if let Some(slot) = seen.iter_mut().find(|s| s.is_none()) {
-                *slot = Some(pair);
-            }
-        }
+            .position(|k| env.from_sigil().names_key(k.as_bytes()))
+            .and_then(|key| u8::try_from(key).ok())
+            .map(|key| Claim {
+                key,
+                nonce: *env.nonce(),
+                origin_verified,
+                would_be_valid: false,
+            });
     }
-    Verdict {
+    let verdict = Verdict {
         status: reasons.status(),
         reasons,
-    }
+    };
+    (verdict, claim)
 }
 
 fn options(now: u64) -> CheckOptions<'static> {

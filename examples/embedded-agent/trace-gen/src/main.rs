@@ -1,6 +1,7 @@
 //! Writes `data/` for the embedded agent (examples/embedded-agent): the
-//! demo keys, a 3-envelope trace addressed to the agent, and a wrong-parent
-//! copy of its third envelope. Everything is deterministic (fixed seeds,
+//! demo keys, a 3-envelope trace addressed to the agent, a wrong-parent
+//! copy of its third envelope, and a copy of its first envelope with a junk
+//! co-signature appended (what anyone can make of a real envelope). Everything is deterministic (fixed seeds,
 //! timestamps and nonces), so `--check` proves the committed files are
 //! exactly what this program makes.
 //!
@@ -12,7 +13,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use data_encoding::HEXLOWER;
-use herald_core::cbor::Value;
+use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Nonce, SigilForm, SigningKey};
 
 /// The agent's own demo seed (it lives in the firmware's flash).
@@ -27,6 +28,27 @@ const EXPIRES: u64 = T0 + 3600;
 
 fn nonce(n: u8) -> Nonce {
     Nonce([n; 16])
+}
+
+/// `env` with a co-signature of 64 junk bytes under `by`'s name appended,
+/// not re-signed: its id and origin signature are the real one's (P4: the
+/// id covers no signature), so only the co-signature is bad.
+fn junk_cosigned(env: &Envelope, by: &SigningKey) -> Result<Vec<u8>, String> {
+    let Ok(Value::Map(mut m)) = Value::decode(env.as_bytes()) else {
+        return Err("an envelope that is not a map".into());
+    };
+    let mut sigs = match m.get("signatures") {
+        Some(Value::Array(sigs)) => sigs.clone(),
+        _ => Vec::new(),
+    };
+    let mut junk = Map::new();
+    junk.insert("alg", Value::text("ed25519"));
+    junk.insert("by", Value::text(by.sigil(SigilForm::Default).to_string()));
+    junk.insert("scope", Value::text("human_approval"));
+    junk.insert("sig", Value::Bytes(vec![0x4a; 64]));
+    sigs.push(Value::Map(junk));
+    m.insert("signatures", Value::Array(sigs));
+    Ok(Value::Map(m).to_vec())
 }
 
 fn files() -> Result<Vec<(&'static str, Vec<u8>)>, String> {
@@ -62,6 +84,9 @@ fn files() -> Result<Vec<(&'static str, Vec<u8>)>, String> {
     let env2 = third(env1.id())?;
     // Correctly signed by A, but its parent is no envelope of the trace.
     let wrong_parent = third([0xee; 32])?;
+    // A copy of env0 with B's name on a junk co-signature (PROFILE P10
+    // revision 3: it must not take env0's nonce from the real one).
+    let env0_junk = junk_cosigned(&env0, &b)?;
     let mut keyring = String::from("# demo peers of the embedded agent (trace-gen)\n");
     for k in [&a, &b] {
         keyring += &format!(
@@ -78,6 +103,7 @@ fn files() -> Result<Vec<(&'static str, Vec<u8>)>, String> {
         ("env1.cbor", env1.into_bytes()),
         ("env2.cbor", env2.into_bytes()),
         ("wrong-parent.cbor", wrong_parent.into_bytes()),
+        ("env0-junk-cosigned.cbor", env0_junk),
         ("peers.keyring", keyring.into_bytes()),
     ])
 }
