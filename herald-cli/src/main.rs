@@ -16,6 +16,7 @@ mod input;
 mod inspector;
 mod json;
 mod keyfile;
+mod logging;
 mod notice;
 mod output;
 mod progress;
@@ -105,6 +106,17 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     notice::set_quiet(cli.quiet);
+    logging::init(
+        match &cli.command {
+            Command::Conduit(_)
+            | Command::Witness(_)
+            | Command::Agent(_)
+            | Command::Mcp(_) => logging::Verbosity::Service,
+            Command::Inspect(a) if a.serve => logging::Verbosity::Service,
+            _ => logging::Verbosity::OneShot,
+        },
+        cli.quiet,
+    );
     let result = match cli.command {
         Command::Keygen(a) => commands::keygen::run(&a.name, a.force),
         Command::New(a) => commands::new::run(&a.compose, a.description.as_deref(), &a.lineage),

@@ -169,12 +169,6 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
                 .map_err(|e| CliError::new(format!("--witness: {e}")))?,
         );
     }
-    // What the conduit logs (a storage failure, its repair) goes to
-    // standard error; standard output keeps the `listening on` line.
-    let _ = tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
-        .try_init();
     let conduit = Conduit::open(config, key, keyring).map_err(|e| CliError::new(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
