@@ -11,3 +11,14 @@ pub mod run;
 
 pub use generate::generate;
 pub use run::{Outcome, run};
+
+/// The conformance vectors this crate was built with, as `(path relative
+/// to vectors/conformance, bytes)`, sorted by path: what `herald
+/// conformance` runs without a directory.
+pub fn builtin() -> &'static [(&'static str, &'static [u8])] {
+    embedded::FILES
+}
+
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/vectors.rs"));
+}

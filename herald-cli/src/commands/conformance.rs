@@ -1,6 +1,6 @@
 //! `herald conformance [DIR] [--json]`: run every case of the conformance
 //! vectors through this implementation: those of DIR, or without it the
-//! copy embedded in the binary at build time (`build.rs`), so an installed
+//! copy built into herald-vectors ([`herald_vectors::builtin`]), so an installed
 //! `herald` needs no checkout.
 //! One line per failure and a final `N passed, N failed`; exit 0 only when
 //! nothing failed.
@@ -12,10 +12,6 @@ use std::process::ExitCode;
 use crate::error::CliError;
 use crate::output::random_suffix;
 use clap::Args;
-
-mod embedded {
-    include!(concat!(env!("OUT_DIR"), "/vectors.rs"));
-}
 
 /// Run `conformance`.
 pub(crate) fn run(dir: Option<&Path>, as_json: bool) -> Result<ExitCode, CliError> {
@@ -78,7 +74,7 @@ fn write_embedded(dir: &Path) -> Result<(), CliError> {
         builder.mode(0o700);
     }
     builder.create(dir).map_err(|e| CliError::io(dir, &e))?;
-    for (rel, bytes) in embedded::FILES {
+    for (rel, bytes) in herald_vectors::builtin() {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent).map_err(|e| CliError::io(parent, &e))?;

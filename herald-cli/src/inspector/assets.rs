@@ -42,7 +42,9 @@ pub(crate) const ASSETS: &[Asset] = &[
     Asset {
         path: "spec/PROFILE.md",
         mime: "text/markdown; charset=utf-8",
-        bytes: include_bytes!("../../../docs/spec/PROFILE.md"),
+        // A link to docs/spec/PROFILE.md inside the crate, which `cargo
+        // package` follows: a published herald-cli carries the profile.
+        bytes: include_bytes!("../../assets/inspector/PROFILE.md"),
     },
     asset!("spec.html", "text/html; charset=utf-8"),
     asset!("spec.js", "text/javascript; charset=utf-8"),

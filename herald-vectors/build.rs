@@ -1,5 +1,6 @@
-//! Embeds the conformance vectors (`vectors/conformance`) in the binary,
-//! so an installed `herald conformance` runs anywhere (issue 18): writes
+//! Embeds the conformance vectors in the library (`conformance/`, a link to
+//! the repository's `vectors/conformance` that `cargo package` follows), so
+//! an installed `herald conformance` runs anywhere: writes
 //! `$OUT_DIR/vectors.rs`, one `(relative path, include_bytes!)` per file.
 
 use std::error::Error;
@@ -8,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 fn main() -> Result<(), Box<dyn Error>> {
     let manifest = PathBuf::from(std::env::var("CARGO_MANIFEST_DIR")?);
-    let dir = manifest.join("../vectors/conformance");
+    let dir = manifest.join("conformance");
     // A directory: cargo reruns this when anything under it changes.
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut files = Vec::new();
