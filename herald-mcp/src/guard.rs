@@ -153,7 +153,7 @@ impl Guard {
         let now = now();
         let report = self
             .receiver
-            .receive_at(&bytes, now)
+            .receive(&bytes)
             .map_err(|e| vec![("malformed", format!("replay cache: {e}"))])?;
         let mut reasons: Vec<(&'static str, String)> = report
             .reasons

@@ -36,7 +36,7 @@ pub use files::FileError;
 pub use keyfile::KeyFileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
 pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, RecordedMolt};
-pub use live::state::{IdentityKey, LiveState, StoreTxn};
+pub use live::state::{IdentityKey, LiveState, StoreReader, StoreTxn};
 pub use live::store::{Claim, Store, StoreError};
 pub use live::{Clock, Prechecked, Receiver, SystemClock};
 pub use reasons::{LISTED_PER_CODE, Unlisted};
