@@ -17,7 +17,6 @@ use core::fmt;
 use std::path::{Path, PathBuf};
 
 use crate::files::{self, FileError};
-use crate::report::KeyOrigin;
 use herald_core::{KeyError, KeyResolver, KeySource, PublicKey, Sigil, SigilError, SigilForm};
 
 /// Where a key in a [`Keyring`] came from (reported per envelope, P7).
@@ -41,6 +40,53 @@ impl Provenance {
             Self::Birth => 0,
             Self::Bundle => 1,
             Self::Pinned => 2,
+        }
+    }
+}
+
+/// Where the key that made an envelope's origin signature came from (P7,
+/// P8), as its report names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyOrigin {
+    /// A key the verifier pinned (a keyring).
+    Keyring,
+    /// A birth envelope's own key, which hashes to its sigil (P7).
+    Birth,
+    /// A key a proof bundle carried, which hashes to its sigil.
+    Bundle,
+    /// The new key of a molt the verifier accepted (P8).
+    Molt,
+}
+
+impl KeyOrigin {
+    /// The name in reports: `keyring`, `birth`, `bundle`, `molt`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Keyring => "keyring",
+            Self::Birth => "birth",
+            Self::Bundle => "bundle",
+            Self::Molt => "molt",
+        }
+    }
+
+    /// The origin of a key [`herald_core::check`] resolved as `source`,
+    /// when that is not the keyring (whose keys have a [`Provenance`]).
+    pub fn of_source(source: KeySource) -> Option<Self> {
+        match source {
+            KeySource::Keyring => Some(Self::Keyring),
+            KeySource::Birth => Some(Self::Birth),
+            KeySource::Molt => Some(Self::Molt),
+            _ => None,
+        }
+    }
+}
+
+impl From<Provenance> for KeyOrigin {
+    fn from(p: Provenance) -> Self {
+        match p {
+            Provenance::Pinned => Self::Keyring,
+            Provenance::Birth => Self::Birth,
+            Provenance::Bundle => Self::Bundle,
         }
     }
 }

@@ -6,10 +6,10 @@
 extern crate alloc;
 extern crate std;
 
-pub mod audited;
 pub mod auditlog;
 pub mod batch;
 pub mod bundle;
+mod compact;
 pub mod display;
 mod facts;
 pub mod files;
@@ -27,20 +27,20 @@ pub mod sequence;
 pub mod trace;
 mod verdicts;
 
-pub use audited::Audited;
 pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
 };
 pub use bundle::{Bundle, BundleError};
+pub use compact::{CompactReport, Links, TraceCounts};
 pub use files::FileError;
 pub use keyfile::KeyFileError;
-pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
+pub use keyring::{KeyOrigin, Keyring, KeyringError, Pinned, Provenance};
 pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, RecordedMolt};
 pub use live::state::{IdentityKey, LiveState, StoreReader, StoreTxn};
 pub use live::store::{Claim, Store, StoreError};
 pub use live::{Clock, Prechecked, Receiver, SystemClock};
 pub use reasons::{LISTED_PER_CODE, Unlisted};
 pub use report::{
-    EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
+    EnvelopeReport, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
 };
-pub use trace::{AuditOptions, Input, audit, audited};
+pub use trace::{AuditOptions, Input, audit, audit_compact};
