@@ -17,7 +17,7 @@ use herald_verify::{CompactReport, EnvelopeReport, Keyring};
 use crate::error::CliError;
 use crate::render::short;
 use crate::tree::{Forest, forest};
-use herald_verify::report::hex;
+use herald_verify::hex;
 
 /// Most envelopes laid out as SVG: the layered layout grows about as the
 /// cube of the node count (300 in 1 s, 2 000 in over 3 minutes here); DOT

@@ -19,7 +19,7 @@ use herald_core::ReasonCode;
 use herald_verify::TraceCounts;
 use herald_verify::{CompactReport, Keyring};
 
-use herald_verify::report::hex;
+use herald_verify::hex;
 
 use crate::render::{Style, short, signer};
 

@@ -26,7 +26,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use data_encoding::BASE64;
 use herald_core::cbor::{Value as CborValue, to_value};
 use herald_core::{EnvelopeRef, Status};
-use herald_verify::live::Receiver;
+use herald_verify::Receiver;
 use serde_json::{Value, json};
 use tokio::io::AsyncRead;
 

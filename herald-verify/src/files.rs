@@ -114,7 +114,7 @@ impl std::error::Error for FileError {
 }
 
 /// What a file type is, in words.
-pub fn kind(file_type: &FileType) -> &'static str {
+pub(crate) fn kind(file_type: &FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -169,14 +169,22 @@ fn regular(path: &Path, meta: &Metadata) -> Result<(), FileError> {
 
 /// The bytes of the regular file `path`, refusing one of more than `limit`
 /// bytes before reading it (its size), and while reading (a file that grows).
-pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_capped(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, FileError> {
     let (file, meta) = open_regular(path)?;
     read_opened(path, file, &meta, limit, what)
 }
 
 /// [`read_capped`] for state: also refused when group or others may write
 /// it ([`check_private`]), on the same open handle.
-pub fn read_private(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_private(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, FileError> {
     let (file, meta) = open_regular(path)?;
     check_private(path, &meta)?;
     read_opened(path, file, &meta, limit, what)
@@ -210,7 +218,7 @@ fn read_opened(
 
 /// Refuse `path` (whose metadata is `meta`) when group or others may write
 /// it. On other platforms than Unix there are no mode bits to check.
-pub fn check_private(path: &Path, meta: &Metadata) -> Result<(), FileError> {
+pub(crate) fn check_private(path: &Path, meta: &Metadata) -> Result<(), FileError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -26,7 +26,7 @@ use crate::files::{FileError, create_private_file, open_regular};
 pub const MAGIC: &str = "herald-secret-key-v1";
 
 /// Length of a key file: the magic line and the seed's line.
-pub const LEN: usize = MAGIC.len() + 1 + 64 + 1;
+pub(crate) const LEN: usize = MAGIC.len() + 1 + 64 + 1;
 
 /// A key file is the magic line, 64 hex digits and newlines: far below this.
 const MAX_LEN: usize = 256;

@@ -96,7 +96,7 @@ impl From<Provenance> for KeyOrigin {
 pub const MAX_KEYRING_BYTES: u64 = 16 << 20;
 
 /// Most `*.pub` files read from one keyring directory.
-pub const MAX_KEYRING_FILES: usize = 10_000;
+pub(crate) const MAX_KEYRING_FILES: usize = 10_000;
 
 /// What [`Keyring::load`] did.
 #[derive(Debug, Default)]
@@ -208,12 +208,12 @@ pub struct Keyring {
 }
 
 /// Longest label, in bytes.
-pub const MAX_LABEL_LEN: usize = 64;
+pub(crate) const MAX_LABEL_LEN: usize = 64;
 
 /// Whether `text` may be a keyring line's label: 1 to [`MAX_LABEL_LEN`]
 /// ASCII letters, digits, `.`, `_`, `-`, `@` or `+` (no `:`, so a label is
 /// never read as a sigil).
-pub fn is_label(text: &str) -> bool {
+pub(crate) fn is_label(text: &str) -> bool {
     !text.is_empty()
         && text.len() <= MAX_LABEL_LEN
         && text

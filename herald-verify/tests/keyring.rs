@@ -2,7 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use herald_core::{KeyResolver, SigilForm, SigningKey};
-use herald_verify::keyring::key_line;
+use herald_verify::key_line;
 use herald_verify::{Keyring, KeyringError};
 
 #[test]

@@ -10,9 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use herald_core::{Envelope, SigningKey};
-use herald_verify::live::PRECHECK_CHUNK;
-use herald_verify::sequence::{Piece, split};
+use herald_verify::PRECHECK_CHUNK;
 use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store, StoreTxn};
+use herald_verify::{Piece, split_sequence};
 
 mod support;
 
@@ -50,7 +50,7 @@ fn conformance_envelopes() -> Vec<Vec<u8>> {
         files.sort();
         for f in files {
             let bytes = std::fs::read(&f).unwrap();
-            for piece in split(&bytes, 1 << 20, 64) {
+            for piece in split_sequence(&bytes, 1 << 20, 64) {
                 if let Piece::Item { bytes, .. } = piece {
                     out.push(bytes.to_vec());
                 }

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::cbor::Limits;
-use herald_verify::sequence::pieces;
+use herald_verify::sequence_pieces;
 use herald_verify::{AuditOptions, CompactReport, Input, Keyring, audit_compact};
 
 use crate::commands::parse_scope;
@@ -127,8 +127,7 @@ pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
     let log_policy = match &opts.log_policy {
         Some(path) => Some(std::sync::Arc::new(
             super::tlog::read_policy(path).map_err(CliError::new)?,
-        )
-            as std::sync::Arc<dyn herald_verify::bundle::LogPolicy>),
+        ) as std::sync::Arc<dyn herald_verify::LogPolicy>),
         None => None,
     };
     let options = AuditOptions {
@@ -190,7 +189,7 @@ fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
 fn count(inputs: &[Input]) -> usize {
     inputs
         .iter()
-        .map(|i| pieces(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).count())
+        .map(|i| sequence_pieces(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).count())
         .sum()
 }
 

@@ -58,7 +58,8 @@ use crate::files::{self, FileError};
 use crate::keyring::key_line;
 use crate::merkle::{self, Hash, Tree};
 
-pub use super::config::{CONFIG_FILE, CONFIG_MAGIC, KEY_FILE};
+use super::config::CONFIG_MAGIC;
+pub use super::config::{CONFIG_FILE, KEY_FILE};
 use super::config::{read_config, read_key};
 pub use super::error::{LogError, Recovery};
 pub use super::leaves::{DATA_FILE, HEADER_LEN, LeafScan, scan_leaf_file};

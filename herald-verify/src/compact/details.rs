@@ -9,9 +9,9 @@ use herald_core::{Detail, Reason};
 
 use super::reason::{CompactReason, NO_INDEX};
 use crate::facts::Facts;
+use crate::input::Input;
 use crate::reasons::ReasonList;
 use crate::report::{ReportReason, Source};
-use crate::trace::Input;
 
 /// Each distinct detail of an audit's reasons, once: a reason keeps its
 /// place here (most envelopes share a handful of details). The lifecycle

@@ -37,10 +37,10 @@ pub(crate) use reasons::CompactReasons;
 pub(crate) use trace::CompactTrace;
 
 use crate::facts::Facts;
+use crate::input::Input;
 use crate::keyring::KeyOrigin;
 use crate::lifecycle::Findings;
 use crate::report::{EnvelopeReport, ProofReport, Report, Summary, TraceReport, hex};
-use crate::trace::Input;
 
 /// The ids of a decoded envelope, as the tree of a report links them.
 #[derive(Clone, Copy, Debug)]

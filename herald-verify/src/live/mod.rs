@@ -1,6 +1,8 @@
 //! Live reception (PROFILE.md P8, P10, P11, P13): one envelope at a time,
 //! against the clock, the persistent replay cache of [`store`] and the
-//! identity lifecycle this receiver has witnessed ([`crate::lifecycle`]).
+//! identity lifecycle this receiver has witnessed ([`crate::lifecycle`]):
+//! its records in the store ([`table`]) and the inclusion proofs of its
+//! molts ([`proof`], P8 rule 3).
 //!
 //! [`Receiver::receive`] runs [`herald_core::check`] with `now` from its
 //! clock (so `expired` and `future_ts` are decided there), then the P10
@@ -48,18 +50,18 @@ use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Sta
 use crate::auditlog::InclusionProof;
 use crate::batch::{self, BatchOptions};
 use crate::keyring::Keyring;
-use crate::lifecycle::{
-    Identity, IdentityRecord, MoltProofError, ProvenMolt, identity, proof, rules, table,
-    valid_cosigners,
-};
+use crate::lifecycle::{Identity, IdentityRecord, identity, rules, valid_cosigners};
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 use crate::verdicts::Collect;
+use proof::{MoltProofError, ProvenMolt};
 use state::{LiveState, StoreTxn};
 use store::{Claim, Store, StoreError};
 
 mod origin;
-pub mod state;
-pub mod store;
+pub(crate) mod proof;
+pub(crate) mod state;
+pub(crate) mod store;
+pub(crate) mod table;
 
 /// How long the cache vouches for an envelope without `expires`, and the
 /// least time a pair is kept: 30 days, in seconds (P10).

@@ -118,7 +118,7 @@ impl StoreReader<'_> {
 
 impl LiveState for StoreReader<'_> {
     fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
-        crate::lifecycle::table::raw(self.store, who)
+        super::table::raw(self.store, who)
     }
 
     fn save_record(&mut self, _: &IdentityKey, _: &[u8], _: &[[u8; 32]]) -> Result<(), StoreError> {
@@ -156,7 +156,7 @@ impl core::fmt::Debug for StoreTxn<'_> {
 
 impl LiveState for StoreTxn<'_> {
     fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
-        crate::lifecycle::table::raw_in(self.store, self.txn, who)
+        super::table::raw_in(self.store, self.txn, who)
     }
 
     fn save_record(
@@ -165,7 +165,7 @@ impl LiveState for StoreTxn<'_> {
         record: &[u8],
         molts: &[[u8; 32]],
     ) -> Result<(), StoreError> {
-        crate::lifecycle::table::save_raw_in(self.store, self.txn, who, record, molts)
+        super::table::save_raw_in(self.store, self.txn, who, record, molts)
     }
 
     fn claim(

@@ -9,8 +9,9 @@ use std::collections::HashMap;
 
 use herald_core::{ParentLink, Status, check_parent_link};
 
-use super::{Checked, Input, Marks};
+use super::{Checked, Marks};
 use crate::compact::{CompactReason, ReportParts};
+use crate::input::Input;
 
 /// 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
 ///    found by its recomputed id only (P13 revision 2), so junk that claims

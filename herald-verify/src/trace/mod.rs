@@ -28,7 +28,7 @@ mod entry;
 mod group;
 mod links;
 
-use alloc::{collections::BTreeMap, string::String, vec::Vec};
+use alloc::{collections::BTreeMap, vec::Vec};
 use std::collections::{HashMap, HashSet};
 
 use herald_core::attestation::BirthAttestation;
@@ -40,6 +40,7 @@ use herald_core::{
 use crate::bundle::{self, Bundle, ProofInput};
 use crate::compact::{CompactEnvelope, CompactReasons, CompactReport, DetailTable};
 use crate::facts::{Facts, Sender};
+use crate::input::Input;
 use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
 use crate::reasons::ReasonList;
@@ -88,15 +89,6 @@ impl Default for AuditOptions {
             log_policy: None,
         }
     }
-}
-
-/// One input: a name for reports and its bytes.
-#[derive(Clone, Debug)]
-pub struct Input {
-    /// A path, or `-` for standard input.
-    pub name: String,
-    /// The bytes.
-    pub bytes: Vec<u8>,
 }
 
 /// Items that do not decode as envelopes (malformed, unsupported version)

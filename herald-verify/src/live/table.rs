@@ -6,10 +6,10 @@ use alloc::vec::Vec;
 
 use redb::{ReadableDatabase, ReadableTable};
 
-use super::rules::Lineages;
-use super::{Identity, IdentityRecord};
-use crate::live::state::{LiveState, StoreTxn};
-use crate::live::store::{LIFECYCLE, MOLTS, Store, StoreError};
+use super::state::{LiveState, StoreTxn};
+use super::store::{LIFECYCLE, MOLTS, Store, StoreError};
+use crate::lifecycle::rules::Lineages;
+use crate::lifecycle::{Identity, IdentityRecord};
 use crate::report::hex;
 
 pub(crate) fn corrupted(store: &Store, who: &Identity, problem: &str) -> StoreError {
