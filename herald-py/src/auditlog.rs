@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use herald_core::EnvelopeRef;
 use herald_verify::CheckError;
 use herald_verify::{AuditObject, Log as CoreLog};
-use herald_verify::{Bundle, encode_bundle as encode_bundle};
+use herald_verify::{Bundle, encode_bundle};
 use herald_verify::key_line;
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyValueError;

@@ -5,7 +5,7 @@
 //! [`herald_verify::check_refusal`]), never a second copy.
 
 use herald_core::PublicKey;
-use herald_verify::{check_forwarded, check_refusal};
+use herald_verify::check_forwarded;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
@@ -50,7 +50,7 @@ fn check_refusal(
 ) -> PyResult<(String, Option<u64>)> {
     let id = <[u8; 32]>::try_from(sent_id)
         .map_err(|_| ReceiptError::new_err("sent_id must be 32 bytes"))?;
-    check_refusal(&id, body, &conduit(conduit_key)?)
+    herald_verify::check_refusal(&id, body, &conduit(conduit_key)?)
         .map(|r| (r.reason, r.retry_after))
         .map_err(|e| ReceiptError::new_err(e.to_string()))
 }

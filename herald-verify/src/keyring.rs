@@ -16,7 +16,7 @@ use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use core::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::files::{self, FileError};
+use crate::files::{self, FileError, Io};
 use herald_core::{KeyError, KeyResolver, KeySource, PublicKey, Sigil, SigilError, SigilForm};
 
 /// Where a key in a [`Keyring`] came from (reported per envelope, P7).
@@ -113,12 +113,7 @@ pub struct Loaded {
 #[non_exhaustive]
 pub enum KeyringError {
     /// The file or directory could not be read.
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The OS error.
-        error: std::io::Error,
-    },
+    Io(Io),
     /// The file is not a regular file, or is past [`MAX_KEYRING_BYTES`].
     File(FileError),
     /// A directory holds more than [`MAX_KEYRING_FILES`] `*.pub` files, or
@@ -166,7 +161,7 @@ pub enum KeyringError {
 impl fmt::Display for KeyringError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Io(io) => write!(f, "{}: {}", io.path.display(), io.error),
             Self::File(e) => write!(f, "{e}"),
             Self::TooLarge { path } => write!(
                 f,
@@ -355,10 +350,7 @@ impl Keyring {
     /// Load a keyring file, or every `*.pub` file of a directory (CLI.md),
     /// within the caps of the module documentation.
     pub fn load(&mut self, path: &Path) -> Result<Loaded, KeyringError> {
-        let io = |error| KeyringError::Io {
-            path: path.to_path_buf(),
-            error,
-        };
+        let io = |error| KeyringError::Io(Io::new(path, "read", error));
         let meta = std::fs::metadata(path).map_err(io)?;
         if !meta.is_dir() {
             let text = read_text(path, MAX_KEYRING_BYTES)?;

@@ -41,8 +41,7 @@ pub use compact::{CompactReport, Links, TraceCounts};
 pub use input::Input;
 pub use reasons::{LISTED_PER_CODE, Unlisted};
 pub use report::{
-    EnvelopeReport, FORMAT as REPORT_FORMAT, ProofReport, Report, ReportReason, SignedBy, Source,
-    Summary, TraceReport, hex,
+    EnvelopeReport, ProofReport, Report, ReportReason, SignedBy, Source, Summary, TraceReport, hex,
 };
 pub use trace::{AuditOptions, MAX_LISTED_UNPARSED, audit, audit_compact};
 
@@ -60,10 +59,10 @@ pub use batch::{
 };
 
 // Keys: keyrings (CLI.md), secret key files, local files.
-pub use files::{FileError, create_private_dir, create_private_file, open_regular};
+pub use files::{FileError, Io, create_private_dir, create_private_file, open_regular};
 pub use keyfile::{
-    KeyFileError, MAGIC as KEY_FILE_MAGIC, encode as encode_key_file, is_key_file,
-    load as load_key_file, save as save_key_file,
+    KeyFileError, encode as encode_key_file, is_key_file, load as load_key_file,
+    save as save_key_file,
 };
 pub use keyring::{
     KeyOrigin, Keyring, KeyringError, Loaded, MAX_KEYRING_BYTES, Pinned, Provenance, key_line,
@@ -75,9 +74,7 @@ pub use lifecycle::{IdentityRecord, RecordedBirth, RecordedMolt};
 pub use live::proof::{MoltProofError, ProvenMolt};
 pub use live::state::{IdentityKey, LiveState, StoreReader, StoreTxn};
 pub use live::store::{Claim, STORE_FORMAT, Store, StoreError};
-pub use live::{
-    CACHE_WINDOW, Clock, DEFAULT_SKEW, PRECHECK_CHUNK, Prechecked, Receiver, SystemClock,
-};
+pub use live::{CACHE_WINDOW, Clock, PRECHECK_CHUNK, Prechecked, Receiver, SystemClock};
 
 // The audit log (P9): the log, its objects, its files.
 pub use auditlog::checkpoint::{CHECKPOINT_FILE as LOG_CHECKPOINT_FILE, SLOT as CHECKPOINT_SLOT};
@@ -93,7 +90,7 @@ pub use auditlog::{
 
 // Proof bundles and conduit receipts.
 pub use bundle::{
-    Bundle, BundleError, FORMAT as BUNDLE_FORMAT, LogPolicy, ProofInput, encode as encode_bundle,
+    Bundle, BundleError, FORMAT as BUNDLE_FORMAT, LogPolicy, encode as encode_bundle,
     encode_with_checkpoints as encode_bundle_with_checkpoints, is_bundle,
 };
 pub use receipt::{ReceiptError, Refusal, check_forwarded, check_refusal, receipt_by};

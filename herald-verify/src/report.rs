@@ -470,7 +470,7 @@ impl std::io::Write for Formatted<'_> {
 }
 
 /// The `"format"` member of a `herald verify --json` document.
-pub const FORMAT: &str = "herald-verify/1";
+pub(crate) const FORMAT: &str = "herald-verify/1";
 
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {

@@ -950,7 +950,7 @@ fn the_leaf_file_reader_reads_bytes_as_open_reads_the_file() {
     // A reader holding fewer bytes than it was said to: an I/O error, not
     // a judgement on the data.
     let e = scan_leaf_file(&bytes[..5000], bytes.len() as u64, &path).unwrap_err();
-    assert!(matches!(e, LogError::Io { .. }), "{e}");
+    assert!(matches!(e, LogError::Io(_)), "{e}");
 }
 
 // ------------------------------------------------------- 100 000 leaves

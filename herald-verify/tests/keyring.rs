@@ -87,6 +87,6 @@ fn directories_load_their_pub_files() {
     assert_eq!(ring.load(&dir).unwrap().keys, 2);
     assert_eq!(ring.len(), 2);
     let missing = Keyring::new().load(&dir.join("nope")).unwrap_err();
-    assert!(matches!(missing, KeyringError::Io { .. }));
+    assert!(matches!(missing, KeyringError::Io(_)));
     std::fs::remove_dir_all(&dir).unwrap();
 }

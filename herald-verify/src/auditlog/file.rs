@@ -529,11 +529,9 @@ impl Log {
 /// Create `path` (it must not exist) holding `bytes`, mode 0600, synced.
 fn write_new(path: &Path, bytes: &[u8]) -> Result<(), LogError> {
     let mut file = files::create_private_file(path).map_err(|e| match e {
-        FileError::Io { error, .. } if error.kind() == io::ErrorKind::AlreadyExists => {
-            LogError::Exists {
-                path: path.to_path_buf(),
-            }
-        }
+        FileError::Io(e) if e.error.kind() == io::ErrorKind::AlreadyExists => LogError::Exists {
+            path: path.to_path_buf(),
+        },
         e => LogError::File(e),
     })?;
     file.write_all(bytes)

@@ -77,7 +77,7 @@ type Seen = (Option<Identity>, Option<IdentityRecord>);
 pub const PRECHECK_CHUNK: usize = 64;
 
 /// The default clock skew tolerated, seconds (P10).
-pub const DEFAULT_SKEW: u64 = 300;
+pub(crate) const DEFAULT_SKEW: u64 = 300;
 
 /// The time source of a [`Receiver`]: Unix seconds.
 pub trait Clock: Send + Sync {
