@@ -96,7 +96,7 @@ impl From<Provenance> for KeyOrigin {
 pub const MAX_KEYRING_BYTES: u64 = 16 << 20;
 
 /// Most `*.pub` files read from one keyring directory.
-pub(crate) const MAX_KEYRING_FILES: usize = 10_000;
+pub const MAX_KEYRING_FILES: usize = 10_000;
 
 /// What [`Keyring::load`] did.
 #[derive(Debug, Default)]
@@ -446,8 +446,9 @@ impl Keyring {
     }
 }
 
-/// The keyring line for `key` with `label` at its end when it is one
-/// ([`is_label`]); otherwise the line without a label.
+/// The keyring line for `key` with `label` at its end when it is one (1
+/// to 64 ASCII letters, digits, `.`, `_`, `-`, `@` or `+`: CLI.md
+/// keyrings); otherwise the line without a label.
 pub fn labelled_key_line(key: &PublicKey, label: &str) -> String {
     let mut line = key_line(key);
     if is_label(label) {

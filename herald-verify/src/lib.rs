@@ -65,15 +65,15 @@ pub use keyfile::{
     save as save_key_file,
 };
 pub use keyring::{
-    KeyOrigin, Keyring, KeyringError, Loaded, MAX_KEYRING_BYTES, Pinned, Provenance, key_line,
-    labelled_key_line,
+    KeyOrigin, Keyring, KeyringError, Loaded, MAX_KEYRING_BYTES, MAX_KEYRING_FILES, Pinned,
+    Provenance, key_line, labelled_key_line,
 };
 
 // Live reception (P8, P10): the receiver, its state, the redb store.
 pub use lifecycle::{IdentityRecord, RecordedBirth, RecordedMolt};
 pub use live::proof::{MoltProofError, ProvenMolt};
 pub use live::state::{IdentityKey, LiveState, StoreReader, StoreTxn};
-pub use live::store::{Claim, STORE_FORMAT, Store, StoreError};
+pub use live::store::{Claim, MAX_OWNER, STORE_FORMAT, Store, StoreError};
 pub use live::{CACHE_WINDOW, Clock, PRECHECK_CHUNK, Prechecked, Receiver, SystemClock};
 
 // The audit log (P9): the log, its objects, its files.

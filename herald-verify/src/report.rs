@@ -411,8 +411,8 @@ impl Report {
     }
 
     /// Write the report as `herald verify --json` prints it (without the
-    /// final newline): the CLI.md JSON form with [`FORMAT`] as its first
-    /// member, `"format"` (issue 18; additive), so a reader can tell which
+    /// final newline): the CLI.md JSON form with `"format":
+    /// "herald-verify/1"` as its first member (issue 18; additive), so a reader can tell which
     /// shape it has. The CLI and the inspector's WASM build both write this.
     pub fn write_document(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         write_document(self, out)

@@ -74,7 +74,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     Ok(exit_code(&report))
 }
 
-/// The `--json` report (CLI.md), as [`Audited::write_document`] writes it
+/// The `--json` report (CLI.md), as [`CompactReport::write_document`] writes it
 /// (each envelope's report formed as it is written), and a newline.
 fn write_json(out: &mut impl Write, report: &CompactReport<'_>) -> std::io::Result<()> {
     report.write_document(out)?;

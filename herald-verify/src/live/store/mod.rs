@@ -86,7 +86,7 @@ const META: TableDefinition<'static, &'static str, &'static [u8]> = TableDefinit
 pub const STORE_FORMAT: u64 = 1;
 
 /// Longest owner name, bytes.
-pub(crate) const MAX_OWNER: usize = 256;
+pub const MAX_OWNER: usize = 256;
 
 /// The persistent replay cache (P10): `(from key, nonce)` pairs and how long
 /// each is kept. `Send + Sync`; share it between threads behind an `Arc`.
