@@ -17,9 +17,10 @@ use ed25519_dalek::{Signature, VerifyingKey};
 use herald_benches::{OwnedItem, TraceSet};
 use herald_core::rand_core::OsRng;
 use herald_core::{EnvelopeRef, Prepared, PublicKey, verify_batch};
-use herald_verify::internal::audit_sequential;
-use herald_verify::{AuditOptions, Input, audit};
-use herald_verify::{BatchOptions, verify_prepared, verify_prepared_with};
+use herald_verify::{
+    AuditOptions, BatchOptions, Input, audit, internal::audit_sequential, verify_prepared,
+    verify_prepared_with,
+};
 
 const N: usize = 10_000;
 

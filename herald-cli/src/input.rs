@@ -7,9 +7,10 @@ use std::path::Path;
 
 use herald_core::cbor::Limits;
 use herald_core::{Envelope, EnvelopeRef};
-use herald_verify::Bundle;
-use herald_verify::{Piece, ReadError, ReadLimits, sequence_pieces};
-use herald_verify::{is_bundle, not_envelopes, read_sequence_expecting};
+use herald_verify::{
+    Bundle, Piece, ReadError, ReadLimits, is_bundle, not_envelopes, read_sequence_expecting,
+    sequence_pieces,
+};
 
 use crate::display_form;
 use crate::error::CliError;

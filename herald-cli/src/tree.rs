@@ -16,8 +16,7 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use herald_core::ReasonCode;
-use herald_verify::TraceCounts;
-use herald_verify::{CompactReport, Keyring};
+use herald_verify::{CompactReport, Keyring, TraceCounts};
 
 use herald_verify::hex;
 

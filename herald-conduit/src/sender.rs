@@ -17,8 +17,7 @@ use std::time::Duration;
 
 use herald_core::PublicKey;
 use herald_core::cbor::Value;
-use herald_verify::{ReceiptError, Refusal};
-use herald_verify::{check_forwarded, check_refusal};
+use herald_verify::{ReceiptError, Refusal, check_forwarded, check_refusal};
 
 use crate::client::{self, ClientError};
 

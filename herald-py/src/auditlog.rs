@@ -6,10 +6,7 @@
 use std::path::PathBuf;
 
 use herald_core::EnvelopeRef;
-use herald_verify::CheckError;
-use herald_verify::{AuditObject, Log as CoreLog};
-use herald_verify::{Bundle, encode_bundle};
-use herald_verify::key_line;
+use herald_verify::{AuditObject, Bundle, CheckError, Log as CoreLog, encode_bundle, key_line};
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;

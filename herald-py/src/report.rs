@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use herald_core::Scope;
 use herald_core::cbor::{Limits, MAX_NESTING};
-use herald_verify::Report as CoreReport;
-use herald_verify::{ReadLimits, read_sequence};
-use herald_verify::{AuditOptions, Input, Keyring as CoreKeyring, audit};
+use herald_verify::{
+    AuditOptions, Input, Keyring as CoreKeyring, ReadLimits, Report as CoreReport, audit,
+    read_sequence,
+};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyModule, PyTuple};
@@ -396,8 +397,8 @@ fn verify(
                 Source::File(path) => {
                     let (mut file, _) =
                         herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
-                    let bytes =
-                        read_sequence(&mut file, &limits).map_err(|e| format!("{}: {e}", path.display()))?;
+                    let bytes = read_sequence(&mut file, &limits)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
                     Ok(Input {
                         name: path.display().to_string(),
                         bytes,

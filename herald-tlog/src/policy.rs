@@ -11,8 +11,7 @@
 use core::fmt;
 
 use data_encoding::HEXLOWER;
-use herald_verify::LogPolicy;
-use herald_verify::TreeHead;
+use herald_verify::{LogPolicy, TreeHead};
 
 use crate::checkpoint::{CheckpointError, SignedCheckpoint};
 use crate::note::{NoteVerifier, TYPE_COSIGNATURE, TYPE_ED25519};

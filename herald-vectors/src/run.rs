@@ -8,12 +8,10 @@ use herald_core::cbor;
 use herald_core::{
     EnvelopeRef, KeyError, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status,
 };
-use herald_verify::ProofReport;
-use herald_verify::Receiver;
-use herald_verify::Store;
-use herald_verify::is_bundle;
-use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, KeyringError, Report, audit};
-use herald_verify::{CheckError, ConsistencyProof, InclusionProof};
+use herald_verify::{
+    AuditOptions, CheckError, ConsistencyProof, EnvelopeReport, InclusionProof, Input, Keyring,
+    KeyringError, ProofReport, Receiver, Report, Store, audit, is_bundle,
+};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 

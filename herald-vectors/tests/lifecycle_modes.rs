@@ -15,11 +15,10 @@ use std::path::{Path, PathBuf};
 use herald_core::{EnvelopeRef, Kind};
 use herald_vectors::manifest::{Case, EnvelopeExpect, Manifest};
 use herald_vectors::run::envelope_verdict;
-use herald_verify::Bundle;
-use herald_verify::InclusionProof;
-use herald_verify::is_bundle;
-use herald_verify::{AuditOptions, Input, Keyring, Provenance, Receiver, Store, audit};
-use herald_verify::{Piece, sequence_pieces};
+use herald_verify::{
+    AuditOptions, Bundle, InclusionProof, Input, Keyring, Piece, Provenance, Receiver, Store,
+    audit, is_bundle, sequence_pieces,
+};
 
 fn committed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/conformance")

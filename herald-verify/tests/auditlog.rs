@@ -14,16 +14,13 @@ use std::time::Instant;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, EnvelopeRef, ReasonCode, SigilForm, SigningKey};
 use herald_testkit::{key, nonce};
-use herald_verify::EnvelopeMismatch;
-use herald_verify::LOG_DATA_FILE;
-use herald_verify::internal::{HEADER_LEN, scan_leaf_file};
-use herald_verify::merkle::{self, Tree};
 use herald_verify::{
-    AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log, LogError,
+    AuditObject, CHECKPOINT_SLOT, CheckError, ConsistencyProof, EnvelopeMismatch, FormatError,
+    InclusionProof, Keyring, LOG_CHECKPOINT_FILE, LOG_DATA_FILE, Leaf, Log, LogError, Provenance,
     SignedTreeHead, SthError, TreeHead,
+    internal::{HEADER_LEN, scan_leaf_file},
+    merkle::{self, Tree},
 };
-use herald_verify::{CHECKPOINT_SLOT, LOG_CHECKPOINT_FILE};
-use herald_verify::{Keyring, Provenance};
 use sha2::{Digest, Sha256};
 
 const T0: u64 = 1_746_432_123;

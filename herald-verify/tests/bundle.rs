@@ -9,12 +9,10 @@ use std::path::Path;
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, ReasonCode, SigningKey, Status};
-use herald_verify::Log;
-use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
 use herald_verify::{
-    BUNDLE_FORMAT, LogPolicy, encode_bundle, encode_bundle_with_checkpoints, is_bundle,
+    AuditOptions, BUNDLE_FORMAT, Bundle, BundleError, Input, Keyring, Log, LogPolicy, Provenance,
+    Report, audit, encode_bundle, encode_bundle_with_checkpoints, is_bundle,
 };
-use herald_verify::{Bundle, BundleError};
 
 mod support;
 

@@ -30,10 +30,11 @@ use data_encoding::BASE64;
 use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Scope, SigilForm, SigningKey};
-use herald_verify::LOG_DATA_FILE;
-use herald_verify::internal::{HEADER_LEN, scan_leaf_file};
-use herald_verify::key_line;
-use herald_verify::{Leaf, Log, LogError};
+use herald_verify::{
+    LOG_DATA_FILE, Leaf, Log, LogError,
+    internal::{HEADER_LEN, scan_leaf_file},
+    key_line,
+};
 use serde_json::Value as Json;
 use sha2::Digest;
 

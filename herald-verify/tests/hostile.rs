@@ -17,8 +17,9 @@ use herald_testkit::alloc::{Counting, Usage, measure};
 
 use herald_core::cbor::{Limits, Value};
 use herald_core::{EnvelopeBuilder, ReasonCode, SigningKey, Status};
-use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
-use herald_verify::{Piece, SplitError, split_sequence};
+use herald_verify::{
+    AuditOptions, Input, Keyring, Piece, Provenance, Report, SplitError, audit, split_sequence,
+};
 
 use herald_testkit::T0 as TS;
 

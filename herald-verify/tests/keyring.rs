@@ -2,8 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use herald_core::{KeyResolver, SigilForm, SigningKey};
-use herald_verify::key_line;
-use herald_verify::{Keyring, KeyringError};
+use herald_verify::{Keyring, KeyringError, key_line};
 
 #[test]
 fn lines_round_trip_and_resolve_every_form() {

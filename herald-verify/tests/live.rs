@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, ReasonCode, Scope, SigningKey, Status};
-use herald_verify::CACHE_WINDOW;
-use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store, StoreTxn, Unlisted};
+use herald_verify::{
+    CACHE_WINDOW, EnvelopeReport, Keyring, Provenance, Receiver, Store, StoreTxn, Unlisted,
+};
 
 /// The owner these tests create their stores for.
 const OWNER: &str = "test";

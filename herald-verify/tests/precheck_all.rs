@@ -10,9 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use herald_core::{Envelope, SigningKey};
-use herald_verify::PRECHECK_CHUNK;
-use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store, StoreTxn};
-use herald_verify::{Piece, split_sequence};
+use herald_verify::{
+    EnvelopeReport, Keyring, PRECHECK_CHUNK, Piece, Provenance, Receiver, Store, StoreTxn,
+    split_sequence,
+};
 
 mod support;
 

@@ -13,10 +13,10 @@ use std::io::{self, Read};
 use herald_core::EnvelopeBuilder;
 use herald_core::cbor::Limits;
 use herald_core::cbor::Value;
-use herald_verify::encode_bundle;
-use herald_verify::{AuditOptions, Input, audit};
-use herald_verify::{Keyring, Provenance};
-use herald_verify::{ReadError, ReadLimits, read_sequence};
+use herald_verify::{
+    AuditOptions, Input, Keyring, Provenance, ReadError, ReadLimits, audit, encode_bundle,
+    read_sequence,
+};
 use proptest::prelude::*;
 use support::{T0, key, nonce};
 

@@ -4,10 +4,10 @@
 
 use herald_core::cbor::{Limits, MAX_NESTING, ValueRef};
 use herald_core::{EnvelopeRef, ReasonCode, Scope, Sigil};
-use herald_verify::{AuditOptions, InclusionProof, Input, Keyring, Report, audit};
-use herald_verify::{EnvelopeReport, Source, hex};
-use herald_verify::{Piece, sequence_pieces};
-use herald_verify::{display_diagnostic, display_json};
+use herald_verify::{
+    AuditOptions, EnvelopeReport, InclusionProof, Input, Keyring, Piece, Report, Source, audit,
+    display_diagnostic, display_json, hex, sequence_pieces,
+};
 use serde::Serialize;
 
 use crate::{annotate, explain};

@@ -11,24 +11,17 @@ use std::sync::OnceLock;
 
 use herald_core::cbor::{self, Limits};
 use herald_core::{PublicKey, Sigil, SigningKey, Status};
-use herald_verify::Bundle;
-use herald_verify::MAX_LEAF_LEN;
-use herald_verify::MAX_LISTED_UNPARSED;
-use herald_verify::key_line;
 use herald_verify::{
-    AuditObject, CheckError, ConsistencyProof, InclusionProof, Leaf, LogError, SignedTreeHead,
-    SthError, TreeHead,
-};
-use herald_verify::{AuditOptions, Input, Keyring, Provenance, Summary, audit};
-use herald_verify::{
-    Piece, ReadLimits, SplitError, encode_bundle, is_bundle, not_envelopes, read_sequence,
-    split_sequence,
-};
-use herald_verify::{internal::HEADER_LEN, internal::LeafScan, internal::scan_leaf_file};
-use herald_verify::{
-    merkle, merkle::Hash, merkle::Tree, merkle::consistency_proof_len, merkle::inclusion_proof_len,
-    merkle::leaf_hash, merkle::root_from_leaves, merkle::verify_consistency,
-    merkle::verify_inclusion,
+    AuditObject, AuditOptions, Bundle, CheckError, ConsistencyProof, InclusionProof, Input,
+    Keyring, Leaf, LogError, MAX_LEAF_LEN, MAX_LISTED_UNPARSED, Piece, Provenance, ReadLimits,
+    SignedTreeHead, SplitError, SthError, Summary, TreeHead, audit, encode_bundle,
+    internal::{HEADER_LEN, LeafScan, scan_leaf_file},
+    is_bundle, key_line, merkle,
+    merkle::{
+        Hash, Tree, consistency_proof_len, inclusion_proof_len, leaf_hash, root_from_leaves,
+        verify_consistency, verify_inclusion,
+    },
+    not_envelopes, read_sequence, split_sequence,
 };
 use sha2::{Digest, Sha256};
 

@@ -16,9 +16,7 @@ use herald_conduit::client::{self, Response};
 use herald_conduit::sender;
 use herald_core::cbor::{Map, Value};
 use herald_core::{EnvelopeBuilder, EnvelopeRef, PublicKey, SigilForm, SigningKey, Status};
-use herald_verify::hex;
-use herald_verify::receipt_by;
-use herald_verify::{InclusionProof, Keyring, Provenance, Receiver, Store};
+use herald_verify::{InclusionProof, Keyring, Provenance, Receiver, Store, hex, receipt_by};
 
 use crate::commands::verify::load_keyrings;
 use crate::error::CliError;

@@ -15,9 +15,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::{EnvelopeRef, PublicKey};
-use herald_verify::Bundle;
-use herald_verify::InclusionProof;
-use herald_verify::{encode_bundle_with_checkpoints, is_bundle};
+use herald_verify::{Bundle, InclusionProof, encode_bundle_with_checkpoints, is_bundle};
 
 use crate::commands::verify::load_keyrings;
 use crate::error::CliError;

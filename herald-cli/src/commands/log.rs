@@ -16,10 +16,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeRef, SigilForm, SigningKey};
-use herald_verify::Keyring;
-use herald_verify::display_json;
-use herald_verify::hex;
-use herald_verify::{AuditObject, Log};
+use herald_verify::{AuditObject, Keyring, Log, display_json, hex};
 
 use crate::error::CliError;
 use crate::id_prefix::IdPrefix;

@@ -8,8 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::cbor::Limits;
-use herald_verify::sequence_pieces;
-use herald_verify::{AuditOptions, CompactReport, Input, Keyring, audit_compact};
+use herald_verify::{AuditOptions, CompactReport, Input, Keyring, audit_compact, sequence_pieces};
 
 use crate::commands::parse_scope;
 use crate::error::CliError;

@@ -13,8 +13,7 @@
 
 use herald_core::cbor::{self, Value};
 use herald_core::{Envelope, ReasonCode as R, SigilForm};
-use herald_verify::encode_bundle;
-use herald_verify::{InclusionProof, Leaf};
+use herald_verify::{InclusionProof, Leaf, encode_bundle};
 
 use super::proof::{MemLog, flipped, flipped_sig};
 use super::{Gen, NOW, T0, hex, invalid, valid};
