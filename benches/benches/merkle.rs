@@ -13,9 +13,10 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use herald_core::SigningKey;
-use herald_verify::auditlog::{Leaf, Log};
-use herald_verify::merkle::{Tree, leaf_hash, verify_inclusion};
-use herald_verify::{Keyring, Provenance};
+use herald_verify::{
+    Keyring, Leaf, Log, Provenance,
+    merkle::{Tree, leaf_hash, verify_inclusion},
+};
 
 fn indices(n: u64) -> Vec<u64> {
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;

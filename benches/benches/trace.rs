@@ -1,6 +1,6 @@
 //! Target (5) of docs/performance.md: the origin signatures of 10 000
 //! envelopes (100 traces, 16 signers) verified with
-//! `herald_verify::batch::verify_all` (the cofactored batch equation of P5
+//! `herald_verify::verify_prepared` (the cofactored batch equation of P5
 //! revision 2, every core) against sequential `verify_strict`; the parts
 //! that bound it (preparing: byte checks and the challenge hash; the batch
 //! equation per signature; single verification), and the full `audit`, with
@@ -17,9 +17,10 @@ use ed25519_dalek::{Signature, VerifyingKey};
 use herald_benches::{OwnedItem, TraceSet};
 use herald_core::rand_core::OsRng;
 use herald_core::{EnvelopeRef, Prepared, PublicKey, verify_batch};
-use herald_verify::batch::{BatchOptions, verify_all, verify_all_with};
-use herald_verify::internal::audit_sequential;
-use herald_verify::{AuditOptions, Input, audit};
+use herald_verify::{
+    AuditOptions, BatchOptions, Input, audit, internal::audit_sequential, verify_prepared,
+    verify_prepared_with,
+};
 
 const N: usize = 10_000;
 
@@ -33,7 +34,7 @@ fn trace(c: &mut Criterion) {
         .iter()
         .map(|o| PublicKey::from_bytes(&o.key).unwrap())
         .collect();
-    assert!(verify_all(&prepared).iter().all(|&v| v));
+    assert!(verify_prepared(&prepared).iter().all(|&v| v));
     let keyring = set.keyring();
     let inputs = vec![Input {
         name: "set".into(),
@@ -79,7 +80,7 @@ fn trace(c: &mut Criterion) {
         b.iter(|| owned.iter().filter_map(|o| black_box(o).prepared()).count())
     });
     g.bench_function("verify_all", |b| {
-        b.iter(|| verify_all(black_box(&prepared)))
+        b.iter(|| verify_prepared(black_box(&prepared)))
     });
     for (name, opts) in [
         (
@@ -105,7 +106,7 @@ fn trace(c: &mut Criterion) {
         ),
     ] {
         g.bench_function(name, |b| {
-            b.iter(|| verify_all_with(black_box(&prepared), &opts))
+            b.iter(|| verify_prepared_with(black_box(&prepared), &opts))
         });
     }
     g.bench_function("audit", |b| {

@@ -100,7 +100,7 @@ pub(crate) fn envelope(text: &str) -> Result<Vec<u8>, String> {
     Err(format!(
         "no reading of this JSON hashes to its id {} (P4): it was edited, or its id never \
          matched its bytes",
-        herald_verify::report::hex(&id)
+        herald_verify::hex(&id)
     ))
 }
 

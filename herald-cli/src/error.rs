@@ -26,10 +26,10 @@ impl CliError {
     }
 
     /// A local file was refused or could not be read
-    /// ([`herald_verify::files`]): an OS error reads as from [`CliError::io`].
+    /// ([`herald_verify::FileError`]): an OS error reads as from [`CliError::io`].
     pub(crate) fn file(error: herald_verify::FileError) -> Self {
         match error {
-            herald_verify::FileError::Io { path, error, .. } => Self::io(&path, &error),
+            herald_verify::FileError::Io(io) => Self::io(&io.path, &io.error),
             e => Self::new(e.to_string()),
         }
     }

@@ -12,12 +12,12 @@
 use std::io::{self, Write};
 
 use herald_core::{Kind, ReasonCode, Sigil, SigilForm, Status};
-use herald_verify::{Audited, EnvelopeReport, Keyring};
+use herald_verify::{CompactReport, EnvelopeReport, Keyring};
 
 use crate::error::CliError;
 use crate::render::short;
 use crate::tree::{Forest, forest};
-use herald_verify::report::hex;
+use herald_verify::hex;
 
 /// Most envelopes laid out as SVG: the layered layout grows about as the
 /// cube of the node count (300 in 1 s, 2 000 in over 3 minutes here); DOT
@@ -58,7 +58,7 @@ enum Part {
 /// Every node, then every edge, each formed as it is reached (a picture
 /// of a million envelopes holds one envelope's report at a time; issue 14).
 fn parts<'r>(
-    report: &'r Audited<'_>,
+    report: &'r CompactReport<'_>,
     keyring: &'r Keyring,
     links: &'r Forest,
 ) -> impl Iterator<Item = Part> + 'r {
@@ -137,7 +137,7 @@ fn fill(status: Option<Status>) -> &'static str {
 }
 
 /// The DOT text of the picture, written to `out`.
-fn dot(out: &mut dyn Write, report: &Audited<'_>, keyring: &Keyring) -> io::Result<()> {
+fn dot(out: &mut dyn Write, report: &CompactReport<'_>, keyring: &Keyring) -> io::Result<()> {
     out.write_all(
         b"digraph trace {\n  rankdir=TB;\n  node [shape=box, style=filled, fontcolor=white, fontsize=11];\n",
     )?;
@@ -189,7 +189,7 @@ fn dot_escape(text: &str) -> String {
 }
 
 /// The Mermaid flowchart of the picture, written to `out`.
-fn mermaid(out: &mut dyn Write, report: &Audited<'_>, keyring: &Keyring) -> io::Result<()> {
+fn mermaid(out: &mut dyn Write, report: &CompactReport<'_>, keyring: &Keyring) -> io::Result<()> {
     out.write_all(b"flowchart TD\n")?;
     let links = forest(report);
     for part in parts(report, keyring, &links) {
@@ -247,7 +247,7 @@ fn mermaid_escape(text: &str) -> String {
 }
 
 /// Whether `report` can be drawn in `format` (SVG has a size cap).
-pub(crate) fn check(report: &Audited<'_>, format: Format) -> Result<(), CliError> {
+pub(crate) fn check(report: &CompactReport<'_>, format: Format) -> Result<(), CliError> {
     if format == Format::Svg && report.len() > MAX_SVG_NODES {
         return Err(CliError::new(format!(
             "--format svg lays out at most {MAX_SVG_NODES} envelopes ({} here): use --format dot \
@@ -259,7 +259,7 @@ pub(crate) fn check(report: &Audited<'_>, format: Format) -> Result<(), CliError
 }
 
 /// The SVG of the picture, laid out by layout-rs from [`dot`].
-fn svg(report: &Audited<'_>, keyring: &Keyring) -> Result<String, String> {
+fn svg(report: &CompactReport<'_>, keyring: &Keyring) -> Result<String, String> {
     let mut text = Vec::new();
     dot(&mut text, report, keyring).map_err(|e| e.to_string())?;
     let text = String::from_utf8(text).map_err(|e| e.to_string())?;
@@ -278,7 +278,7 @@ fn svg(report: &Audited<'_>, keyring: &Keyring) -> Result<String, String> {
 /// Write the picture of `report` in `format`.
 pub(crate) fn write(
     out: &mut dyn Write,
-    report: &Audited<'_>,
+    report: &CompactReport<'_>,
     keyring: &Keyring,
     format: Format,
 ) -> io::Result<()> {

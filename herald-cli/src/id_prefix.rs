@@ -2,7 +2,7 @@
 //! form (issue 18): at least [`MIN_DIGITS`] hex digits, case-insensitive;
 //! an ambiguous prefix is an error that lists every match.
 
-use herald_verify::report::hex;
+use herald_verify::hex;
 
 use crate::error::CliError;
 

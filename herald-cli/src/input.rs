@@ -1,14 +1,16 @@
 //! Reading inputs: a path, or `-` for standard input; an envelope file, a
 //! CBOR sequence of envelopes (CLI.md, RFC 8742), or a proof bundle
-//! (`herald_verify::bundle`), whose envelopes are its items.
+//! (`herald_verify::Bundle`), whose envelopes are its items.
 
 use std::io::{BufRead, Read, Seek, SeekFrom};
 use std::path::Path;
 
 use herald_core::cbor::Limits;
 use herald_core::{Envelope, EnvelopeRef};
-use herald_verify::bundle::{self, Bundle};
-use herald_verify::sequence::{self, Piece, ReadError, ReadLimits, pieces};
+use herald_verify::{
+    Bundle, Piece, ReadError, ReadLimits, is_bundle, not_envelopes, read_sequence_expecting,
+    sequence_pieces,
+};
 
 use crate::display_form;
 use crate::error::CliError;
@@ -56,9 +58,9 @@ pub(crate) fn read_envelopes(path: &Path) -> Result<Vec<u8>, CliError> {
 }
 
 /// The bytes of the proof object file `path` (or `-`), at most
-/// [`herald_verify::auditlog::proof::MAX_PROOF_LEN`] bytes.
+/// [`herald_verify::MAX_PROOF_LEN`] bytes.
 pub(crate) fn read_proof(path: &Path) -> Result<Vec<u8>, CliError> {
-    let limit = herald_verify::auditlog::proof::MAX_PROOF_LEN;
+    let limit = herald_verify::MAX_PROOF_LEN;
     let bytes = read_limited(path, limit, || {
         CliError::new(format!(
             "{}: larger than the {limit} bytes a proof object can be",
@@ -123,7 +125,7 @@ fn read_limited(
 }
 
 /// The CBOR sequence (or proof bundle) in `path`, or on standard input for
-/// `-`, read only as far as an audit uses it (`sequence::read`): a hostile
+/// `-`, read only as far as an audit uses it (`read_sequence`): a hostile
 /// stream stops at its first unsplittable item or after item
 /// `max_items + 1`, long before the input limit; a stream of good items
 /// past the limit is refused. `max_items` is the audit's cap for `verify`,
@@ -146,7 +148,7 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
             drop(stdin);
             return read_envelopes(path);
         }
-        sequence::read(&mut stdin, &limits).map_err(failed)
+        herald_verify::read_sequence(&mut stdin, &limits).map_err(failed)
     } else {
         let (mut file, meta) = open(path)?;
         let mut first = [0u8; 64];
@@ -156,7 +158,7 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
         }
         file.seek(SeekFrom::Start(0))
             .map_err(|e| CliError::io(path, &e))?;
-        sequence::read_expecting(&mut file, &limits, meta.len()).map_err(|e| match e {
+        read_sequence_expecting(&mut file, &limits, meta.len()).map_err(|e| match e {
             ReadError::Io(e) => CliError::io(path, &e),
             e => failed(e),
         })
@@ -167,7 +169,7 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
 /// is refused by name instead of blocking `open` or reading without end
 /// (issue 14, B6). Pipes come in as `-`.
 fn open(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), CliError> {
-    herald_verify::files::open_regular(path).map_err(|e| match e {
+    herald_verify::open_regular(path).map_err(|e| match e {
         e @ herald_verify::FileError::NotRegular { .. } => {
             CliError::new(format!("{e} (read a pipe as `-`, standard input)"))
         }
@@ -208,17 +210,17 @@ pub(crate) enum Item<'a> {
 /// Split `bytes` into envelopes, in order (an empty input is one `Bad`). A
 /// proof bundle's items are its envelopes, at their offsets in the bundle;
 /// a bundle that is not in its format is one `Bad`, and so is a key file or
-/// text (`sequence::not_envelopes`).
+/// text (`not_envelopes`).
 ///
 /// One item at a time: a caller that reports or stops as it goes holds one
 /// item, not one per input byte (issue 14, B2: ten million one-byte items
 /// once cost 1.65 GB collected with their error texts).
 pub(crate) fn items(bytes: &[u8]) -> Box<dyn Iterator<Item = Item<'_>> + '_> {
-    if let Some(what) = sequence::not_envelopes(bytes) {
+    if let Some(what) = not_envelopes(bytes) {
         // A key file or text: one line, not one per byte offset.
         return Box::new(std::iter::once(Item::Bad(0, what.to_string())));
     }
-    if bundle::is_bundle(bytes) {
+    if is_bundle(bytes) {
         return match Bundle::decode(bytes) {
             Ok(b) => Box::new(b.envelopes().to_vec().into_iter().map(|(offset, env)| {
                 match EnvelopeRef::decode(env) {
@@ -230,7 +232,7 @@ pub(crate) fn items(bytes: &[u8]) -> Box<dyn Iterator<Item = Item<'_>> + '_> {
         };
     }
     Box::new(
-        pieces(bytes, Limits::DEFAULT.max_size, SPLIT_DEPTH).map(|piece| match piece {
+        sequence_pieces(bytes, Limits::DEFAULT.max_size, SPLIT_DEPTH).map(|piece| match piece {
             Piece::Item { offset, bytes } => match EnvelopeRef::decode(bytes) {
                 Ok(env) => Item::Envelope(offset, Box::new(env)),
                 Err(e) => Item::Bad(offset, e.to_string()),

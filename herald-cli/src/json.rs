@@ -107,7 +107,7 @@ impl<'de> Deserialize<'de> for Entries<'de> {
     }
 }
 
-pub(crate) use herald_verify::display::json as display;
+pub(crate) use herald_verify::display_json as display;
 
 #[cfg(test)]
 mod tests {

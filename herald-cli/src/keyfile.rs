@@ -1,31 +1,31 @@
 //! Secret key files (CLI.md: `NAME.key`, mode 0600): the format and the
-//! loader are [`herald_verify::keyfile`]'s, shared with the Python
+//! loader are herald-verify's ([`herald_verify::load_key_file`]), shared with the Python
 //! bindings; here the command's atomic writer and its error type.
 
 use std::path::Path;
 
 use herald_core::SigningKey;
-use herald_verify::keyfile;
+use herald_verify::{encode_key_file, load_key_file};
 
 use crate::error::CliError;
 use crate::output::{Existing, write_atomic};
 
 /// Whether `bytes` look like a secret key file (never to be sent anywhere).
 pub(crate) fn is_key_file(bytes: &[u8]) -> bool {
-    keyfile::is_key_file(bytes)
+    herald_verify::is_key_file(bytes)
 }
 
 /// Write `key`'s seed to `path` with mode 0600, atomically; an existing
 /// file is kept unless `existing` is [`Existing::Replace`].
 pub(crate) fn write(path: &Path, key: &SigningKey, existing: Existing) -> Result<(), CliError> {
-    let text = keyfile::encode(key);
+    let text = encode_key_file(key);
     write_atomic(path, text.as_ref(), 0o600, existing)
 }
 
 /// Load the key of the secret key file `path`, refusing a file that group
 /// or others may read (CLI.md).
 pub(crate) fn load(path: &Path) -> Result<SigningKey, CliError> {
-    keyfile::load(path).map_err(|e| CliError::new(e.to_string()))
+    load_key_file(path).map_err(|e| CliError::new(e.to_string()))
 }
 
 #[cfg(test)]

@@ -147,7 +147,7 @@ fn place(tmp: &Path, path: &Path, existing: Existing) -> Result<(), CliError> {
 pub(crate) fn random_suffix() -> Result<String, CliError> {
     let nonce =
         herald_core::Nonce::generate().map_err(|_| CliError::new("the OS random source failed"))?;
-    Ok(herald_verify::report::hex(
+    Ok(herald_verify::hex(
         nonce.as_bytes().get(..8).unwrap_or_default(),
     ))
 }

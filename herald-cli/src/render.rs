@@ -5,7 +5,7 @@
 use std::io::{self, IsTerminal, Write};
 
 use herald_core::{ReasonCode, Sigil, SigilForm, Status};
-use herald_verify::{Audited, EnvelopeReport, KeyOrigin, Keyring, ProofReport, ReportReason};
+use herald_verify::{CompactReport, EnvelopeReport, KeyOrigin, Keyring, ProofReport, ReportReason};
 
 use crate::tree;
 
@@ -128,7 +128,7 @@ fn labels(reasons: &[ReportReason]) -> Vec<String> {
 /// Write the whole human report, each envelope's formed as it is written.
 pub(crate) fn write_report(
     out: &mut dyn Write,
-    report: &Audited<'_>,
+    report: &CompactReport<'_>,
     opts: &Options,
 ) -> io::Result<()> {
     let width = (0..report.len())

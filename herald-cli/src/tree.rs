@@ -16,10 +16,9 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use herald_core::ReasonCode;
-use herald_verify::audited::TraceCounts;
-use herald_verify::{Audited, Keyring};
+use herald_verify::{CompactReport, Keyring, TraceCounts};
 
-use herald_verify::report::hex;
+use herald_verify::hex;
 
 use crate::render::{Style, short, signer};
 
@@ -62,7 +61,7 @@ fn at(i: usize) -> u32 {
 
 /// Who is whose parent: by id, an id owned by its first envelope whose
 /// carried id is its own.
-pub(crate) fn forest(report: &Audited<'_>) -> Forest {
+pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
     let n = report.len();
     // Only decoded envelopes have links; the first of an id owns it. An
     // envelope whose carried id is not its own (`id_mismatch`) is nobody's
@@ -123,7 +122,7 @@ pub(crate) fn forest(report: &Audited<'_>) -> Forest {
 
 struct Drawing<'a> {
     out: &'a mut dyn Write,
-    report: &'a Audited<'a>,
+    report: &'a CompactReport<'a>,
     forest: &'a Forest,
     style: &'a Style,
     keyring: &'a Keyring,
@@ -224,7 +223,7 @@ impl Drawing<'_> {
 /// Draw the forest of `report`.
 pub(crate) fn write(
     out: &mut dyn Write,
-    report: &Audited<'_>,
+    report: &CompactReport<'_>,
     style: &Style,
     keyring: &Keyring,
 ) -> io::Result<()> {

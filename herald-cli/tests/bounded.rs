@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Kind, Nonce, SigilForm, SigningKey};
-use herald_verify::keyring::key_line;
+use herald_verify::key_line;
 use support::herald;
 
 use herald_testkit::T0 as TS;
@@ -211,7 +211,7 @@ fn b3_keyrings_are_capped_before_reading() {
         "/dev/zero: a character device",
     );
 
-    let big = herald_verify::keyring::MAX_KEYRING_BYTES + 1;
+    let big = herald_verify::MAX_KEYRING_BYTES + 1;
     let file = std::fs::File::create(d.join("big.pub")).unwrap();
     file.set_len(big).unwrap();
     refused(
@@ -235,7 +235,7 @@ fn refused(d: &Path, what: &str, args: &[&str], why: &str) {
 fn proofs_are_capped_before_reading() {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
-    let limit = herald_verify::auditlog::proof::MAX_PROOF_LEN;
+    let limit = herald_verify::MAX_PROOF_LEN;
     let file = std::fs::File::create(d.join("big.proof")).unwrap();
     file.set_len(limit + 1).unwrap();
     std::fs::write(d.join("k.pub"), key_line(&cosigner(0).public_key()) + "\n").unwrap();

@@ -118,7 +118,7 @@ async fn sigkill_under_load_loses_nothing_acknowledged() {
     let (inbox, _) = support::conduit::read_inbox(&[addr], &bob_sigil, T).await;
     let inbox: std::collections::HashSet<_> = inbox.into_iter().collect();
     for (id, (n, body)) in seen.acked.iter() {
-        let hex = herald_verify::report::hex(id);
+        let hex = herald_verify::hex(id);
         let stored = client::get(addr, &format!("/v1/envelopes/{hex}"), T)
             .await
             .unwrap();

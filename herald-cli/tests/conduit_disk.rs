@@ -194,7 +194,7 @@ async fn a_full_disk_stops_posts_until_space_returns_and_loses_nothing() {
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     acked.push(forwarded(&r.body));
     for f in &acked {
-        let id = herald_verify::report::hex(EnvelopeRef::decode(f).unwrap().id());
+        let id = herald_verify::hex(EnvelopeRef::decode(f).unwrap().id());
         let r = client::get(addr, &format!("/v1/envelopes/{id}"), T)
             .await
             .unwrap();

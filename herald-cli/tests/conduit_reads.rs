@@ -54,8 +54,8 @@ async fn read_all(addr: SocketAddr, path: &str) -> Vec<[u8; 32]> {
             return ids;
         }
         assert!(r.body.len() <= herald_conduit::page::DEFAULT_MAX_PAGE);
-        for piece in herald_verify::sequence::split(&r.body, 1 << 20, 64) {
-            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
+        for piece in herald_verify::split_sequence(&r.body, 1 << 20, 64) {
+            let herald_verify::Piece::Item { bytes, .. } = piece else {
                 panic!("{path}: not a CBOR sequence");
             };
             ids.push(*EnvelopeRef::decode(bytes).unwrap().id());
@@ -114,7 +114,7 @@ async fn four_concurrent_reads_of_a_100_mb_trace_stay_within_64_mib() {
     }
     drop(posted);
 
-    let trace = herald_verify::report::hex(genesis.view().trace());
+    let trace = herald_verify::hex(genesis.view().trace());
     let path = format!("/v1/traces/{trace}");
     // Idle: after the posts, before any read.
     let idle = vm_rss(pid);

@@ -18,7 +18,7 @@ use std::path::Path;
 
 use herald_core::{EnvelopeBuilder, EnvelopeRef, Nonce, SigningKey};
 use herald_testkit::T0 as TS;
-use herald_verify::keyring::key_line;
+use herald_verify::key_line;
 
 const COUNT: usize = 200_000;
 

@@ -339,7 +339,7 @@ fn tree_draws_what_does_not_reach_a_genesis_apart() {
     let key = SigningKey::from_seed(&[5; 32]);
     std::fs::write(
         d.join("k.pub"),
-        herald_verify::keyring::key_line(&key.public_key()) + "\n",
+        herald_verify::key_line(&key.public_key()) + "\n",
     )
     .unwrap();
     let ts = 1_746_432_000;
@@ -385,7 +385,7 @@ fn tree_draws_what_does_not_reach_a_genesis_apart() {
         text.contains("not connected to a genesis in the set (3 subtrees):"),
         "{text}"
     );
-    let short = |e: &herald_core::Envelope| herald_verify::report::hex(&e.id()[..6]);
+    let short = |e: &herald_core::Envelope| herald_verify::hex(&e.id()[..6]);
     assert!(
         text.contains(&format!("(parent {} not in the set)", short(&unseen))),
         "{text}"

@@ -367,7 +367,7 @@ fn two_for_bad_keyring_lines() {
     let sigil = herald_core::Sigil::from_key(&small, herald_core::SigilForm::Default);
     std::fs::write(
         d.join("small.ring"),
-        format!("{sigil} ed25519 {}\n", herald_verify::report::hex(&small)),
+        format!("{sigil} ed25519 {}\n", herald_verify::hex(&small)),
     )
     .unwrap();
     let run = herald(d, &["verify", "t.cbor", "--keyring", "small.ring"]);

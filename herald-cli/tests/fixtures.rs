@@ -16,7 +16,7 @@ use std::path::{Path, PathBuf};
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Nonce, Scope, SigilForm, SigningKey};
 use herald_testkit::key;
-use herald_verify::keyring::key_line;
+use herald_verify::key_line;
 
 use herald_testkit::T0 as TS;
 /// `--now` the snapshots verify at (ten minutes later).
@@ -33,7 +33,7 @@ fn text(s: &str) -> Value {
 }
 
 fn hex(bytes: &[u8]) -> String {
-    herald_verify::report::hex(bytes)
+    herald_verify::hex(bytes)
 }
 
 /// Offset of the last byte of `e`'s payload in its bytes.
@@ -117,15 +117,13 @@ fn fixtures() -> Vec<(&'static str, Vec<u8>)> {
         .sign(&next)
         .unwrap();
     let log_dir = tempfile::tempdir().unwrap();
-    let mut log =
-        herald_verify::auditlog::Log::create(log_dir.path(), &notary.public_key(), None).unwrap();
+    let mut log = herald_verify::Log::create(log_dir.path(), &notary.public_key(), None).unwrap();
     log.append(&molt.view()).unwrap();
     let proof = log
         .inclusion_proof(&notary, &molt.id(), None, TS - 2 * 86_400)
         .unwrap()
         .encode();
-    let bundle =
-        herald_verify::bundle::encode(&[molt.as_bytes(), after.as_bytes()], &[&proof], &[]);
+    let bundle = herald_verify::encode_bundle(&[molt.as_bytes(), after.as_bytes()], &[&proof], &[]);
 
     vec![
         ("molt.bundle", bundle),

@@ -223,7 +223,7 @@ async fn fleet_sigkill_under_load_loses_nothing_acknowledged() {
     assert_eq!(i64::try_from(inbox.len()).unwrap(), stored);
     for (k, (id, n)) in tally.acked.iter().enumerate() {
         let via = addrs[k % addrs.len()];
-        let hex = herald_verify::report::hex(id);
+        let hex = herald_verify::hex(id);
         assert!(
             in_inbox.contains(id),
             "acknowledged {hex} lost from the inbox"

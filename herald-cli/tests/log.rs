@@ -254,7 +254,7 @@ fn a_log_held_by_another_process_is_refused_at_once() {
     let d = tempfile::tempdir().unwrap();
     let d = d.path();
     populated(d, 1);
-    let held = herald_verify::auditlog::Log::open(&d.join("audit")).unwrap();
+    let held = herald_verify::Log::open(&d.join("audit")).unwrap();
     let run = herald(d, &["log", "status", "audit"]);
     run.expect(2);
     assert!(

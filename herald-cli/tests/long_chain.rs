@@ -10,7 +10,7 @@ use std::path::Path;
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, SigningKey};
-use herald_verify::keyring::key_line;
+use herald_verify::key_line;
 
 use herald_testkit::T0 as TS;
 

@@ -16,7 +16,7 @@ use std::path::Path;
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, SigilForm, SigningKey};
-use herald_verify::keyring::key_line;
+use herald_verify::key_line;
 
 use herald_testkit::T0 as TS;
 const ENVELOPES: usize = 100_000;

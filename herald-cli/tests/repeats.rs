@@ -21,7 +21,7 @@ use std::path::Path;
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, EnvelopeRef, Nonce, SigningKey};
 use herald_testkit::T0 as TS;
-use herald_verify::keyring::key_line;
+use herald_verify::key_line;
 
 /// `key`'s signed genesis, `extra` appended to its map as `count` more
 /// entries (the template's last field is `signatures`, and every key

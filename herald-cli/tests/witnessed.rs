@@ -150,7 +150,7 @@ fn a_conduit_with_two_witnesses_under_a_two_of_two_policy() {
     let proof = client::get(&format!(
         "{}/v1/proof/inclusion/{}",
         a.url(),
-        herald_verify::report::hex(&ids[1])
+        herald_verify::hex(&ids[1])
     ))
     .unwrap();
     std::fs::write(d.join("proof1"), &proof).unwrap();

@@ -502,7 +502,7 @@ fn audit_object(value: Vec<u8>, json: bool) -> Response {
         Ok(v) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/json")],
-            herald_verify::display::json(v),
+            herald_verify::display_json(v),
         )
             .into_response(),
         Err(e) => storage_problem(&e),

@@ -137,7 +137,7 @@ impl Conduit {
         };
         herald_tlog::NoteVerifier::ed25519(&origin, key.public_key())
             .map_err(|e| OpenError::Origin(e.to_string()))?;
-        herald_verify::files::create_private_dir(&config.state).map_err(OpenError::State)?;
+        herald_verify::create_private_dir(&config.state).map_err(OpenError::State)?;
         let store = Store::open_or_create(config.state.join(STORE_FILE), STORE_OWNER)
             .map_err(OpenError::Store)?;
         mailbox::create_tables(&store).map_err(OpenError::Store)?;

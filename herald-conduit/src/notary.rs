@@ -32,7 +32,7 @@ impl Notary {
         stored: &Reader<'_>,
         now: u64,
     ) -> Result<Self, String> {
-        let mut log = if dir.join(herald_verify::auditlog::file::KEY_FILE).exists() {
+        let mut log = if dir.join(herald_verify::LOG_KEY_FILE).exists() {
             Log::open(dir)
         } else {
             Log::create(dir, &key.public_key(), None)

@@ -7,7 +7,8 @@
 //! is delivered only when the `201` returns it unaltered with a
 //! `conduit_receipt` that verifies under that key, and refused only when
 //! the answer is a refusal the conduit signed for it
-//! (herald-verify's [`herald_verify::receipt`] checks both);
+//! (herald-verify's [`herald_verify::check_forwarded`] and
+//! [`herald_verify::check_refusal`] check them);
 //! any other answer is [`SendError::Unproven`]: not delivered.
 
 use std::fmt;
@@ -16,7 +17,7 @@ use std::time::Duration;
 
 use herald_core::PublicKey;
 use herald_core::cbor::Value;
-use herald_verify::receipt::{self, ReceiptError, Refusal};
+use herald_verify::{ReceiptError, Refusal, check_forwarded, check_refusal};
 
 use crate::client::{self, ClientError};
 
@@ -109,8 +110,7 @@ pub async fn deliver(
     if r.status == 201 {
         let (forwarded, index) = acknowledged(&r.body)
             .ok_or_else(|| unproven("a 201 without {envelope: bytes}".into()))?;
-        receipt::check_forwarded(envelope, &forwarded, conduit)
-            .map_err(|e| unproven(e.to_string()))?;
+        check_forwarded(envelope, &forwarded, conduit).map_err(|e| unproven(e.to_string()))?;
         return Ok(Delivered {
             envelope: forwarded,
             index,
@@ -119,7 +119,7 @@ pub async fn deliver(
     let sent_id = herald_core::EnvelopeRef::decode(envelope)
         .map(|e| *e.id())
         .map_err(|e| unproven(format!("the envelope sent does not decode: {e}")))?;
-    match receipt::check_refusal(&sent_id, &r.body, conduit) {
+    match check_refusal(&sent_id, &r.body, conduit) {
         Ok(refusal) => Err(SendError::Refused {
             status: r.status,
             refusal,

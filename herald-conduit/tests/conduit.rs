@@ -23,7 +23,7 @@ async fn every_status_code_of_a_post() {
     let r = c.post(&first).await;
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
     assert_eq!(r.header("content-type"), Some("application/cbor"));
-    let id = herald_verify::report::hex(
+    let id = herald_verify::hex(
         &herald_core::Envelope::from_bytes(first.clone())
             .unwrap()
             .id(),
@@ -280,11 +280,11 @@ async fn reads_traces_tree_heads_and_proofs() {
             .status,
         201
     );
-    let trace = herald_verify::report::hex(genesis.view().trace());
+    let trace = herald_verify::hex(genesis.view().trace());
     let r = c.get(&format!("/v1/traces/{trace}")).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body, forwarded.concat());
-    let id = herald_verify::report::hex(&reply.id());
+    let id = herald_verify::hex(&reply.id());
     let r = c.get(&format!("/v1/envelopes/{id}")).await;
     assert_eq!((r.status, &r.body), (200, &forwarded[1]));
     assert_eq!(
@@ -307,7 +307,7 @@ async fn reads_traces_tree_heads_and_proofs() {
     let json: serde_json::Value =
         serde_json::from_slice(&c.get("/v1/sth?json").await.body).unwrap();
     assert_eq!(json["size"], 3);
-    assert_eq!(json["root"], herald_verify::report::hex(sth.root()));
+    assert_eq!(json["root"], herald_verify::hex(sth.root()));
     let r = c.get(&format!("/v1/proof/inclusion/{id}")).await;
     let p = assert_proof(&r.body, &forwarded[1]);
     assert_eq!((p.index(), p.size()), (1, 3));
@@ -323,7 +323,7 @@ async fn reads_traces_tree_heads_and_proofs() {
     assert_eq!(wk["log"], sigil.as_str());
     assert_eq!(
         wk["key"],
-        herald_verify::report::hex(conduit_key().public_key().as_bytes())
+        herald_verify::hex(conduit_key().public_key().as_bytes())
     );
     assert_eq!(wk["roles"], serde_json::json!(["relay", "notary"]));
     assert_eq!(wk["origin"], "test.invalid/conduit");

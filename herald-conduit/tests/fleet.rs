@@ -159,10 +159,7 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
             .to_owned();
         let via = &conduits[usize::try_from(m.index.unwrap() % 3).unwrap()];
         let r = via
-            .get(&format!(
-                "/v1/proof/inclusion/{}",
-                herald_verify::report::hex(&id)
-            ))
+            .get(&format!("/v1/proof/inclusion/{}", herald_verify::hex(&id)))
             .await;
         assert_eq!(r.status, 200);
         let p = InclusionProof::decode(&r.body).unwrap();

@@ -146,7 +146,7 @@ async fn fifty_clients_mixed_posts() {
     // Each acknowledged genesis is its own trace, holding exactly it.
     for (id, body) in &acked {
         let r = c
-            .get(&format!("/v1/traces/{}", herald_verify::report::hex(id)))
+            .get(&format!("/v1/traces/{}", herald_verify::hex(id)))
             .await;
         assert_eq!(items(&r.body), vec![created(body).envelope]);
     }

@@ -75,7 +75,7 @@ async fn pages_hold_every_envelope_once(c: &Running) {
         let other = message(&bob(), &alice(), 1000 + i as u64, "elsewhere");
         assert_eq!(c.post(&other).await.status, 201);
     }
-    let trace = herald_verify::report::hex(genesis.view().trace());
+    let trace = herald_verify::hex(genesis.view().trace());
     let path = format!("/v1/traces/{trace}");
     let got = pages(c, &path).await;
     assert!(
@@ -137,7 +137,7 @@ async fn redb_trace_and_inbox_answers_are_paged() {
     // One envelope larger than the page still comes, alone.
     let big = message(&alice(), &bob(), 77, &"y".repeat(MAX_PAGE * 2));
     assert_eq!(c.post(&big).await.status, 201);
-    let trace = herald_verify::report::hex(EnvelopeRef::decode(&big).unwrap().trace());
+    let trace = herald_verify::hex(EnvelopeRef::decode(&big).unwrap().trace());
     let got = pages(&c, &format!("/v1/traces/{trace}")).await;
     assert_eq!(got.len(), 1);
     assert_eq!(got[0].0.len(), 1);

@@ -26,7 +26,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use data_encoding::BASE64;
 use herald_core::cbor::{Value as CborValue, to_value};
 use herald_core::{EnvelopeRef, Status};
-use herald_verify::live::Receiver;
+use herald_verify::Receiver;
 use serde_json::{Value, json};
 use tokio::io::AsyncRead;
 
@@ -153,7 +153,7 @@ impl Guard {
         let now = now();
         let report = self
             .receiver
-            .receive_at(&bytes, now)
+            .receive(&bytes)
             .map_err(|e| vec![("malformed", format!("replay cache: {e}"))])?;
         let mut reasons: Vec<(&'static str, String)> = report
             .reasons

@@ -21,7 +21,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use herald_core::cbor::MAX_NESTING;
-use herald_verify::sequence::{Piece, SplitError, split};
+use herald_verify::{Piece, SplitError, split_sequence};
 
 /// Largest envelope the splitter accepts when reading the file back (P1).
 const MAX_ITEM: usize = 1 << 20;
@@ -108,7 +108,7 @@ impl TraceFile {
         let file = options.open(path).map_err(io("open"))?;
         let bytes = std::fs::read(path).map_err(io("read"))?;
         let mut keep = bytes.len();
-        for piece in split(&bytes, MAX_ITEM, MAX_NESTING) {
+        for piece in split_sequence(&bytes, MAX_ITEM, MAX_NESTING) {
             match piece {
                 Piece::Item { .. }
                 | Piece::Unsplittable {

@@ -6,10 +6,7 @@
 use std::path::PathBuf;
 
 use herald_core::EnvelopeRef;
-use herald_verify::auditlog::proof::CheckError;
-use herald_verify::auditlog::{AuditObject, Log as CoreLog};
-use herald_verify::bundle::{Bundle, encode as encode_bundle};
-use herald_verify::keyring::key_line;
+use herald_verify::{AuditObject, Bundle, CheckError, Log as CoreLog, encode_bundle, key_line};
 use pyo3::IntoPyObjectExt;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -114,7 +111,7 @@ impl Log {
                     format!(
                         "envelope {}: the id is not the hash of its body (id_mismatch, P4); \
                          nothing was logged",
-                        herald_verify::report::hex(v.id())
+                        herald_verify::hex(v.id())
                     ),
                     &[],
                 ));
@@ -242,8 +239,8 @@ fn verify_proof<'py>(
                         "envelope_mismatch",
                         format!(
                             "the envelope {} is not the leaf's {}",
-                            herald_verify::report::hex(view.id()),
-                            herald_verify::report::hex(p.leaf().id())
+                            herald_verify::hex(view.id()),
+                            herald_verify::hex(p.leaf().id())
                         ),
                     ));
                 }

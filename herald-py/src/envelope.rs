@@ -90,7 +90,7 @@ impl Envelope {
         let v = self.view();
         format!(
             "Envelope(id={}, from={}, kind={}, signatures={})",
-            herald_verify::report::hex(v.id()),
+            herald_verify::hex(v.id()),
             v.from(),
             v.kind().name(),
             v.signature_count()
@@ -106,7 +106,7 @@ impl Envelope {
     /// The id, lowercase hex.
     #[getter]
     fn id_hex(&self) -> String {
-        herald_verify::report::hex(&self.inner.id())
+        herald_verify::hex(&self.inner.id())
     }
 
     /// `from`, a sigil.
@@ -191,7 +191,7 @@ impl Envelope {
     fn to_json(&self, py: Python<'_>) -> PyResult<String> {
         let v = herald_core::cbor::decode(self.inner.as_bytes())
             .map_err(|e| crate::errors::decode_error(py, &e))?;
-        Ok(herald_verify::display::json(v))
+        Ok(herald_verify::display_json(v))
     }
 
     /// A copy with one more signature by `key` in `scope` (P5, P6), with

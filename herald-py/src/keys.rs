@@ -3,12 +3,12 @@
 //! A `SigningKey` holds its secret inside Rust: Python sees its sigil and
 //! public key, never the seed (no attribute, `repr`, pickle or copy gives
 //! it out; `save` writes it to a new 0600 file in the `herald keygen`
-//! format, `herald_verify::keyfile`).
+//! format, `herald_verify::save_key_file`).
 
 use std::path::PathBuf;
 
 use herald_core::{PublicKey, SigilForm, SigningKey as CoreKey};
-use herald_verify::keyring::{Keyring as CoreKeyring, Provenance, key_line, labelled_key_line};
+use herald_verify::{Keyring as CoreKeyring, Provenance, key_line, labelled_key_line};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyModule};
@@ -55,7 +55,7 @@ impl SigningKey {
     /// group or others may read it.
     #[staticmethod]
     fn load(path: PathBuf) -> PyResult<Self> {
-        herald_verify::keyfile::load(&path)
+        herald_verify::load_key_file(&path)
             .map(|key| Self { key })
             .map_err(|e| KeyError_::new_err(e.to_string()))
     }
@@ -66,7 +66,7 @@ impl SigningKey {
     /// `herald keygen -o NAME` writes.
     #[pyo3(signature = (path, *, public = true))]
     fn save(&self, path: PathBuf, public: bool) -> PyResult<()> {
-        herald_verify::keyfile::save(&path, &self.key)
+        herald_verify::save_key_file(&path, &self.key)
             .map_err(|e| KeyError_::new_err(e.to_string()))?;
         if public {
             let pub_path = path.with_extension("pub");

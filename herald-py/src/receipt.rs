@@ -1,10 +1,11 @@
 //! A sender's check of a conduit's answer (spec §5.2 *Neutrality*,
 //! CONDUIT.md `POST /v1/envelopes`), for `herald.ConduitSink`: the same
 //! check as `herald agent` and the MCP proxy, herald-verify's
-//! [`receipt`](herald_verify::receipt) module, never a second copy.
+//! receipt checks ([`herald_verify::check_forwarded`],
+//! [`herald_verify::check_refusal`]), never a second copy.
 
 use herald_core::PublicKey;
-use herald_verify::receipt;
+use herald_verify::check_forwarded;
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
 
@@ -34,7 +35,7 @@ fn conduit(key: &[u8]) -> PyResult<PublicKey> {
 /// `conduit_key` (32 bytes).
 #[pyfunction]
 fn check_receipt(sent: &[u8], forwarded: &[u8], conduit_key: &[u8]) -> PyResult<()> {
-    receipt::check_forwarded(sent, forwarded, &conduit(conduit_key)?)
+    check_forwarded(sent, forwarded, &conduit(conduit_key)?)
         .map_err(|e| ReceiptError::new_err(e.to_string()))
 }
 
@@ -49,7 +50,7 @@ fn check_refusal(
 ) -> PyResult<(String, Option<u64>)> {
     let id = <[u8; 32]>::try_from(sent_id)
         .map_err(|_| ReceiptError::new_err("sent_id must be 32 bytes"))?;
-    receipt::check_refusal(&id, body, &conduit(conduit_key)?)
+    herald_verify::check_refusal(&id, body, &conduit(conduit_key)?)
         .map(|r| (r.reason, r.retry_after))
         .map_err(|e| ReceiptError::new_err(e.to_string()))
 }

@@ -8,9 +8,10 @@ use std::path::PathBuf;
 
 use herald_core::Scope;
 use herald_core::cbor::{Limits, MAX_NESTING};
-use herald_verify::report::Report as CoreReport;
-use herald_verify::sequence::{ReadLimits, read};
-use herald_verify::{AuditOptions, Input, Keyring as CoreKeyring, audit};
+use herald_verify::{
+    AuditOptions, Input, Keyring as CoreKeyring, ReadLimits, Report as CoreReport, audit,
+    read_sequence,
+};
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyByteArray, PyBytes, PyList, PyMemoryView, PyModule, PyTuple};
@@ -395,9 +396,9 @@ fn verify(
                 Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
                 Source::File(path) => {
                     let (mut file, _) =
-                        herald_verify::files::open_regular(&path).map_err(|e| e.to_string())?;
-                    let bytes =
-                        read(&mut file, &limits).map_err(|e| format!("{}: {e}", path.display()))?;
+                        herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
+                    let bytes = read_sequence(&mut file, &limits)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
                     Ok(Input {
                         name: path.display().to_string(),
                         bytes,

@@ -9,7 +9,7 @@
 //! CBOR → Python: the inverse, arrays as lists and byte strings as bytes.
 
 use herald_core::cbor::{self, FloatError, Limits, MAX_NESTING, Map, Value, ValueRef};
-use herald_verify::sequence::{Piece, SplitError, split};
+use herald_verify::{Piece, SplitError};
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use pyo3::types::{
@@ -50,7 +50,7 @@ fn split_sequence<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<Bound<'py, 
     if data.is_empty() {
         return Ok(Vec::new());
     }
-    split(data, Limits::DEFAULT.max_size, MAX_NESTING)
+    herald_verify::split_sequence(data, Limits::DEFAULT.max_size, MAX_NESTING)
         .into_iter()
         .map(|piece| match piece {
             Piece::Item { bytes, .. } => Ok(PyBytes::new(py, bytes)),

@@ -8,8 +8,7 @@ use core::fmt;
 use std::path::Path;
 
 use herald_core::SigningKey;
-use herald_verify::Log;
-use herald_verify::auditlog::LogError;
+use herald_verify::{Log, LogError};
 
 use crate::checkpoint::{Checkpoint, CheckpointError, SignedCheckpoint};
 use crate::note::{NoteVerifier, VerifierKeyError};

@@ -11,8 +11,7 @@
 use core::fmt;
 
 use data_encoding::HEXLOWER;
-use herald_verify::TreeHead;
-use herald_verify::bundle::LogPolicy;
+use herald_verify::{LogPolicy, TreeHead};
 
 use crate::checkpoint::{CheckpointError, SignedCheckpoint};
 use crate::note::{NoteVerifier, TYPE_COSIGNATURE, TYPE_ED25519};
@@ -342,7 +341,7 @@ impl Policy {
     }
 
     /// The rule of `--log-policy` for a P9 proof (`herald log verify-proof`,
-    /// and `herald verify` through [`herald_verify::bundle::LogPolicy`]):
+    /// and `herald verify` through [`herald_verify::LogPolicy`]):
     /// `checkpoint` satisfies the policy ([`Policy::verify_checkpoint`]), is
     /// signed by a policy log whose key is the key of `head`'s log (its
     /// sigil names that key) under the checkpoint's origin, and is `head`'s

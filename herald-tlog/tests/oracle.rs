@@ -10,9 +10,10 @@ use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::{Note, NoteVerifier, key_id};
 use herald_tlog::tile::{TileId, TileKind};
 use herald_tlog::tiles::{FetchError, TileReader, hash_tile};
-use herald_verify::Log;
-use herald_verify::auditlog::Leaf;
-use herald_verify::merkle::{Tree, leaf_hash};
+use herald_verify::{
+    Leaf, Log,
+    merkle::{Tree, leaf_hash},
+};
 use sha2::{Digest, Sha256};
 use signed_note::{Note as TheirNote, StandardSigner, StandardVerifier, VerifierList};
 

@@ -55,7 +55,7 @@ fn nonce(n: u64) -> Nonce {
 }
 
 fn hex(b: &[u8]) -> String {
-    herald_verify::report::hex(b)
+    herald_verify::hex(b)
 }
 
 /// Expected verdict shorthand.
@@ -241,7 +241,7 @@ impl Gen {
         let mut lines = String::new();
         for e in envs {
             match herald_core::cbor::decode(e) {
-                Ok(v) => lines.push_str(&herald_verify::display::json(v)),
+                Ok(v) => lines.push_str(&herald_verify::display_json(v)),
                 Err(_) => lines.push_str(&format!("{{\"non_canonical_hex\":\"{}\"}}", hex(e))),
             }
             lines.push('\n');
@@ -350,7 +350,7 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     for name in KEY_NAMES {
         let k = g.key(name).public_key();
         let keyring_file = format!("keys/{name}.pub");
-        let line = herald_verify::keyring::key_line(&k) + "\n";
+        let line = herald_verify::key_line(&k) + "\n";
         g.files.insert(keyring_file.clone(), line.into_bytes());
         keys.push(KeyEntry {
             name: name.into(),

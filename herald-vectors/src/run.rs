@@ -8,12 +8,10 @@ use herald_core::cbor;
 use herald_core::{
     EnvelopeRef, KeyError, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status,
 };
-use herald_verify::Store;
-use herald_verify::auditlog::{CheckError, ConsistencyProof, InclusionProof};
-use herald_verify::bundle;
-use herald_verify::live::Receiver;
-use herald_verify::report::ProofReport;
-use herald_verify::{AuditOptions, EnvelopeReport, Input, Keyring, KeyringError, Report, audit};
+use herald_verify::{
+    AuditOptions, CheckError, ConsistencyProof, EnvelopeReport, InclusionProof, Input, Keyring,
+    KeyringError, ProofReport, Receiver, Report, Store, audit, is_bundle,
+};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -94,7 +92,7 @@ pub fn run(dir: &Path) -> Result<Outcome, RunError> {
     }
     let mut outcome = Outcome {
         implementation: format!("herald-rs {}", env!("CARGO_PKG_VERSION")),
-        vectors_digest: herald_verify::report::hex(&Sha256::digest(&manifest_bytes)),
+        vectors_digest: herald_verify::hex(&Sha256::digest(&manifest_bytes)),
         passed: 0,
         failed: 0,
         skipped: 0,
@@ -152,7 +150,7 @@ impl Runner<'_> {
                 input, hex, expect, ..
             } => {
                 let bytes = self.file(input)?;
-                if herald_verify::report::hex(&bytes) != *hex {
+                if herald_verify::hex(&bytes) != *hex {
                     return Err(format!("{input} differs from its hex in the manifest"));
                 }
                 compare(expect, &cbor_verdict(&bytes))
@@ -183,7 +181,7 @@ impl Runner<'_> {
                 expect,
                 ..
             } => {
-                if !bundle::is_bundle(&self.file(input)?) {
+                if !is_bundle(&self.file(input)?) {
                     return Err(format!(
                         "{input} is not a bundle (a map with `format` and no `v`)"
                     ));

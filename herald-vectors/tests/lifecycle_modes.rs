@@ -15,10 +15,10 @@ use std::path::{Path, PathBuf};
 use herald_core::{EnvelopeRef, Kind};
 use herald_vectors::manifest::{Case, EnvelopeExpect, Manifest};
 use herald_vectors::run::envelope_verdict;
-use herald_verify::auditlog::InclusionProof;
-use herald_verify::bundle::{self, Bundle};
-use herald_verify::sequence::{Piece, pieces};
-use herald_verify::{AuditOptions, Input, Keyring, Provenance, Receiver, Store, audit};
+use herald_verify::{
+    AuditOptions, Bundle, InclusionProof, Input, Keyring, Piece, Provenance, Receiver, Store,
+    audit, is_bundle, sequence_pieces,
+};
 
 fn committed() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors/conformance")
@@ -26,7 +26,7 @@ fn committed() -> PathBuf {
 
 /// The envelopes, proofs and keys of a case's input.
 fn contents(bytes: &[u8]) -> (Vec<&[u8]>, Vec<&[u8]>, Vec<herald_core::PublicKey>) {
-    if bundle::is_bundle(bytes) {
+    if is_bundle(bytes) {
         // A bundle that does not decode holds nothing to compare.
         let Ok(b) = Bundle::decode(bytes) else {
             return (Vec::new(), Vec::new(), Vec::new());
@@ -35,7 +35,7 @@ fn contents(bytes: &[u8]) -> (Vec<&[u8]>, Vec<&[u8]>, Vec<herald_core::PublicKey
         let proofs = b.proofs().iter().map(|&(_, p)| p).collect();
         (envelopes, proofs, b.keys().to_vec())
     } else {
-        let envelopes = pieces(bytes, 1 << 20, 512)
+        let envelopes = sequence_pieces(bytes, 1 << 20, 512)
             .map(|p| match p {
                 Piece::Item { bytes, .. } => bytes,
                 other => panic!("unsplittable conformance input: {other:?}"),

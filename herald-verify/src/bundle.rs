@@ -311,7 +311,7 @@ pub fn encode_with_checkpoints(
 
 /// One proof to check, and where it came from.
 #[derive(Clone, Debug)]
-pub struct ProofInput<'a> {
+pub(crate) struct ProofInput<'a> {
     /// The inclusion proof's bytes.
     pub bytes: &'a [u8],
     /// The bundle and the offset in it.

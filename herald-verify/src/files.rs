@@ -22,14 +22,7 @@ use std::path::{Path, PathBuf};
 #[non_exhaustive]
 pub enum FileError {
     /// The operating system refused an operation.
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// What was being done (`open`, `read`, `create`, …).
-        action: &'static str,
-        /// The error.
-        error: io::Error,
-    },
+    Io(Io),
     /// The path names something other than a regular file (or directory,
     /// where one is expected): a FIFO, a socket, a device, ….
     NotRegular {
@@ -56,20 +49,61 @@ pub enum FileError {
     },
 }
 
-impl FileError {
-    /// An I/O error while `action` on `path`.
-    pub fn io(path: &Path, action: &'static str, error: io::Error) -> Self {
-        Self::Io {
+/// The operating system refused `action` on `path`: the one shape of an
+/// I/O failure in this crate's errors ([`FileError::Io`],
+/// [`KeyringError::Io`](crate::KeyringError::Io),
+/// [`LogError::Io`](crate::LogError::Io)); each error words it as it always
+/// has (CLI.md error lines).
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct Io {
+    /// The file or directory.
+    pub path: PathBuf,
+    /// What was being done (`open`, `read`, `create`, …).
+    pub action: &'static str,
+    /// The operating system's error.
+    pub error: io::Error,
+}
+
+impl Io {
+    /// `error` while `action` on `path`.
+    pub fn new(path: &Path, action: &'static str, error: io::Error) -> Self {
+        Self {
             path: path.to_path_buf(),
             action,
             error,
         }
     }
+}
+
+impl fmt::Display for Io {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{}: cannot {}: {}",
+            self.path.display(),
+            self.action,
+            self.error
+        )
+    }
+}
+
+impl std::error::Error for Io {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}
+
+impl FileError {
+    /// An I/O error while `action` on `path`.
+    pub fn io(path: &Path, action: &'static str, error: io::Error) -> Self {
+        Self::Io(Io::new(path, action, error))
+    }
 
     /// The file concerned.
     pub fn path(&self) -> &Path {
         match self {
-            Self::Io { path, .. }
+            Self::Io(Io { path, .. })
             | Self::NotRegular { path, .. }
             | Self::TooLarge { path, .. }
             | Self::Exposed { path, .. } => path,
@@ -80,11 +114,7 @@ impl FileError {
 impl fmt::Display for FileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io {
-                path,
-                action,
-                error,
-            } => write!(f, "{}: cannot {action}: {error}", path.display()),
+            Self::Io(io) => io.fmt(f),
             Self::NotRegular { path, kind } => {
                 write!(f, "{}: {kind}, not a regular file", path.display())
             }
@@ -107,14 +137,14 @@ impl fmt::Display for FileError {
 impl std::error::Error for FileError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Io { error, .. } => Some(error),
+            Self::Io(io) => Some(&io.error),
             _ => None,
         }
     }
 }
 
 /// What a file type is, in words.
-pub fn kind(file_type: &FileType) -> &'static str {
+pub(crate) fn kind(file_type: &FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -169,14 +199,22 @@ fn regular(path: &Path, meta: &Metadata) -> Result<(), FileError> {
 
 /// The bytes of the regular file `path`, refusing one of more than `limit`
 /// bytes before reading it (its size), and while reading (a file that grows).
-pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_capped(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, FileError> {
     let (file, meta) = open_regular(path)?;
     read_opened(path, file, &meta, limit, what)
 }
 
 /// [`read_capped`] for state: also refused when group or others may write
 /// it ([`check_private`]), on the same open handle.
-pub fn read_private(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
+pub(crate) fn read_private(
+    path: &Path,
+    limit: u64,
+    what: &'static str,
+) -> Result<Vec<u8>, FileError> {
     let (file, meta) = open_regular(path)?;
     check_private(path, &meta)?;
     read_opened(path, file, &meta, limit, what)
@@ -210,7 +248,7 @@ fn read_opened(
 
 /// Refuse `path` (whose metadata is `meta`) when group or others may write
 /// it. On other platforms than Unix there are no mode bits to check.
-pub fn check_private(path: &Path, meta: &Metadata) -> Result<(), FileError> {
+pub(crate) fn check_private(path: &Path, meta: &Metadata) -> Result<(), FileError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -288,10 +326,7 @@ mod tests {
         let file = sub.join("f");
         drop(create_private_file(&file).unwrap());
         assert_eq!(mode(&file), 0o600);
-        assert!(matches!(
-            create_private_file(&file),
-            Err(FileError::Io { .. })
-        ));
+        assert!(matches!(create_private_file(&file), Err(FileError::Io(_))));
         std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o777)).unwrap();
         let err = create_private_dir(&sub).unwrap_err();
         assert!(

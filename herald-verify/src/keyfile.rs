@@ -23,10 +23,10 @@ use zeroize::Zeroizing;
 use crate::files::{FileError, create_private_file, open_regular};
 
 /// First line of a key file.
-pub const MAGIC: &str = "herald-secret-key-v1";
+pub(crate) const MAGIC: &str = "herald-secret-key-v1";
 
 /// Length of a key file: the magic line and the seed's line.
-pub const LEN: usize = MAGIC.len() + 1 + 64 + 1;
+pub(crate) const LEN: usize = MAGIC.len() + 1 + 64 + 1;
 
 /// A key file is the magic line, 64 hex digits and newlines: far below this.
 const MAX_LEN: usize = 256;
@@ -64,9 +64,7 @@ pub enum KeyFileError {
 impl fmt::Display for KeyFileError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::File(FileError::Io { path, error, .. }) => {
-                write!(f, "{}: {error}", path.display())
-            }
+            Self::File(FileError::Io(io)) => write!(f, "{}: {}", io.path.display(), io.error),
             Self::File(e) => e.fmt(f),
             Self::PublicKeyFile(path) => write!(
                 f,

@@ -16,8 +16,7 @@ use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use core::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::files::{self, FileError};
-use crate::report::KeyOrigin;
+use crate::files::{self, FileError, Io};
 use herald_core::{KeyError, KeyResolver, KeySource, PublicKey, Sigil, SigilError, SigilForm};
 
 /// Where a key in a [`Keyring`] came from (reported per envelope, P7).
@@ -45,6 +44,53 @@ impl Provenance {
     }
 }
 
+/// Where the key that made an envelope's origin signature came from (P7,
+/// P8), as its report names it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum KeyOrigin {
+    /// A key the verifier pinned (a keyring).
+    Keyring,
+    /// A birth envelope's own key, which hashes to its sigil (P7).
+    Birth,
+    /// A key a proof bundle carried, which hashes to its sigil.
+    Bundle,
+    /// The new key of a molt the verifier accepted (P8).
+    Molt,
+}
+
+impl KeyOrigin {
+    /// The name in reports: `keyring`, `birth`, `bundle`, `molt`.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Keyring => "keyring",
+            Self::Birth => "birth",
+            Self::Bundle => "bundle",
+            Self::Molt => "molt",
+        }
+    }
+
+    /// The origin of a key [`herald_core::check`] resolved as `source`,
+    /// when that is not the keyring (whose keys have a [`Provenance`]).
+    pub fn of_source(source: KeySource) -> Option<Self> {
+        match source {
+            KeySource::Keyring => Some(Self::Keyring),
+            KeySource::Birth => Some(Self::Birth),
+            KeySource::Molt => Some(Self::Molt),
+            _ => None,
+        }
+    }
+}
+
+impl From<Provenance> for KeyOrigin {
+    fn from(p: Provenance) -> Self {
+        match p {
+            Provenance::Pinned => Self::Keyring,
+            Provenance::Birth => Self::Birth,
+            Provenance::Bundle => Self::Bundle,
+        }
+    }
+}
+
 /// Largest keyring: one file, or all the `*.pub` files of a directory
 /// together (16 MiB, about 140 000 key lines).
 pub const MAX_KEYRING_BYTES: u64 = 16 << 20;
@@ -67,12 +113,7 @@ pub struct Loaded {
 #[non_exhaustive]
 pub enum KeyringError {
     /// The file or directory could not be read.
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The OS error.
-        error: std::io::Error,
-    },
+    Io(Io),
     /// The file is not a regular file, or is past [`MAX_KEYRING_BYTES`].
     File(FileError),
     /// A directory holds more than [`MAX_KEYRING_FILES`] `*.pub` files, or
@@ -120,7 +161,7 @@ pub enum KeyringError {
 impl fmt::Display for KeyringError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Io(io) => write!(f, "{}: {}", io.path.display(), io.error),
             Self::File(e) => write!(f, "{e}"),
             Self::TooLarge { path } => write!(
                 f,
@@ -162,12 +203,12 @@ pub struct Keyring {
 }
 
 /// Longest label, in bytes.
-pub const MAX_LABEL_LEN: usize = 64;
+pub(crate) const MAX_LABEL_LEN: usize = 64;
 
 /// Whether `text` may be a keyring line's label: 1 to [`MAX_LABEL_LEN`]
 /// ASCII letters, digits, `.`, `_`, `-`, `@` or `+` (no `:`, so a label is
 /// never read as a sigil).
-pub fn is_label(text: &str) -> bool {
+pub(crate) fn is_label(text: &str) -> bool {
     !text.is_empty()
         && text.len() <= MAX_LABEL_LEN
         && text
@@ -309,10 +350,7 @@ impl Keyring {
     /// Load a keyring file, or every `*.pub` file of a directory (CLI.md),
     /// within the caps of the module documentation.
     pub fn load(&mut self, path: &Path) -> Result<Loaded, KeyringError> {
-        let io = |error| KeyringError::Io {
-            path: path.to_path_buf(),
-            error,
-        };
+        let io = |error| KeyringError::Io(Io::new(path, "read", error));
         let meta = std::fs::metadata(path).map_err(io)?;
         if !meta.is_dir() {
             let text = read_text(path, MAX_KEYRING_BYTES)?;
@@ -408,8 +446,9 @@ impl Keyring {
     }
 }
 
-/// The keyring line for `key` with `label` at its end when it is one
-/// ([`is_label`]); otherwise the line without a label.
+/// The keyring line for `key` with `label` at its end when it is one (1
+/// to 64 ASCII letters, digits, `.`, `_`, `-`, `@` or `+`: CLI.md
+/// keyrings); otherwise the line without a label.
 pub fn labelled_key_line(key: &PublicKey, label: &str) -> String {
     let mut line = key_line(key);
     if is_label(label) {

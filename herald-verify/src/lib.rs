@@ -1,46 +1,96 @@
 //! HERALD verifier: trace walks, keyrings, the replay cache, identity
 //! lifecycle and the audit log, over [`herald_core`]'s envelopes.
+//!
+//! Every item is reached by one path, at the crate root (the modules are
+//! private): the trace audit of `herald verify` ([`audit`], [`Report`]),
+//! live reception ([`Receiver`] over a [`LiveState`], the redb [`Store`]
+//! one of them), keyrings and key files, the audit log ([`Log`] and its
+//! proofs, PROFILE.md P9), proof bundles, receipts and sequence reading.
+//! [`merkle`] (RFC 9162) is the one public module; the hooks of this
+//! workspace's fuzz targets and benchmarks are under a hidden `internal`.
 #![no_std]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
 extern crate std;
 
-pub mod audited;
-pub mod auditlog;
-pub mod batch;
-pub mod bundle;
-pub mod display;
+mod auditlog;
+mod batch;
+mod bundle;
+mod compact;
+mod display;
 mod facts;
-pub mod files;
+mod files;
+mod input;
 #[doc(hidden)]
 pub mod internal;
-pub mod keyfile;
-pub mod keyring;
-pub mod lifecycle;
-pub mod live;
+mod keyfile;
+mod keyring;
+mod lifecycle;
+mod live;
 pub mod merkle;
 mod reasons;
-pub mod receipt;
-pub mod report;
-pub mod sequence;
-pub mod trace;
+mod receipt;
+mod report;
+mod sequence;
+mod trace;
 mod verdicts;
 
-pub use audited::Audited;
-pub use auditlog::{
-    AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
-};
-pub use bundle::{Bundle, BundleError};
-pub use files::FileError;
-pub use keyfile::KeyFileError;
-pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
-pub use lifecycle::{IdentityRecord, MoltProofError, ProvenMolt, RecordedBirth, RecordedMolt};
-pub use live::state::{IdentityKey, LiveState, StoreTxn};
-pub use live::store::{Claim, Store, StoreError};
-pub use live::{Clock, Prechecked, Receiver, SystemClock};
+// The trace audit of `herald verify` (P10–P13, CLI.md *verify*).
+pub use compact::{CompactReport, Links, TraceCounts};
+pub use input::Input;
 pub use reasons::{LISTED_PER_CODE, Unlisted};
 pub use report::{
-    EnvelopeReport, KeyOrigin, ProofReport, Report, ReportReason, SignedBy, Summary, TraceReport,
+    EnvelopeReport, ProofReport, Report, ReportReason, SignedBy, Source, Summary, TraceReport, hex,
 };
-pub use trace::{AuditOptions, Input, audit, audited};
+pub use trace::{AuditOptions, MAX_LISTED_UNPARSED, audit, audit_compact};
+
+// Reading inputs: CBOR sequences (RFC 8742) and the P3 display form.
+pub use display::{diagnostic as display_diagnostic, json as display_json};
+pub use sequence::{
+    NotEnvelopes, Piece, Pieces, ReadError, ReadLimits, SplitError, not_envelopes,
+    pieces as sequence_pieces, read as read_sequence, read_expecting as read_sequence_expecting,
+    split as split_sequence,
+};
+
+// Batch signature verification (P5 revision 2).
+pub use batch::{
+    BatchOptions, verify_all as verify_prepared, verify_all_with as verify_prepared_with,
+};
+
+// Keys: keyrings (CLI.md), secret key files, local files.
+pub use files::{FileError, Io, create_private_dir, create_private_file, open_regular};
+pub use keyfile::{
+    KeyFileError, encode as encode_key_file, is_key_file, load as load_key_file,
+    save as save_key_file,
+};
+pub use keyring::{
+    KeyOrigin, Keyring, KeyringError, Loaded, MAX_KEYRING_BYTES, MAX_KEYRING_FILES, Pinned,
+    Provenance, key_line, labelled_key_line,
+};
+
+// Live reception (P8, P10): the receiver, its state, the redb store.
+pub use lifecycle::{IdentityRecord, RecordedBirth, RecordedMolt};
+pub use live::proof::{MoltProofError, ProvenMolt};
+pub use live::state::{IdentityKey, LiveState, StoreReader, StoreTxn};
+pub use live::store::{Claim, MAX_OWNER, STORE_FORMAT, Store, StoreError};
+pub use live::{CACHE_WINDOW, Clock, PRECHECK_CHUNK, Prechecked, Receiver, SystemClock};
+
+// The audit log (P9): the log, its objects, its files.
+pub use auditlog::checkpoint::{CHECKPOINT_FILE as LOG_CHECKPOINT_FILE, SLOT as CHECKPOINT_SLOT};
+pub use auditlog::file::{
+    CONFIG_FILE as LOG_CONFIG_FILE, DATA_FILE as LOG_DATA_FILE, KEY_FILE as LOG_KEY_FILE,
+};
+pub use auditlog::leaf::{CONSENT_ATTESTATION, MAX_LEAF_LEN};
+pub use auditlog::proof::{EnvelopeMismatch, MAX_PROOF_LEN};
+pub use auditlog::{
+    Appended, AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log,
+    LogError, MAX_PATH as MAX_PROOF_PATH, Recovery, SignedTreeHead, SthError, TreeHead,
+};
+
+// Proof bundles and conduit receipts.
+pub use bundle::{
+    Bundle, BundleError, FORMAT as BUNDLE_FORMAT, LogPolicy, encode as encode_bundle,
+    encode_with_checkpoints as encode_bundle_with_checkpoints, is_bundle,
+};
+pub use receipt::{ReceiptError, Refusal, check_forwarded, check_refusal, receipt_by};

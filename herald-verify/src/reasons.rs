@@ -7,7 +7,7 @@
 //!
 //! Why the split: a reason that names a signature costs its sender a
 //! signature item (and the audit keeps it as 12 bytes of codes,
-//! [`crate::audited`]), so listing them all keeps memory bounded by the
+//! [`crate::compact`]), so listing them all keeps memory bounded by the
 //! input, and a user can tell which signature is bad. A reason that names
 //! none can cost its sender one byte (a non-map item of `attestations`,
 //! `malformed`) or seven (an unknown top-level key, `unknown_field`), and

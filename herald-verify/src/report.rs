@@ -3,9 +3,9 @@
 
 use alloc::{string::String, vec::Vec};
 
-use herald_core::{KeySource, ReasonCode, Status};
+use herald_core::{ReasonCode, Status};
 
-use crate::keyring::Provenance;
+use crate::keyring::KeyOrigin;
 use crate::reasons::Unlisted;
 use serde::Serialize;
 
@@ -26,53 +26,6 @@ pub struct ReportReason {
 
 fn code_name<S: serde::Serializer>(code: &ReasonCode, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_str(code.name())
-}
-
-/// Where the key that made an envelope's origin signature came from (P7,
-/// P8), as its report names it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum KeyOrigin {
-    /// A key the verifier pinned (a keyring).
-    Keyring,
-    /// A birth envelope's own key, which hashes to its sigil (P7).
-    Birth,
-    /// A key a proof bundle carried, which hashes to its sigil.
-    Bundle,
-    /// The new key of a molt the verifier accepted (P8).
-    Molt,
-}
-
-impl KeyOrigin {
-    /// The name in reports: `keyring`, `birth`, `bundle`, `molt`.
-    pub const fn name(self) -> &'static str {
-        match self {
-            Self::Keyring => "keyring",
-            Self::Birth => "birth",
-            Self::Bundle => "bundle",
-            Self::Molt => "molt",
-        }
-    }
-
-    /// The origin of a key [`herald_core::check`] resolved as `source`,
-    /// when that is not the keyring (whose keys have a [`Provenance`]).
-    pub fn of_source(source: KeySource) -> Option<Self> {
-        match source {
-            KeySource::Keyring => Some(Self::Keyring),
-            KeySource::Birth => Some(Self::Birth),
-            KeySource::Molt => Some(Self::Molt),
-            _ => None,
-        }
-    }
-}
-
-impl From<Provenance> for KeyOrigin {
-    fn from(p: Provenance) -> Self {
-        match p {
-            Provenance::Pinned => Self::Keyring,
-            Provenance::Birth => Self::Birth,
-            Provenance::Bundle => Self::Bundle,
-        }
-    }
 }
 
 /// Which of a signer's keys made an origin signature (P8).
@@ -289,7 +242,7 @@ pub struct TraceReport {
 }
 
 /// The CLI.md JSON shape of one trace, for [`TraceReport`] and
-/// [`crate::audited::Audited`] alike: an audited trace's leaves are
+/// [`crate::compact::CompactReport`] alike: an audited trace's leaves are
 /// written as they are formed (one trace may have a million).
 #[derive(Serialize)]
 #[serde(rename = "TraceReport")]
@@ -399,7 +352,7 @@ fn no_proofs(p: &&[ProofReport]) -> bool {
 }
 
 /// The CLI.md JSON shape of a whole verification, for [`Report`] and
-/// [`crate::audited::Audited`] alike (one shape, two ways of holding the
+/// [`crate::compact::CompactReport`] alike (one shape, two ways of holding the
 /// envelopes' reports).
 #[derive(Serialize)]
 #[serde(rename = "Report")]
@@ -458,8 +411,8 @@ impl Report {
     }
 
     /// Write the report as `herald verify --json` prints it (without the
-    /// final newline): the CLI.md JSON form with [`FORMAT`] as its first
-    /// member, `"format"` (issue 18; additive), so a reader can tell which
+    /// final newline): the CLI.md JSON form with `"format":
+    /// "herald-verify/1"` as its first member (issue 18; additive), so a reader can tell which
     /// shape it has. The CLI and the inspector's WASM build both write this.
     pub fn write_document(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         write_document(self, out)
@@ -517,7 +470,7 @@ impl std::io::Write for Formatted<'_> {
 }
 
 /// The `"format"` member of a `herald verify --json` document.
-pub const FORMAT: &str = "herald-verify/1";
+pub(crate) const FORMAT: &str = "herald-verify/1";
 
 /// Lowercase hex.
 pub fn hex(bytes: &[u8]) -> String {

@@ -417,7 +417,7 @@ fn an_undecodable_envelope_names_its_id_and_from() {
     assert_eq!(r.envelopes[0].from.as_deref(), Some(sigil.as_str()));
     assert_eq!(
         r.envelopes[0].id.as_deref(),
-        Some(herald_verify::report::hex(&g.id()).as_str())
+        Some(herald_verify::hex(&g.id()).as_str())
     );
     assert_eq!(r.envelopes[1].from, None);
 }

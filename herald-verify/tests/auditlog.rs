@@ -14,16 +14,13 @@ use std::time::Instant;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, EnvelopeRef, ReasonCode, SigilForm, SigningKey};
 use herald_testkit::{key, nonce};
-use herald_verify::auditlog::checkpoint::{CHECKPOINT_FILE, SLOT};
-use herald_verify::auditlog::file::DATA_FILE;
-use herald_verify::auditlog::proof::EnvelopeMismatch;
-use herald_verify::auditlog::{
-    AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log, LogError,
+use herald_verify::{
+    AuditObject, CHECKPOINT_SLOT, CheckError, ConsistencyProof, EnvelopeMismatch, FormatError,
+    InclusionProof, Keyring, LOG_CHECKPOINT_FILE, LOG_DATA_FILE, Leaf, Log, LogError, Provenance,
     SignedTreeHead, SthError, TreeHead,
+    internal::{HEADER_LEN, scan_leaf_file},
+    merkle::{self, Tree},
 };
-use herald_verify::internal::{HEADER_LEN, scan_leaf_file};
-use herald_verify::merkle::{self, Tree};
-use herald_verify::{Keyring, Provenance};
 use sha2::{Digest, Sha256};
 
 const T0: u64 = 1_746_432_123;
@@ -296,7 +293,7 @@ fn sth_signs_verifies_and_round_trips() {
     long.verify(&keyring(&[&a])).unwrap();
 
     // JSON display form: byte strings as lowercase hex.
-    let json = herald_verify::display::json(herald_core::cbor::decode(&bytes).unwrap());
+    let json = herald_verify::display_json(herald_core::cbor::decode(&bytes).unwrap());
     let parsed: serde_json::Value = serde_json::from_str(&json).unwrap();
     assert_eq!(parsed["root"], "07".repeat(32));
     assert_eq!(parsed["size"], 5);
@@ -704,7 +701,7 @@ fn a_log_held_open_is_refused_not_waited_for() {
     let e = Log::open(dir.path()).unwrap_err();
     assert!(started.elapsed().as_secs() < 5, "open waited for the lock");
     assert!(matches!(e, LogError::Locked { .. }), "{e}");
-    assert!(e.to_string().contains(DATA_FILE), "{e}");
+    assert!(e.to_string().contains(LOG_DATA_FILE), "{e}");
     assert!(e.to_string().contains("another process"), "{e}");
     drop(log);
     assert!(Log::open(dir.path()).unwrap().is_empty());
@@ -737,7 +734,7 @@ fn ten_leaf_log(dir: &Path) -> (std::path::PathBuf, Vec<u8>) {
     let mut log = Log::create(dir, &key(80).public_key(), None).unwrap();
     log.append_leaves(&leaves(3, 10)).unwrap();
     drop(log);
-    let path = dir.join(DATA_FILE);
+    let path = dir.join(LOG_DATA_FILE);
     let bytes = std::fs::read(&path).unwrap();
     // The documented layout: header block, then the records.
     let mut expected = Vec::new();
@@ -950,7 +947,7 @@ fn the_leaf_file_reader_reads_bytes_as_open_reads_the_file() {
     // A reader holding fewer bytes than it was said to: an I/O error, not
     // a judgement on the data.
     let e = scan_leaf_file(&bytes[..5000], bytes.len() as u64, &path).unwrap_err();
-    assert!(matches!(e, LogError::Io { .. }), "{e}");
+    assert!(matches!(e, LogError::Io(_)), "{e}");
 }
 
 // ------------------------------------------------------- 100 000 leaves
@@ -977,7 +974,9 @@ fn a_hundred_thousand_leaves() {
     let batched = started.elapsed();
     let root = log.tree().root();
     drop(log);
-    let file_len = std::fs::metadata(dir.path().join(DATA_FILE)).unwrap().len();
+    let file_len = std::fs::metadata(dir.path().join(LOG_DATA_FILE))
+        .unwrap()
+        .len();
 
     let started = Instant::now();
     let log = Log::open(dir.path()).unwrap();
@@ -1035,19 +1034,19 @@ fn a_hundred_thousand_leaves() {
 fn the_checkpoint_has_two_slots_and_a_torn_one_leaves_the_head_before() {
     let dir = tempfile::tempdir().unwrap();
     let lk = key(20);
-    let path = dir.path().join(CHECKPOINT_FILE);
+    let path = dir.path().join(LOG_CHECKPOINT_FILE);
     let (log, _) = envelope_log(dir.path(), &lk, 6);
     assert!(!path.exists());
     let three = log.signed_tree_head(&lk, Some(3), TS).unwrap();
     let first = std::fs::read(&path).unwrap();
-    assert_eq!(first.len(), 2 * SLOT);
+    assert_eq!(first.len(), 2 * CHECKPOINT_SLOT);
     assert_eq!(first[..2], (three.encode().len() as u16).to_be_bytes());
-    assert!(first[SLOT..].iter().all(|b| *b == 0));
+    assert!(first[CHECKPOINT_SLOT..].iter().all(|b| *b == 0));
     log.signed_tree_head(&lk, Some(5), TS).unwrap();
     let second = std::fs::read(&path).unwrap();
     assert_eq!(
-        second[..SLOT],
-        first[..SLOT],
+        second[..CHECKPOINT_SLOT],
+        first[..CHECKPOINT_SLOT],
         "the older slot is overwritten"
     );
     log.signed_tree_head(&lk, Some(4), TS).unwrap();
@@ -1056,7 +1055,7 @@ fn the_checkpoint_has_two_slots_and_a_torn_one_leaves_the_head_before() {
     assert_eq!(Log::open(dir.path()).unwrap().signed_size(), 5);
 
     let mut torn = second.clone();
-    torn[SLOT + 40..].fill(0);
+    torn[CHECKPOINT_SLOT + 40..].fill(0);
     std::fs::write(&path, &torn).unwrap();
     let log = Log::open(dir.path()).unwrap();
     assert_eq!(log.signed_size(), 3);
@@ -1074,7 +1073,7 @@ fn the_checkpoint_has_two_slots_and_a_torn_one_leaves_the_head_before() {
     let log = Log::open(dir.path()).unwrap();
     assert_eq!(log.signed_size(), 3);
     log.signed_tree_head(&lk, Some(4), TS).unwrap();
-    assert_eq!(std::fs::read(&path).unwrap().len(), 2 * SLOT);
+    assert_eq!(std::fs::read(&path).unwrap().len(), 2 * CHECKPOINT_SLOT);
     drop(log);
     assert_eq!(Log::open(dir.path()).unwrap().signed_size(), 4);
 }

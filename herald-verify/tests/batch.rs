@@ -1,4 +1,4 @@
-//! `batch::verify_all` gives exactly the verdict of single verification
+//! `verify_prepared` gives exactly the verdict of single verification
 //! (PROFILE.md P5, revision 2) on every item: the external edge-case sets
 //! (ed25519-speccheck, C2SP CCTV, Wycheproof; see vectors/external/README.md),
 //! whose verdicts come from each set's own labels and flags, mixed into
@@ -19,8 +19,7 @@ use ed25519_dalek::hazmat::ExpandedSecretKey;
 use ed25519_dalek::{Signer, SigningKey};
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Kind, Nonce, Prepared, PublicKey, SigningKey as HeraldKey};
-use herald_verify::batch::{BatchOptions, verify_all};
-use herald_verify::internal::verify_all_counted;
+use herald_verify::{BatchOptions, internal::verify_all_counted, verify_prepared};
 use proptest::prelude::*;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha512};
@@ -257,7 +256,7 @@ fn one_bad_signature_fails_its_chunk_only() {
 
 #[test]
 fn empty_input() {
-    assert!(verify_all(&[]).is_empty());
+    assert!(verify_prepared(&[]).is_empty());
     let (v, chunks, failed) = verify_all_counted(&[], &BatchOptions::default());
     assert!(v.is_empty());
     assert_eq!((chunks, failed), (0, 0));
@@ -346,7 +345,7 @@ fn herald_origin_signatures() {
             body.feed(feed);
         })
         .unwrap();
-    assert_eq!(verify_all(&[good, bad]), [true, false]);
+    assert_eq!(verify_prepared(&[good, bad]), [true, false]);
 }
 
 // ---- planted faults ----

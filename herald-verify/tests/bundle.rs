@@ -1,4 +1,4 @@
-//! Proof bundles (herald_verify::bundle): envelopes, the inclusion proofs
+//! Proof bundles (herald_verify::Bundle): envelopes, the inclusion proofs
 //! they need and keys, verified as a unit; P8 rule 3 (an envelope signed by
 //! a molted-in key counts only with an inclusion proof of the molt in a log
 //! the verifier pinned), each proof checked against the very molt it names.
@@ -9,9 +9,10 @@ use std::path::Path;
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, ReasonCode, SigningKey, Status};
-use herald_verify::auditlog::Log;
-use herald_verify::bundle::{self, Bundle, BundleError};
-use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
+use herald_verify::{
+    AuditOptions, BUNDLE_FORMAT, Bundle, BundleError, Input, Keyring, Log, LogPolicy, Provenance,
+    Report, audit, encode_bundle, encode_bundle_with_checkpoints, is_bundle,
+};
 
 mod support;
 
@@ -59,7 +60,7 @@ fn verify(inputs: Vec<Vec<u8>>, ring: &Keyring) -> Report {
 fn make_bundle(envs: &[&Envelope], proofs: &[&[u8]], keys: &[&SigningKey]) -> Vec<u8> {
     let envs: Vec<&[u8]> = envs.iter().map(|e| e.as_bytes()).collect();
     let keys: Vec<_> = keys.iter().map(|k| k.public_key()).collect();
-    bundle::encode(&envs, proofs, &keys)
+    encode_bundle(&envs, proofs, &keys)
 }
 
 fn codes(r: &Report, i: usize) -> Vec<ReasonCode> {
@@ -121,7 +122,7 @@ fn a_bundled_inclusion_proof_of_the_molt_lets_the_new_key_speak() {
     assert_eq!(r.proofs[0].size, Some(1));
     assert_eq!(
         r.proofs[0].id.as_deref(),
-        Some(herald_verify::report::hex(&s.envs[MOLT].id()).as_str())
+        Some(herald_verify::hex(&s.envs[MOLT].id()).as_str())
     );
     // The JSON report lists the proofs; without any, the key is absent (CLI.md shape).
     assert!(serde_json::to_string(&r).unwrap().contains("\"proofs\":[{"));
@@ -298,7 +299,7 @@ fn bundles_round_trip_and_envelopes_are_not_bundles() {
     let s = story();
     let envs: Vec<&Envelope> = s.envs.iter().collect();
     let bytes = make_bundle(&envs, &[b"proof bytes"], &[&s.alice, &s.new]);
-    assert!(bundle::is_bundle(&bytes));
+    assert!(is_bundle(&bytes));
     let b = Bundle::decode(&bytes).unwrap();
     assert_eq!(b.envelopes().len(), 4);
     for (i, &(offset, env)) in b.envelopes().iter().enumerate() {
@@ -309,22 +310,22 @@ fn bundles_round_trip_and_envelopes_are_not_bundles() {
     assert_eq!(b.proofs()[0].1, b"proof bytes");
     assert_eq!(b.keys().len(), 2);
     // Re-encoding what was decoded gives the same bytes (P1).
-    let again = bundle::encode(
+    let again = encode_bundle(
         &b.envelopes().iter().map(|e| e.1).collect::<Vec<_>>(),
         &b.proofs().iter().map(|p| p.1).collect::<Vec<_>>(),
         b.keys(),
     );
     assert_eq!(again, bytes);
-    assert!(!bundle::is_bundle(s.envs[0].as_bytes()));
+    assert!(!is_bundle(s.envs[0].as_bytes()));
     let sequence: Vec<u8> = s.envs.iter().flat_map(|e| e.as_bytes().to_vec()).collect();
-    assert!(!bundle::is_bundle(&sequence));
-    assert!(!bundle::is_bundle(&[]));
+    assert!(!is_bundle(&sequence));
+    assert!(!is_bundle(&[]));
 }
 
 fn bundle_map(edit: impl FnOnce(&mut Map)) -> Vec<u8> {
     let hello = say(&key(5), T0);
     let mut m = Map::new();
-    m.insert("format", Value::text(bundle::FORMAT));
+    m.insert("format", Value::text(BUNDLE_FORMAT));
     m.insert(
         "envelopes",
         Value::Array(vec![Value::Bytes(hello.as_bytes().to_vec())]),
@@ -408,7 +409,7 @@ fn a_bad_envelope_in_a_bundle_hides_nothing_else() {
     let (a, b) = (say(&bob, T0), say(&bob, T0 + 1));
     let mut broken = a.as_bytes().to_vec();
     broken.truncate(broken.len() - 3);
-    let bytes = bundle::encode(&[&broken, b.as_bytes()], &[b"not a proof"], &[]);
+    let bytes = encode_bundle(&[&broken, b.as_bytes()], &[b"not a proof"], &[]);
     let r = verify(vec![bytes], &pinned(&[&bob]));
     assert_eq!(r.envelopes.len(), 2);
     assert_eq!(codes(&r, 0), vec![ReasonCode::Malformed]);
@@ -424,7 +425,7 @@ fn a_bad_envelope_in_a_bundle_hides_nothing_else() {
 #[derive(Debug)]
 struct Vouch;
 
-impl bundle::LogPolicy for Vouch {
+impl LogPolicy for Vouch {
     fn covers(
         &self,
         head: &herald_verify::TreeHead,
@@ -450,7 +451,7 @@ fn under_a_log_policy_a_molt_is_proven_only_with_a_checkpoint_it_accepts() {
     let proofs = log_and_prove(dir.path(), &log_key, &[&s.envs[MOLT]]);
     let envs: Vec<&[u8]> = s.envs.iter().map(|e| e.as_bytes()).collect();
     let audit_with = |checkpoints: &[&[u8]]| {
-        let b = bundle::encode_with_checkpoints(&envs, &[&proofs[0]], &[], checkpoints);
+        let b = encode_bundle_with_checkpoints(&envs, &[&proofs[0]], &[], checkpoints);
         // The checkpoints round-trip through the bundle.
         let decoded: Vec<&[u8]> = Bundle::decode(&b)
             .unwrap()

@@ -30,10 +30,11 @@ use data_encoding::BASE64;
 use herald_core::attestation::birth_attestation;
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, Scope, SigilForm, SigningKey};
-use herald_verify::auditlog::file::DATA_FILE;
-use herald_verify::auditlog::{Leaf, Log, LogError};
-use herald_verify::internal::{HEADER_LEN, scan_leaf_file};
-use herald_verify::keyring::key_line;
+use herald_verify::{
+    LOG_DATA_FILE, Leaf, Log, LogError,
+    internal::{HEADER_LEN, scan_leaf_file},
+    key_line,
+};
 use serde_json::Value as Json;
 use sha2::Digest;
 
@@ -122,7 +123,7 @@ fn proof_object_seeds_reach_both_verdicts() {
         .collect();
     let mut counts = [0usize; 3];
     for (name, bytes) in proof_objects() {
-        let object = herald_verify::auditlog::AuditObject::decode(&bytes[1..]);
+        let object = herald_verify::AuditObject::decode(&bytes[1..]);
         let verified = object.as_ref().map(|o| o.verify(ring).is_ok());
         if name.starts_with("log-") {
             assert_eq!(verified, Ok(true), "{name}");
@@ -161,7 +162,7 @@ fn log_file_open_agrees_with_the_scan() {
     inputs.extend(files(&root.join("regressions/log_file"), ""));
     let dir = tempfile::tempdir().unwrap();
     drop(Log::create(dir.path(), &key(0x55).public_key(), None).unwrap());
-    let data_path = dir.path().join(DATA_FILE);
+    let data_path = dir.path().join(LOG_DATA_FILE);
     let expected = [
         ("seed-empty", "intact"),
         ("seed-minimal", "intact"),
@@ -654,7 +655,7 @@ fn bundles() -> Vec<(String, Vec<u8>)> {
     let envs = [birth.as_bytes(), molt.as_bytes(), after.as_bytes()];
     let with = |fields: &[(&str, Value)]| {
         let mut m = herald_core::cbor::Map::new();
-        m.insert("format", Value::text(herald_verify::bundle::FORMAT));
+        m.insert("format", Value::text(herald_verify::BUNDLE_FORMAT));
         m.insert(
             "envelopes",
             Value::Array(vec![Value::Bytes(birth.as_bytes().to_vec())]),
@@ -670,15 +671,15 @@ fn bundles() -> Vec<(String, Vec<u8>)> {
     vec![
         (
             "molt-proven".into(),
-            herald_verify::bundle::encode(&envs, &[&proof], &[]),
+            herald_verify::encode_bundle(&envs, &[&proof], &[]),
         ),
         (
             "proof-flipped".into(),
-            herald_verify::bundle::encode(&envs, &[&flipped], &[]),
+            herald_verify::encode_bundle(&envs, &[&flipped], &[]),
         ),
         (
             "keys".into(),
-            herald_verify::bundle::encode(
+            herald_verify::encode_bundle(
                 &envs,
                 &[&proof],
                 &[next.public_key(), key(0x33).public_key()],
@@ -686,7 +687,7 @@ fn bundles() -> Vec<(String, Vec<u8>)> {
         ),
         (
             "no-proofs".into(),
-            herald_verify::bundle::encode(&envs, &[], &[]),
+            herald_verify::encode_bundle(&envs, &[], &[]),
         ),
         ("minimal".into(), with(&[])),
         (
@@ -711,7 +712,7 @@ fn bundles() -> Vec<(String, Vec<u8>)> {
         ),
         (
             "truncated-envelope".into(),
-            herald_verify::bundle::encode(&[&truncated, after.as_bytes()], &[b"x"], &[]),
+            herald_verify::encode_bundle(&[&truncated, after.as_bytes()], &[b"x"], &[]),
         ),
     ]
 }
@@ -783,10 +784,9 @@ fn proof_objects() -> Vec<(String, Vec<u8>)> {
         let sth = log.signed_tree_head(&lk, Some(size), TS).unwrap();
         out.push((format!("log-sth-{size}"), with(2, sth.encode())));
     }
-    let long =
-        herald_verify::auditlog::TreeHead::new(lk.sigil(SigilForm::Long), 7, log.tree().root(), TS)
-            .sign(&lk)
-            .unwrap();
+    let long = herald_verify::TreeHead::new(lk.sigil(SigilForm::Long), 7, log.tree().root(), TS)
+        .sign(&lk)
+        .unwrap();
     out.push(("log-sth-long-sigil".into(), with(2, long.encode())));
     let inclusion = log
         .inclusion_proof(&lk, leaves[5].id(), None, TS)
@@ -816,20 +816,15 @@ fn proof_objects() -> Vec<(String, Vec<u8>)> {
     ));
     let mut sig = *sth.sig();
     sig[0] ^= 0x01;
-    let flipped = herald_verify::auditlog::SignedTreeHead::from_parts(sth.head().clone(), sig);
+    let flipped = herald_verify::SignedTreeHead::from_parts(sth.head().clone(), sig);
     out.push(("bad-sth-signature".into(), with(2, flipped.encode())));
     let other = key(0x22);
-    let foreign = herald_verify::auditlog::TreeHead::new(
-        other.sigil(SigilForm::Default),
-        7,
-        log.tree().root(),
-        TS,
-    )
-    .sign(&other)
-    .unwrap();
+    let foreign =
+        herald_verify::TreeHead::new(other.sigil(SigilForm::Default), 7, log.tree().root(), TS)
+            .sign(&other)
+            .unwrap();
     out.push(("bad-sth-other-key".into(), with(2, foreign.encode())));
-    let past =
-        herald_verify::auditlog::InclusionProof::new(7, leaves[6].clone(), Vec::new(), sth.clone());
+    let past = herald_verify::InclusionProof::new(7, leaves[6].clone(), Vec::new(), sth.clone());
     out.push((
         "bad-inclusion-index-past-size".into(),
         with(0, past.encode()),

@@ -17,8 +17,9 @@ use herald_testkit::alloc::{Counting, Usage, measure};
 
 use herald_core::cbor::{Limits, Value};
 use herald_core::{EnvelopeBuilder, ReasonCode, SigningKey, Status};
-use herald_verify::sequence::{Piece, SplitError, split};
-use herald_verify::{AuditOptions, Input, Keyring, Provenance, Report, audit};
+use herald_verify::{
+    AuditOptions, Input, Keyring, Piece, Provenance, Report, SplitError, audit, split_sequence,
+};
 
 use herald_testkit::T0 as TS;
 
@@ -74,7 +75,7 @@ fn a_nine_byte_header_claiming_2_pow_63_bytes() {
         let mut input = vec![0u8; 9];
         input[0] = initial;
         input[1] = 0x80;
-        let (pieces, u) = measure(|| split(&input, MIB, 512));
+        let (pieces, u) = measure(|| split_sequence(&input, MIB, 512));
         u.report(&format!("split {input:02x?}"), input.len());
         // The claim alone is past the envelope size limit: too large, not
         // merely truncated (it would be too large whatever followed).
@@ -98,7 +99,7 @@ fn ten_thousand_deep_nesting() {
     for initial in [0x81u8, 0x9f, 0xa1] {
         let mut input = vec![initial; 10_000];
         input.push(0x00);
-        let (pieces, u) = measure(|| split(&input, MIB, 512));
+        let (pieces, u) = measure(|| split_sequence(&input, MIB, 512));
         u.report(&format!("split {initial:02x} x 10 000"), input.len());
         // (For 0xa1 each map's key is again a map: well-formed, still nesting.)
         assert_eq!(
@@ -130,7 +131,7 @@ fn a_map_of_65_537_entries() {
         input.push(0x00);
     }
     let len = input.len();
-    let (pieces, u) = measure(|| split(&input, MIB, 512));
+    let (pieces, u) = measure(|| split_sequence(&input, MIB, 512));
     u.report("split map of 65 537 entries", len);
     assert!(matches!(pieces[..], [Piece::Item { offset: 0, bytes }] if bytes.len() == len));
     let (r, u) = audit_one(input);
@@ -153,7 +154,7 @@ fn an_envelope_over_1_mib() {
         .unwrap();
     let bytes = env.as_bytes().to_vec();
     assert!(bytes.len() > MIB);
-    let (pieces, u) = measure(|| split(&bytes, MIB, 512));
+    let (pieces, u) = measure(|| split_sequence(&bytes, MIB, 512));
     u.report("split envelope > 1 MiB", bytes.len());
     assert_eq!(
         pieces,
@@ -186,7 +187,7 @@ fn an_envelope_over_1_mib() {
 #[test]
 fn sixty_four_mib_of_0xff() {
     let input = vec![0xffu8; 64 * MIB];
-    let (pieces, u) = measure(|| split(&input, MIB, 512));
+    let (pieces, u) = measure(|| split_sequence(&input, MIB, 512));
     u.report("split 64 MiB of 0xff", input.len());
     assert_eq!(
         pieces,
@@ -207,7 +208,7 @@ fn sixty_four_mib_of_0xff() {
 /// input byte printed; docs/fuzzing.md, finding F2).
 fn zeros_split(len: usize) -> Usage {
     let input = vec![0u8; len];
-    let (pieces, u) = measure(|| split(&input, MIB, 512));
+    let (pieces, u) = measure(|| split_sequence(&input, MIB, 512));
     u.report(&format!("split {} MiB of 0x00", len / MIB), len);
     assert_eq!(pieces.len(), len);
     assert!(pieces.iter().enumerate().all(|(i, p)| matches!(
@@ -235,7 +236,7 @@ fn four_mib_of_zeros_split_into_one_item_per_byte() {
 fn stream_audit(byte: u8, len: usize, detail: &str) -> Usage {
     let (r, u) = audit_one(vec![byte; len]);
     u.report(&format!("audit {} KiB of {byte:#04x}", len >> 10), len);
-    let listed = len.min(herald_verify::trace::MAX_LISTED_UNPARSED);
+    let listed = len.min(herald_verify::MAX_LISTED_UNPARSED);
     assert_eq!(r.envelopes.len(), listed);
     assert_eq!(r.unlisted, len - listed);
     assert_eq!(r.summary.invalid, len);
@@ -295,7 +296,7 @@ fn max_envelopes_caps_a_stream() {
 /// envelope) keep their order and their sources.
 #[test]
 fn unlisted_items_leave_later_reports_in_order() {
-    let cap = herald_verify::trace::MAX_LISTED_UNPARSED;
+    let cap = herald_verify::MAX_LISTED_UNPARSED;
     let mut first = vec![0xa0u8; cap + 500];
     // A text string claiming 27 bytes that are not there: unsplittable.
     first.extend_from_slice(&[0x78, 27, b'x']);

@@ -2,8 +2,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use herald_core::{KeyResolver, SigilForm, SigningKey};
-use herald_verify::keyring::key_line;
-use herald_verify::{Keyring, KeyringError};
+use herald_verify::{Keyring, KeyringError, key_line};
 
 #[test]
 fn lines_round_trip_and_resolve_every_form() {
@@ -87,6 +86,6 @@ fn directories_load_their_pub_files() {
     assert_eq!(ring.load(&dir).unwrap().keys, 2);
     assert_eq!(ring.len(), 2);
     let missing = Keyring::new().load(&dir.join("nope")).unwrap_err();
-    assert!(matches!(missing, KeyringError::Io { .. }));
+    assert!(matches!(missing, KeyringError::Io(_)));
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -9,8 +9,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, ReasonCode, Scope, SigningKey, Status};
-use herald_verify::live::CACHE_WINDOW;
-use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store, Unlisted};
+use herald_verify::{
+    CACHE_WINDOW, EnvelopeReport, Keyring, Provenance, Receiver, Store, StoreTxn, Unlisted,
+};
 
 /// The owner these tests create their stores for.
 const OWNER: &str = "test";
@@ -126,7 +127,8 @@ fn stale_without_expires() {
 #[test]
 fn expired_and_future_ts_use_the_clock() {
     let dir = tempfile::tempdir().unwrap();
-    let rx = receiver(&dir.path().join("replay.redb"));
+    let clock = Arc::new(AtomicU64::new(NOW));
+    let rx = receiver_at(&dir.path().join("replay.redb"), &clock);
     assert_only(
         &rx.receive(&expiring(&alice(), NOW - DAY, NOW - 301, 6))
             .unwrap(),
@@ -148,7 +150,8 @@ fn expired_and_future_ts_use_the_clock() {
     // Refused for its time, the envelope took no slot: re-sent in time, it is accepted.
     assert_eq!(rx.store().len().unwrap(), 2);
     let early = envelope(&alice(), NOW + 301, 8, "early");
-    assert_valid(&rx.receive_at(&early, NOW + 1).unwrap());
+    clock.store(NOW + 1, Ordering::SeqCst);
+    assert_valid(&rx.receive(&early).unwrap());
     // A tighter skew, from the builder.
     let tight = receiver(&dir.path().join("tight.redb")).with_skew(10);
     assert_only(
@@ -334,7 +337,7 @@ fn retention_covers_a_ts_ahead_of_the_clock() {
     assert_only(&rx.receive(&ahead).unwrap(), ReasonCode::Stale);
 }
 
-/// `receive_in`: a batch of receives in one transaction sees its own claims
+/// `finish`: a batch of receives in one transaction sees its own claims
 /// (the second envelope with a pair is a replay), and nothing of it holds
 /// until the caller commits: a dropped transaction claims nothing.
 #[test]
@@ -343,16 +346,18 @@ fn a_batch_in_one_transaction_sees_its_own_claims_and_commits_once() {
     let r = receiver(&dir.path().join("replay.redb"));
     let first = envelope(&alice(), NOW, 7, "one");
     let again = envelope(&alice(), NOW, 7, "two");
+    let receive_in = |txn: &redb::WriteTransaction, bytes: &[u8]| {
+        let pre = r.precheck_all(&mut r.store().reader(), &[bytes], NOW);
+        let pre = pre.into_iter().next().unwrap().unwrap();
+        r.finish(&mut StoreTxn::new(r.store(), txn), pre).unwrap()
+    };
     let txn = r.store().begin_write("batch").unwrap();
-    assert_valid(&r.receive_in(&txn, &first, NOW).unwrap());
-    assert_only(
-        &r.receive_in(&txn, &again, NOW).unwrap(),
-        ReasonCode::ReplayedNonce,
-    );
+    assert_valid(&receive_in(&txn, &first));
+    assert_only(&receive_in(&txn, &again), ReasonCode::ReplayedNonce);
     drop(txn);
     assert!(r.store().is_empty().unwrap(), "an aborted batch claimed");
     let txn = r.store().begin_write("batch").unwrap();
-    assert_valid(&r.receive_in(&txn, &again, NOW).unwrap());
+    assert_valid(&receive_in(&txn, &again));
     txn.commit().unwrap();
     assert_only(&r.receive(&first).unwrap(), ReasonCode::ReplayedNonce);
     assert_eq!(r.store().len().unwrap(), 1);

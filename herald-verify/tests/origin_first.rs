@@ -6,7 +6,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 use herald_core::{Envelope, ReasonCode, Scope, SigningKey, Status};
-use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store};
+use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store, StoreTxn};
 
 mod support;
 
@@ -63,16 +63,20 @@ fn co_signatures_wait_for_the_origin() {
     let all = receiver(&dir, "all", false);
     let first = receiver(&dir, "first", true);
     let batch = receiver(&dir, "batch", true);
-    let pre = batch.precheck_all(&posts, NOW);
+    let pre = batch.precheck_all(&mut batch.store().reader(), &posts, NOW);
     let txn = batch.store().begin_write("test").unwrap();
     let batched: Vec<EnvelopeReport> = pre
         .into_iter()
-        .map(|p| batch.receive_prechecked_in(&txn, p.unwrap()).unwrap())
+        .map(|p| {
+            batch
+                .finish(&mut StoreTxn::new(batch.store(), &txn), p.unwrap())
+                .unwrap()
+        })
         .collect();
     txn.commit().unwrap();
     for (i, bytes) in posts.iter().enumerate() {
-        let every = all.receive_at(bytes, NOW).unwrap();
-        let gated = first.receive_at(bytes, NOW).unwrap();
+        let every = all.receive(bytes).unwrap();
+        let gated = first.receive(bytes).unwrap();
         assert_eq!(gated.status(), every.status(), "post {i}");
         assert_eq!(batched[i].status(), every.status(), "post {i}");
         assert_eq!(batched[i].reasons, gated.reasons, "post {i}");

@@ -10,9 +10,10 @@
 use std::path::{Path, PathBuf};
 
 use herald_core::{Envelope, SigningKey};
-use herald_verify::live::PRECHECK_CHUNK;
-use herald_verify::sequence::{Piece, split};
-use herald_verify::{EnvelopeReport, Keyring, Provenance, Receiver, Store};
+use herald_verify::{
+    EnvelopeReport, Keyring, PRECHECK_CHUNK, Piece, Provenance, Receiver, Store, StoreTxn,
+    split_sequence,
+};
 
 mod support;
 
@@ -50,7 +51,7 @@ fn conformance_envelopes() -> Vec<Vec<u8>> {
         files.sort();
         for f in files {
             let bytes = std::fs::read(&f).unwrap();
-            for piece in split(&bytes, 1 << 20, 64) {
+            for piece in split_sequence(&bytes, 1 << 20, 64) {
                 if let Piece::Item { bytes, .. } = piece {
                     out.push(bytes.to_vec());
                 }
@@ -78,7 +79,12 @@ fn one_at_a_time(rx: &Receiver, posts: &[Vec<u8>]) -> Vec<EnvelopeReport> {
     let txn = rx.store().begin_write("one at a time").unwrap();
     let reports = posts
         .iter()
-        .map(|p| rx.receive_in(&txn, p, NOW).unwrap())
+        .map(|p| {
+            let pre = rx.precheck_all(&mut rx.store().reader(), &[p], NOW);
+            let pre = pre.into_iter().next().unwrap().unwrap();
+            rx.finish(&mut StoreTxn::new(rx.store(), &txn), pre)
+                .unwrap()
+        })
         .collect();
     txn.commit().unwrap();
     reports
@@ -87,12 +93,15 @@ fn one_at_a_time(rx: &Receiver, posts: &[Vec<u8>]) -> Vec<EnvelopeReport> {
 /// The reports of prechecking `posts` together, then receiving them.
 fn all_at_once(rx: &Receiver, posts: &[Vec<u8>]) -> Vec<EnvelopeReport> {
     let refs: Vec<&[u8]> = posts.iter().map(Vec::as_slice).collect();
-    let prechecked = rx.precheck_all(&refs, NOW);
+    let prechecked = rx.precheck_all(&mut rx.store().reader(), &refs, NOW);
     assert_eq!(prechecked.len(), posts.len());
     let txn = rx.store().begin_write("all at once").unwrap();
     let reports = prechecked
         .into_iter()
-        .map(|p| rx.receive_prechecked_in(&txn, p.unwrap()).unwrap())
+        .map(|p| {
+            rx.finish(&mut StoreTxn::new(rx.store(), &txn), p.unwrap())
+                .unwrap()
+        })
         .collect();
     txn.commit().unwrap();
     reports
@@ -149,7 +158,7 @@ fn a_batch_gets_the_reports_of_single_verification() {
     assert!(codes("replayed_nonce") > 2 * PRECHECK_CHUNK, "replays");
     let molted = expected
         .iter()
-        .filter(|r| r.key_source == Some(herald_verify::report::KeyOrigin::Molt))
+        .filter(|r| r.key_source == Some(herald_verify::KeyOrigin::Molt))
         .count();
     assert!(molted >= 1, "an envelope by a molted-in key");
 }

@@ -13,10 +13,10 @@ use std::io::{self, Read};
 use herald_core::EnvelopeBuilder;
 use herald_core::cbor::Limits;
 use herald_core::cbor::Value;
-use herald_verify::bundle;
-use herald_verify::keyring::{Keyring, Provenance};
-use herald_verify::sequence::{ReadError, ReadLimits, read};
-use herald_verify::trace::{AuditOptions, Input, audit};
+use herald_verify::{
+    AuditOptions, Input, Keyring, Provenance, ReadError, ReadLimits, audit, encode_bundle,
+    read_sequence,
+};
 use proptest::prelude::*;
 use support::{T0, key, nonce};
 
@@ -146,7 +146,7 @@ fn stream(parts: &[Part], envs: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-fn audit_of(bytes: Vec<u8>, opts: &AuditOptions) -> herald_verify::report::Report {
+fn audit_of(bytes: Vec<u8>, opts: &AuditOptions) -> herald_verify::Report {
     audit(
         &[Input {
             name: "-".into(),
@@ -172,13 +172,13 @@ proptest! {
         let mut data = stream(&parts, &envs);
         if as_bundle {
             let items: Vec<&[u8]> = envs.iter().map(Vec::as_slice).collect();
-            let mut b = bundle::encode(&items, &[], &[]);
+            let mut b = encode_bundle(&items, &[], &[]);
             b.extend_from_slice(&data);
             data = b;
         }
         let opts = options(max_item, max_envelopes);
         let mut reader = Trickle { data: &data, sizes, call: 0, given: 0 };
-        let got = read(&mut reader, &limits(&opts, 1 << 30)).unwrap();
+        let got = read_sequence(&mut reader, &limits(&opts, 1 << 30)).unwrap();
         // What was read is a prefix of the stream and all that was handed out.
         prop_assert!(data.starts_with(&got));
         prop_assert_eq!(got.len(), reader.given);
@@ -221,7 +221,7 @@ const GIB: u64 = 1 << 30;
 /// defaults and a 1 GiB budget.
 fn read_endless(mut r: Endless) -> (Result<Vec<u8>, ReadError>, u64) {
     let opts = AuditOptions::default();
-    let got = read(&mut r, &limits(&opts, GIB));
+    let got = read_sequence(&mut r, &limits(&opts, GIB));
     (got, r.given)
 }
 
@@ -279,7 +279,7 @@ fn an_endless_stream_of_envelopes_is_refused_at_the_byte_limit() {
     let mut r = endless(&[], &envelope);
     let opts = AuditOptions::default();
     let limit = 8 << 20;
-    match read(&mut r, &limits(&opts, limit)) {
+    match read_sequence(&mut r, &limits(&opts, limit)) {
         Err(ReadError::TooLarge { limit: l }) => assert_eq!(l, limit),
         other => panic!("expected TooLarge, got {:?}", other.map(|b| b.len())),
     }
@@ -290,7 +290,7 @@ fn an_endless_stream_of_envelopes_is_refused_at_the_byte_limit() {
 fn an_empty_stream_reads_as_empty() {
     let mut r: &[u8] = &[];
     assert!(
-        read(&mut r, &limits(&AuditOptions::default(), GIB))
+        read_sequence(&mut r, &limits(&AuditOptions::default(), GIB))
             .unwrap()
             .is_empty()
     );

@@ -5,8 +5,7 @@
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use herald_verify::live::store::{STORE_FORMAT, Store, StoreError};
-use herald_verify::{Claim, FileError};
+use herald_verify::{Claim, FileError, STORE_FORMAT, Store, StoreError};
 
 const OWNER: &str = "sigil:conduit-under-test";
 const SIGNER: [u8; 32] = [7; 32];

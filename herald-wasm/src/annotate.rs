@@ -8,7 +8,7 @@
 //! stack, so hostile depth costs a vector entry per level, bounded by the
 //! input's length.
 
-use herald_verify::report::hex;
+use herald_verify::hex;
 use serde::Serialize;
 
 /// One line of the view.

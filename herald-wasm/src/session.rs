@@ -4,9 +4,10 @@
 
 use herald_core::cbor::{Limits, MAX_NESTING, ValueRef};
 use herald_core::{EnvelopeRef, ReasonCode, Scope, Sigil};
-use herald_verify::report::{EnvelopeReport, Source, hex};
-use herald_verify::sequence::{Piece, pieces};
-use herald_verify::{AuditOptions, InclusionProof, Input, Keyring, Report, audit, display};
+use herald_verify::{
+    AuditOptions, EnvelopeReport, InclusionProof, Input, Keyring, Piece, Report, Source, audit,
+    display_diagnostic, display_json, hex, sequence_pieces,
+};
 use serde::Serialize;
 
 use crate::{annotate, explain};
@@ -102,11 +103,11 @@ impl Session {
             size: bytes.map_or(0, <[u8]>::len),
             display: envelope
                 .as_ref()
-                .map(|e| display::json(ValueRef::Map(e.map()))),
+                .map(|e| display_json(ValueRef::Map(e.map()))),
             diagnostic: envelope
                 .as_ref()
-                .map(|e| display::diagnostic(ValueRef::Map(e.map()))),
-            payload: envelope.as_ref().map(|e| display::diagnostic(e.payload())),
+                .map(|e| display_diagnostic(ValueRef::Map(e.map()))),
+            payload: envelope.as_ref().map(|e| display_diagnostic(e.payload())),
             annotated: bytes.map(annotate::annotate).unwrap_or_default(),
             signatures: envelope
                 .as_ref()
@@ -196,7 +197,7 @@ impl Session {
     fn bytes_at(&self, source: &Source) -> Option<&[u8]> {
         let input = self.inputs.iter().find(|i| i.name == source.input)?;
         let rest = input.bytes.get(source.offset..)?;
-        match pieces(rest, Limits::DEFAULT.max_size, MAX_NESTING).next() {
+        match sequence_pieces(rest, Limits::DEFAULT.max_size, MAX_NESTING).next() {
             Some(Piece::Item { bytes, .. }) => Some(bytes),
             _ => rest.get(..UNSPLIT_SHOWN).or(Some(rest)),
         }

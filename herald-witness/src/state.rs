@@ -98,7 +98,7 @@ impl State {
             let path = path.to_path_buf();
             move |error| StateError::Io { path, error }
         };
-        herald_verify::files::create_private_dir(dir).map_err(StateError::File)?;
+        herald_verify::create_private_dir(dir).map_err(StateError::File)?;
         let path = dir.join(STATE_FILE);
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
@@ -162,7 +162,7 @@ impl State {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&tmp)(e)),
             _ => {}
         }
-        let mut f = herald_verify::files::create_private_file(&tmp).map_err(StateError::File)?;
+        let mut f = herald_verify::create_private_file(&tmp).map_err(StateError::File)?;
         f.write_all(text.as_bytes()).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
         drop(f);

@@ -11,7 +11,7 @@
 use std::time::Instant;
 
 use herald_core::{SigilForm, SigningKey};
-use herald_verify::auditlog::{Leaf, Log};
+use herald_verify::{Leaf, Log};
 use sha2::{Digest, Sha256};
 
 use herald_testkit::crash::{self, Rng};

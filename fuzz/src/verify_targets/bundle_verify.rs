@@ -3,9 +3,9 @@
 use super::*;
 
 /// `bundle_verify`: [`audit`] over the input as one file that may be a
-/// proof bundle (`herald_verify::bundle`), with the two keys pinned (Bob's
+/// proof bundle (`herald_verify::Bundle`), with the two keys pinned (Bob's
 /// doubles as the seed logs' key). [`Bundle::decode`] succeeds only on
-/// input [`bundle::is_bundle`] recognises. A recognised bundle that decodes
+/// input [`is_bundle`] recognises. A recognised bundle that decodes
 /// gives one report per envelope, at its offset, which is where its bytes
 /// stand in the input, and one per proof, in order; a valid proof names an
 /// envelope of the set and has no detail, an invalid one says why; what the
@@ -15,7 +15,7 @@ use super::*;
 /// anything else has no proofs. Each status is the P13 maximum of its
 /// reasons, and the report is the same twice.
 pub fn bundle_verify(data: &[u8]) {
-    let recognised = bundle::is_bundle(data);
+    let recognised = is_bundle(data);
     let decoded = Bundle::decode(data);
     if decoded.is_ok() {
         assert!(recognised, "a bundle that decodes is recognised");
@@ -65,8 +65,8 @@ pub fn bundle_verify(data: &[u8]) {
             }
             let envs: Vec<&[u8]> = b.envelopes().iter().map(|e| e.1).collect();
             let proofs: Vec<&[u8]> = b.proofs().iter().map(|p| p.1).collect();
-            let again = bundle::encode(&envs, &proofs, b.keys());
-            assert!(bundle::is_bundle(&again));
+            let again = encode_bundle(&envs, &proofs, b.keys());
+            assert!(is_bundle(&again));
             let b2 = Bundle::decode(&again);
             assert!(b2.is_ok(), "the re-encoded bundle decodes: {b2:?}");
             if let Ok(b2) = b2 {

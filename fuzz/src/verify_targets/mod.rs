@@ -11,21 +11,18 @@ use std::sync::OnceLock;
 
 use herald_core::cbor::{self, Limits};
 use herald_core::{PublicKey, Sigil, SigningKey, Status};
-use herald_verify::auditlog::leaf::MAX_LEAF_LEN;
-use herald_verify::auditlog::{
-    AuditObject, CheckError, ConsistencyProof, InclusionProof, Leaf, LogError, SignedTreeHead,
-    SthError, TreeHead,
+use herald_verify::{
+    AuditObject, AuditOptions, Bundle, CheckError, ConsistencyProof, InclusionProof, Input,
+    Keyring, Leaf, LogError, MAX_LEAF_LEN, MAX_LISTED_UNPARSED, Piece, Provenance, ReadLimits,
+    SignedTreeHead, SplitError, SthError, Summary, TreeHead, audit, encode_bundle,
+    internal::{HEADER_LEN, LeafScan, scan_leaf_file},
+    is_bundle, key_line, merkle,
+    merkle::{
+        Hash, Tree, consistency_proof_len, inclusion_proof_len, leaf_hash, root_from_leaves,
+        verify_consistency, verify_inclusion,
+    },
+    not_envelopes, read_sequence, split_sequence,
 };
-use herald_verify::bundle::{self, Bundle};
-use herald_verify::internal::{HEADER_LEN, LeafScan, scan_leaf_file};
-use herald_verify::keyring::key_line;
-use herald_verify::merkle::{
-    self, Hash, Tree, consistency_proof_len, inclusion_proof_len, leaf_hash, root_from_leaves,
-    verify_consistency, verify_inclusion,
-};
-use herald_verify::sequence::{self, Piece, ReadLimits, SplitError, split};
-use herald_verify::trace::MAX_LISTED_UNPARSED;
-use herald_verify::{AuditOptions, Input, Keyring, Provenance, Summary, audit};
 use sha2::{Digest, Sha256};
 
 mod bundle_verify;

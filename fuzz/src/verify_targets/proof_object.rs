@@ -111,7 +111,7 @@ pub fn proof_object(data: &[u8]) {
 /// (`is`) either.
 fn one_kind<T, E>(
     rest: &[u8],
-    object: &Result<AuditObject, herald_verify::auditlog::FormatError>,
+    object: &Result<AuditObject, herald_verify::FormatError>,
     decode: fn(&[u8]) -> Result<T, E>,
     wrap: fn(T) -> AuditObject,
     is: fn(&AuditObject) -> bool,
@@ -245,7 +245,7 @@ fn check_inclusion(bytes: &[u8], p: &InclusionProof) {
         "P9: the leaf's one encoding"
     );
     assert_eq!(Leaf::decode(p.leaf_bytes()).as_ref(), Ok(p.leaf()));
-    assert!(p.path().len() <= herald_verify::auditlog::MAX_PATH);
+    assert!(p.path().len() <= herald_verify::MAX_PROOF_PATH);
     assert_eq!(
         SignedTreeHead::decode(&p.sth().encode()).as_ref(),
         Ok(p.sth())
@@ -293,7 +293,7 @@ fn check_inclusion(bytes: &[u8], p: &InclusionProof) {
 fn check_consistency(bytes: &[u8], p: &ConsistencyProof) {
     assert_eq!(p.encode(), bytes, "P1: one encoding");
     assert_eq!(ConsistencyProof::decode(&p.encode()).as_ref(), Ok(p));
-    assert!(p.path().len() <= herald_verify::auditlog::MAX_PATH);
+    assert!(p.path().len() <= herald_verify::MAX_PROOF_PATH);
     let (key, ring) = proof_keyring();
     let verified = p.verify(ring);
     assert_eq!(verified, p.verify(ring), "deterministic");

@@ -10,7 +10,7 @@ use super::*;
 /// well-formedness).
 pub fn sequence_split(data: &[u8]) {
     for (max_item, max_depth) in [(1usize << 20, 512usize), (64, 4)] {
-        let pieces = split(data, max_item, max_depth);
+        let pieces = split_sequence(data, max_item, max_depth);
         assert!(!pieces.is_empty());
         let strict_limits = Limits {
             max_depth,
@@ -43,7 +43,7 @@ pub fn sequence_split(data: &[u8]) {
         if matches!(pieces.last(), Some(Piece::Item { .. })) {
             assert_eq!(pos, data.len(), "items cover the whole input");
         }
-        // sequence::read stops where split stops being used: what it read
+        // read_sequence stops where split stops being used: what it read
         // is a prefix of the input and splits into the same first pieces.
         for max_items in [usize::MAX, 2] {
             let limits = ReadLimits {
@@ -58,7 +58,7 @@ pub fn sequence_split(data: &[u8]) {
                 step,
                 given: 0,
             };
-            let got = sequence::read(&mut reader, &limits);
+            let got = read_sequence(&mut reader, &limits);
             assert!(
                 got.is_ok(),
                 "reading a slice with no byte limit fails only on I/O"
@@ -67,7 +67,7 @@ pub fn sequence_split(data: &[u8]) {
             assert!(data.starts_with(&got), "read returns a prefix");
             assert_eq!(got.len(), reader.given, "read keeps what it read");
             let n = max_items.saturating_add(1);
-            let from_read: Vec<Piece<'_>> = split(&got, max_item, max_depth)
+            let from_read: Vec<Piece<'_>> = split_sequence(&got, max_item, max_depth)
                 .into_iter()
                 .take(n)
                 .collect();

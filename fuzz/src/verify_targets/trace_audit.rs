@@ -22,9 +22,9 @@ pub fn trace_audit(data: &[u8]) {
     assert!(!report.envelopes.is_empty(), "no input verifies as nothing");
     // A key file or plain text is one entry saying so (CLI.md: input that
     // cannot be split into envelopes), not one per piece.
-    let pieces = match sequence::not_envelopes(data) {
+    let pieces = match not_envelopes(data) {
         Some(_) => 1,
-        None => split(data, opts.limits.max_size, 512).len(),
+        None => split_sequence(data, opts.limits.max_size, 512).len(),
     };
     assert_eq!(
         report.envelopes.len() + report.unlisted,

@@ -16,9 +16,7 @@ use herald_conduit::client::{self, Response};
 use herald_conduit::sender;
 use herald_core::cbor::{Map, Value};
 use herald_core::{EnvelopeBuilder, EnvelopeRef, PublicKey, SigilForm, SigningKey, Status};
-use herald_verify::receipt;
-use herald_verify::report::hex;
-use herald_verify::{InclusionProof, Keyring, Provenance, Receiver, Store};
+use herald_verify::{InclusionProof, Keyring, Provenance, Receiver, Store, hex, receipt_by};
 
 use crate::commands::verify::load_keyrings;
 use crate::error::CliError;
@@ -100,7 +98,7 @@ pub(crate) fn run(args: &AgentArgs) -> Result<ExitCode, CliError> {
     let key = keyfile::load(&args.key)?;
     let keyring = load_keyrings(&args.keyring)?;
     let peer = crate::commands::parse_sigil("--peer", &args.peer)?;
-    herald_verify::files::create_private_dir(&args.state).map_err(CliError::file)?;
+    herald_verify::create_private_dir(&args.state).map_err(CliError::file)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -188,8 +186,8 @@ async fn talk(
             .header("herald-cursor")
             .and_then(|c| c.parse().ok())
             .unwrap_or(cursor);
-        for piece in herald_verify::sequence::split(&r.body, 1 << 20, 64) {
-            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
+        for piece in herald_verify::split_sequence(&r.body, 1 << 20, 64) {
+            let herald_verify::Piece::Item { bytes, .. } = piece else {
                 return Err(CliError::new("GET /v1/inbox: not a CBOR sequence"));
             };
             let report = receiver
@@ -198,7 +196,7 @@ async fn talk(
             let env = EnvelopeRef::decode(bytes)
                 .map_err(|e| CliError::new(format!("an arrival does not decode: {e}")))?;
             let id = hex(env.id());
-            let receipt = receipt::receipt_by(&env, &conduit).is_ok();
+            let receipt = receipt_by(&env, &conduit).is_ok();
             if report.status() != Status::Valid || !receipt {
                 let codes: Vec<_> = report.reasons.iter().map(|r| r.code.name()).collect();
                 return Err(CliError::new(format!(

@@ -1,5 +1,5 @@
 //! `herald bundle FILE… [--proof PROOF]… [--key PATH]… [--checkpoint CP]… -o OUT`: one proof
-//! bundle (`herald_verify::bundle`, docs/audit-log.md "Proof bundles")
+//! bundle (`herald_verify::Bundle`, docs/audit-log.md "Proof bundles")
 //! holding the envelopes of every FILE, the inclusion proofs given, and the
 //! public keys of the keyrings given. `herald verify OUT` then verifies
 //! them as a unit.
@@ -15,8 +15,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::{EnvelopeRef, PublicKey};
-use herald_verify::auditlog::InclusionProof;
-use herald_verify::bundle::{self, Bundle};
+use herald_verify::{Bundle, InclusionProof, encode_bundle_with_checkpoints, is_bundle};
 
 use crate::commands::verify::load_keyrings;
 use crate::error::CliError;
@@ -57,7 +56,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     for path in &opts.files {
         let bytes = input::read_envelopes(path)?;
         let name = input::display_name(path);
-        if bundle::is_bundle(&bytes) {
+        if is_bundle(&bytes) {
             let b = Bundle::decode(&bytes).map_err(|e| CliError::new(format!("{name}: {e}")))?;
             for &(offset, env) in b.envelopes() {
                 EnvelopeRef::decode(env)
@@ -94,7 +93,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
         let Some(env) = views.iter().find(|v| v.id() == proof.leaf().id()) else {
             return Err(CliError::new(format!(
                 "--proof {name}: proves {}, which is not one of the bundle's envelopes",
-                herald_verify::report::hex(proof.leaf().id())
+                herald_verify::hex(proof.leaf().id())
             )));
         };
         proof
@@ -119,7 +118,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let proof_refs: Vec<&[u8]> = proofs.iter().map(|(_, b)| b.as_slice()).collect();
     let checkpoint_refs: Vec<&[u8]> = checkpoints.iter().map(Vec::as_slice).collect();
     let bytes =
-        bundle::encode_with_checkpoints(&envelope_refs, &proof_refs, &keys, &checkpoint_refs);
+        encode_bundle_with_checkpoints(&envelope_refs, &proof_refs, &keys, &checkpoint_refs);
     opts.output.write(&bytes)?;
     Ok(ExitCode::SUCCESS)
 }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use herald_conduit::client;
 use herald_core::{EnvelopeRef, SigilForm, SigningKey};
-use herald_verify::keyring::labelled_key_line;
+use herald_verify::labelled_key_line;
 
 use crate::commands::agent::{conduit_addr, conduit_key, expect};
 use crate::commands::demo::{show, workdir};
@@ -221,12 +221,12 @@ fn replay(dir: &Path, url: &str, trace: &str) -> Result<ExitCode, CliError> {
         )?;
         let mut envelopes = Vec::new();
         let mut proofs = Vec::new();
-        for piece in herald_verify::sequence::split(&seq.body, 1 << 20, 64) {
-            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
+        for piece in herald_verify::split_sequence(&seq.body, 1 << 20, 64) {
+            let herald_verify::Piece::Item { bytes, .. } = piece else {
                 return Err(CliError::new("GET /v1/traces: not a CBOR sequence"));
             };
             let id = EnvelopeRef::decode(bytes)
-                .map(|e| herald_verify::report::hex(e.id()))
+                .map(|e| herald_verify::hex(e.id()))
                 .map_err(|e| CliError::new(format!("a trace envelope: {e}")))?;
             let p = expect(
                 client::get(addr, &format!("/v1/proof/inclusion/{id}"), T).await,
@@ -259,7 +259,7 @@ fn replay(dir: &Path, url: &str, trace: &str) -> Result<ExitCode, CliError> {
     let bundle = |envs: &[Vec<u8>]| {
         let e: Vec<&[u8]> = envs.iter().map(Vec::as_slice).collect();
         let p: Vec<&[u8]> = proofs.iter().map(Vec::as_slice).collect();
-        herald_verify::bundle::encode(&e, &p, &[])
+        herald_verify::encode_bundle(&e, &p, &[])
     };
     let honest_path = dir.join("replay.bundle");
     write_atomic(&honest_path, &bundle(&envelopes), 0o644, Existing::Replace)?;

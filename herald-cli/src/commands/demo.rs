@@ -12,7 +12,7 @@ use std::process::ExitCode;
 use clap::Args;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Scope, SigilForm, SigningKey, Status};
-use herald_verify::keyring::labelled_key_line;
+use herald_verify::labelled_key_line;
 
 use crate::commands::keygen::write_pair;
 use crate::commands::verify::{self, Options};
@@ -92,7 +92,7 @@ pub(crate) fn run(dir: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
         let (from, to, text, note) = line;
         say(format!(
             "  {}  {from:<5} → {to:<5}  {text:?}{note}",
-            render::short(Some(&herald_verify::report::hex(&e.id())))
+            render::short(Some(&herald_verify::hex(&e.id())))
         ))?;
     }
     say(String::new())?;
@@ -100,7 +100,7 @@ pub(crate) fn run(dir: Option<&Path>, force: bool) -> Result<ExitCode, CliError>
     say(String::new())?;
     say(format!(
         "the same trace with byte {at} flipped (inside the payload of envelope {}):",
-        render::short(Some(&herald_verify::report::hex(&trace[victim].id())))
+        render::short(Some(&herald_verify::hex(&trace[victim].id())))
     ))?;
     let forged = show(&mut say, &tampered_path, &keyring_path)?;
     say(String::new())?;

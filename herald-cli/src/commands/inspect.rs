@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::EnvelopeRef;
-use herald_verify::report::hex;
+use herald_verify::hex;
 
 use crate::error::CliError;
 use crate::input::{self, Item};
@@ -128,7 +128,7 @@ fn summary(env: &EnvelopeRef<'_>, name: &str, offset: usize) -> String {
         "payload",
         &format!(
             "{} (CBOR, {} bytes)",
-            preview(&herald_verify::display::diagnostic(env.payload())),
+            preview(&herald_verify::display_diagnostic(env.payload())),
             env.payload_bytes().len()
         ),
     );

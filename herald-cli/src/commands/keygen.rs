@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::{SigilForm, SigningKey};
-use herald_verify::keyring::labelled_key_line;
+use herald_verify::labelled_key_line;
 
 use crate::error::CliError;
 use crate::keyfile;

@@ -16,9 +16,7 @@ use std::process::ExitCode;
 use clap::{Args, Subcommand};
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeRef, SigilForm, SigningKey};
-use herald_verify::auditlog::{AuditObject, Log};
-use herald_verify::report::hex;
-use herald_verify::{Keyring, display};
+use herald_verify::{AuditObject, Keyring, Log, display_json, hex};
 
 use crate::error::CliError;
 use crate::id_prefix::IdPrefix;
@@ -285,9 +283,7 @@ pub(crate) fn signing_key(log: &Log, key: Option<&Path>) -> Result<SigningKey, C
         (None, None) => {
             return Err(CliError::new(format!(
                 "{}: records no key file; pass --key LOG.key",
-                log.dir()
-                    .join(herald_verify::auditlog::file::CONFIG_FILE)
-                    .display()
+                log.dir().join(herald_verify::LOG_CONFIG_FILE).display()
             )));
         }
     };
@@ -298,9 +294,7 @@ pub(crate) fn signing_key(log: &Log, key: Option<&Path>) -> Result<SigningKey, C
             path.display(),
             key.sigil(SigilForm::Default),
             log.sigil(),
-            log.dir()
-                .join(herald_verify::auditlog::file::KEY_FILE)
-                .display()
+            log.dir().join(herald_verify::LOG_KEY_FILE).display()
         )));
     }
     Ok(key)
@@ -319,7 +313,7 @@ fn emit(value: &Value, out: &OutArgs) -> Result<(), CliError> {
     }
     let decoded = herald_core::cbor::decode(&bytes)
         .map_err(|e| CliError::new(format!("internal error: our own output: {e}")))?;
-    let text = format!("{}\n", display::json(decoded));
+    let text = format!("{}\n", display_json(decoded));
     if input::is_stdin(target) {
         let mut stdout = std::io::stdout().lock();
         stdout

@@ -12,7 +12,7 @@ use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::NoteVerifier;
 use herald_tlog::policy::Policy;
 use herald_tlog::tiles::{FetchError, TileReader};
-use herald_verify::report::hex;
+use herald_verify::hex;
 use herald_witness::client;
 
 use crate::error::CliError;

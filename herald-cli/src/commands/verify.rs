@@ -8,8 +8,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::cbor::Limits;
-use herald_verify::sequence::pieces;
-use herald_verify::{AuditOptions, Audited, Input, Keyring, audited};
+use herald_verify::{AuditOptions, CompactReport, Input, Keyring, audit_compact, sequence_pieces};
 
 use crate::commands::parse_scope;
 use crate::error::CliError;
@@ -74,15 +73,15 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     Ok(exit_code(&report))
 }
 
-/// The `--json` report (CLI.md), as [`Audited::write_document`] writes it
+/// The `--json` report (CLI.md), as [`CompactReport::write_document`] writes it
 /// (each envelope's report formed as it is written), and a newline.
-fn write_json(out: &mut impl Write, report: &Audited<'_>) -> std::io::Result<()> {
+fn write_json(out: &mut impl Write, report: &CompactReport<'_>) -> std::io::Result<()> {
     report.write_document(out)?;
     writeln!(out)
 }
 
 /// 0 when every envelope is valid (and there was at least one), else 1.
-pub(crate) fn exit_code(report: &Audited<'_>) -> ExitCode {
+pub(crate) fn exit_code(report: &CompactReport<'_>) -> ExitCode {
     if report.all_valid() {
         ExitCode::SUCCESS
     } else {
@@ -99,13 +98,13 @@ pub(crate) struct Read {
 
 impl Read {
     /// Audit the inputs as one set, with a progress indicator on a terminal.
-    pub(crate) fn audit(&self) -> Audited<'_> {
+    pub(crate) fn audit(&self) -> CompactReport<'_> {
         let _indicator = if std::io::stderr().is_terminal() {
             progress::start(count(&self.inputs))
         } else {
             None
         };
-        audited(&self.inputs, &self.keyring, &self.options)
+        audit_compact(&self.inputs, &self.keyring, &self.options)
     }
 }
 
@@ -127,8 +126,7 @@ pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
     let log_policy = match &opts.log_policy {
         Some(path) => Some(std::sync::Arc::new(
             super::tlog::read_policy(path).map_err(CliError::new)?,
-        )
-            as std::sync::Arc<dyn herald_verify::bundle::LogPolicy>),
+        ) as std::sync::Arc<dyn herald_verify::LogPolicy>),
         None => None,
     };
     let options = AuditOptions {
@@ -190,7 +188,7 @@ fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
 fn count(inputs: &[Input]) -> usize {
     inputs
         .iter()
-        .map(|i| pieces(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).count())
+        .map(|i| sequence_pieces(&i.bytes, Limits::DEFAULT.max_size, input::SPLIT_DEPTH).count())
         .sum()
 }
 

@@ -83,7 +83,7 @@ fn identity(a: &IdentityArgs) -> Result<(String, SigningKey), CliError> {
     let name = a.name.clone().unwrap_or_else(|| {
         format!(
             "herald-witness/{}",
-            herald_verify::report::hex(&key.public_key().as_bytes()[..8])
+            herald_verify::hex(&key.public_key().as_bytes()[..8])
         )
     });
     Ok((name, key))

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use herald_conduit::client::{self, Response};
 use herald_core::cbor::{ValueRef, decode};
-use herald_verify::report::hex;
+use herald_verify::hex;
 
 /// Longest a send may take, connection to last byte.
 const TIMEOUT: Duration = Duration::from_secs(15);

@@ -30,7 +30,7 @@ use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use herald_core::{SigilForm, SigningKey};
-use herald_verify::keyring::{key_line, labelled_key_line};
+use herald_verify::{key_line, labelled_key_line};
 
 use crate::error::CliError;
 use crate::{input, keyfile};
@@ -170,7 +170,7 @@ fn token() -> Result<String, CliError> {
             .map_err(|_| CliError::new("the OS random source failed"))?;
         bytes.extend_from_slice(nonce.as_bytes());
     }
-    Ok(herald_verify::report::hex(&bytes))
+    Ok(herald_verify::hex(&bytes))
 }
 
 /// Every request passes the guard; every answer carries the headers that

@@ -3,7 +3,7 @@
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Kind, Sigil, SigningKey};
-use herald_verify::report::hex;
+use herald_verify::hex;
 use serde::Deserialize;
 
 use crate::{clock, json};

@@ -49,7 +49,7 @@ pub(crate) fn message(n: u64, text: &str) -> Vec<u8> {
 /// In `dir`: the conduit's key file `conduit.key` (0600), the senders'
 /// keyring `keyring` (alice, bob) and the log's keyring `conduit.pub`.
 pub(crate) fn write_files(dir: &Path) {
-    let seed = herald_verify::report::hex(conduit_key().to_seed().as_slice());
+    let seed = herald_verify::hex(conduit_key().to_seed().as_slice());
     let key = dir.join("conduit.key");
     std::fs::write(&key, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
     #[cfg(unix)]
@@ -57,7 +57,7 @@ pub(crate) fn write_files(dir: &Path) {
         use std::os::unix::fs::PermissionsExt;
         std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
-    let line = |k: &SigningKey| herald_verify::keyring::key_line(&k.public_key());
+    let line = |k: &SigningKey| herald_verify::key_line(&k.public_key());
     std::fs::write(
         dir.join("keyring"),
         format!("{}\n{}\n", line(&alice()), line(&bob())),
@@ -104,8 +104,8 @@ pub(crate) async fn read_inbox(
         if next == cursor {
             break;
         }
-        for piece in herald_verify::sequence::split(&r.body, 1 << 20, 64) {
-            let herald_verify::sequence::Piece::Item { bytes, .. } = piece else {
+        for piece in herald_verify::split_sequence(&r.body, 1 << 20, 64) {
+            let herald_verify::Piece::Item { bytes, .. } = piece else {
                 panic!("inbox is not a CBOR sequence");
             };
             inbox.push(*herald_core::EnvelopeRef::decode(bytes).unwrap().id());

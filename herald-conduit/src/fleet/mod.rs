@@ -387,7 +387,7 @@ async fn read_record(
 }
 
 /// The precheck's view of the fleet: lifecycle records as last committed,
-/// read without a lock ([`herald_verify::Receiver::precheck_with`]); the
+/// read without a lock ([`herald_verify::Receiver::precheck_all`]); the
 /// accepting transaction checks again if a record changed meanwhile.
 pub(crate) struct ReadState<'f> {
     pub(crate) fleet: &'f Fleet,

@@ -210,7 +210,7 @@ fn receive_one(
         return Ok(Step::Done(Outcome::Refused(r)));
     }
     let report = pre
-        .and_then(|pre| conduit.receiver()?.receive_prechecked_with(state, pre))
+        .and_then(|pre| conduit.receiver()?.finish(state, pre))
         .map_err(|e| FleetError::Corrupted(e.to_string()))?;
     if report.status() != Status::Valid {
         return Ok(Step::Done(Outcome::Refused(writer::refusal_of(&report))));

@@ -1,6 +1,6 @@
 //! The writer: posts that passed the front door queue here and are
 //! received in batches, each batch in one write transaction of the store
-//! ([`herald_verify::Receiver::receive_in`]: claims, lifecycle, stored
+//! ([`herald_verify::Receiver::finish`]: claims, lifecycle, stored
 //! envelopes, inboxes, traces) committed durably once, then (notary) its
 //! leaves appended to the log with one sync and a tree head signed over
 //! them. Only then is any post of the batch answered 201: 200 concurrent
@@ -16,7 +16,7 @@ use std::time::Instant;
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeRef, Scope, Status};
-use herald_verify::{EnvelopeReport, Prechecked, StoreError};
+use herald_verify::{EnvelopeReport, Prechecked, StoreError, StoreTxn};
 use tokio::sync::oneshot;
 
 use crate::Conduit;
@@ -171,8 +171,10 @@ fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b
         let pre = match &conduit.fleet {
             Some(fleet) => conduit
                 .receiver()
-                .map(|r| r.precheck_all_with(&mut crate::fleet::ReadState { fleet }, &posts, now)),
-            None => conduit.receiver().map(|r| r.precheck_all(&posts, now)),
+                .map(|r| r.precheck_all(&mut crate::fleet::ReadState { fleet }, &posts, now)),
+            None => conduit
+                .receiver()
+                .map(|r| r.precheck_all(&mut r.store().reader(), &posts, now)),
         };
         let pre = pre.unwrap_or_else(|_| posts.iter().map(|_| Err(conduit.live.down())).collect());
         pre.into_iter()
@@ -254,7 +256,11 @@ fn receive_one(
     if let Some(r) = refused {
         return Step::Done(Outcome::Refused(r));
     }
-    let report = match pre.and_then(|pre| conduit.receiver()?.receive_prechecked_in(txn, pre)) {
+    let finished = pre.and_then(|pre| {
+        let receiver = conduit.receiver()?;
+        receiver.finish(&mut StoreTxn::new(receiver.store(), txn), pre)
+    });
+    let report = match finished {
         Ok(r) => r,
         Err(e) => return fail(&e),
     };

@@ -229,10 +229,10 @@ pub fn items(seq: &[u8]) -> Vec<Vec<u8>> {
     if seq.is_empty() {
         return Vec::new();
     }
-    herald_verify::sequence::split(seq, 1 << 20, 64)
+    herald_verify::split_sequence(seq, 1 << 20, 64)
         .into_iter()
         .map(|p| match p {
-            herald_verify::sequence::Piece::Item { bytes, .. } => bytes.to_vec(),
+            herald_verify::Piece::Item { bytes, .. } => bytes.to_vec(),
             other => panic!("not a CBOR sequence: {other:?}"),
         })
         .collect()

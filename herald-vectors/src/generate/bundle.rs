@@ -13,8 +13,7 @@
 
 use herald_core::cbor::{self, Value};
 use herald_core::{Envelope, ReasonCode as R, SigilForm};
-use herald_verify::auditlog::{InclusionProof, Leaf};
-use herald_verify::bundle;
+use herald_verify::{InclusionProof, Leaf, encode_bundle};
 
 use super::proof::{MemLog, flipped, flipped_sig};
 use super::{Gen, NOW, T0, hex, invalid, valid};
@@ -28,14 +27,14 @@ use crate::manifest::{BundleExpect, BundleProofExpect, Case, EnvelopeExpect};
 fn display(bytes: &[u8]) -> String {
     let opaque = |b: &[u8]| format!("{{\"non_canonical_hex\":\"{}\"}}", hex(b));
     let item = |b: &[u8]| match cbor::decode(b) {
-        Ok(v) => herald_verify::display::json(v),
+        Ok(v) => herald_verify::display_json(v),
         Err(_) => opaque(b),
     };
     let Ok(value) = cbor::decode(bytes) else {
         return opaque(bytes);
     };
     let Some(map) = value.as_map() else {
-        return herald_verify::display::json(value);
+        return herald_verify::display_json(value);
     };
     let mut fields = Vec::new();
     for (key, v) in map.iter() {
@@ -45,12 +44,12 @@ fn display(bytes: &[u8]) -> String {
                     .iter()
                     .map(|i| {
                         i.as_bytes()
-                            .map_or_else(|| herald_verify::display::json(i), item)
+                            .map_or_else(|| herald_verify::display_json(i), item)
                     })
                     .collect();
                 format!("[{}]", shown.join(","))
             }
-            _ => herald_verify::display::json(v),
+            _ => herald_verify::display_json(v),
         };
         let key = serde_json::to_string(key).unwrap_or_default();
         fields.push(format!("{key}:{shown}"));
@@ -100,7 +99,7 @@ impl Gen {
 fn make(g: &Gen, envs: &[&Envelope], proofs: &[&[u8]], keys: &[&str]) -> Vec<u8> {
     let envs: Vec<&[u8]> = envs.iter().map(|e| e.as_bytes()).collect();
     let keys: Vec<_> = keys.iter().map(|k| g.key(k).public_key()).collect();
-    bundle::encode(&envs, proofs, &keys)
+    encode_bundle(&envs, proofs, &keys)
 }
 
 fn unproven() -> EnvelopeExpect {
@@ -302,7 +301,7 @@ pub(super) fn bundle_cases(g: &mut Gen) -> Result<(), String> {
     g.bundle_case(
         "bundle_truncated_items",
         "Alice's earlier message truncated by three bytes, and a second proof truncated likewise: each is one invalid item; the molt's proof still holds and the new key speaks",
-        bundle::encode(&envs, &[&of_molt_bytes, &cut_proof], &[]),
+        encode_bundle(&envs, &[&of_molt_bytes, &cut_proof], &[]),
         &["log"],
         vec![valid(), malformed(), valid(), valid()],
         &[true, false],

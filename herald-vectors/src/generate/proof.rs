@@ -9,9 +9,10 @@
 
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Sigil, SigilForm, SigningKey};
-use herald_verify::auditlog::leaf::CONSENT_ATTESTATION;
-use herald_verify::auditlog::{ConsistencyProof, InclusionProof, Leaf, SignedTreeHead, TreeHead};
-use herald_verify::merkle::{Hash, Tree, empty_root};
+use herald_verify::{
+    CONSENT_ATTESTATION, ConsistencyProof, InclusionProof, Leaf, SignedTreeHead, TreeHead,
+    merkle::{Hash, Tree, empty_root},
+};
 
 use super::{Gen, T0, hex};
 use crate::forge;
@@ -169,7 +170,7 @@ impl Gen {
         let input = format!("cases/proof/{name}.cbor");
         let display = format!("cases/proof/{name}.json");
         let mut line = match herald_core::cbor::decode(&bytes) {
-            Ok(v) => herald_verify::display::json(v),
+            Ok(v) => herald_verify::display_json(v),
             Err(_) => format!("{{\"non_canonical_hex\":\"{}\"}}", hex(&bytes)),
         };
         line.push('\n');

@@ -16,7 +16,7 @@ pub const KEY_FILE: &str = "log.pub";
 /// The log's settings in a log directory.
 pub const CONFIG_FILE: &str = "log.conf";
 /// The first line of `log.conf`.
-pub const CONFIG_MAGIC: &str = "herald-log-v1";
+pub(crate) const CONFIG_MAGIC: &str = "herald-log-v1";
 /// Largest `log.pub` or `log.conf` read: a key line or a path, far less.
 const MAX_SMALL_FILE: u64 = 64 << 10;
 

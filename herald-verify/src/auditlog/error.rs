@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use super::SthError;
 use super::leaf::MAX_LEAF_LEN;
-use crate::files::FileError;
+use crate::files::{FileError, Io};
 use crate::merkle::ProofError;
 use crate::report::hex;
 
@@ -18,14 +18,7 @@ use crate::report::hex;
 #[non_exhaustive]
 pub enum LogError {
     /// A file operation failed.
-    Io {
-        /// The file or directory.
-        path: PathBuf,
-        /// What was being done (`open`, `read`, `append`, …).
-        action: &'static str,
-        /// The OS error.
-        error: io::Error,
-    },
+    Io(Io),
     /// The directory is not a log (a file is missing or not in its format).
     NotALog {
         /// The file concerned.
@@ -121,11 +114,7 @@ pub enum LogError {
 
 impl LogError {
     pub(crate) fn io(path: &Path, action: &'static str, error: io::Error) -> Self {
-        Self::Io {
-            path: path.to_path_buf(),
-            action,
-            error,
-        }
+        Self::Io(Io::new(path, action, error))
     }
 
     pub(crate) fn corrupted(path: &Path, offset: u64, problem: impl Into<String>) -> Self {
@@ -147,11 +136,7 @@ impl LogError {
 impl fmt::Display for LogError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io {
-                path,
-                action,
-                error,
-            } => write!(f, "{}: {action}: {error}", path.display()),
+            Self::Io(io) => write!(f, "{}: {}: {}", io.path.display(), io.action, io.error),
             Self::NotALog { path, problem } => {
                 write!(f, "{}: not a herald log: {problem}", path.display())
             }
@@ -232,7 +217,7 @@ impl From<FileError> for LogError {
 impl std::error::Error for LogError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Io { error, .. } => Some(error),
+            Self::Io(io) => Some(&io.error),
             Self::File(e) => Some(e),
             _ => None,
         }

@@ -58,7 +58,8 @@ use crate::files::{self, FileError};
 use crate::keyring::key_line;
 use crate::merkle::{self, Hash, Tree};
 
-pub use super::config::{CONFIG_FILE, CONFIG_MAGIC, KEY_FILE};
+use super::config::CONFIG_MAGIC;
+pub use super::config::{CONFIG_FILE, KEY_FILE};
 use super::config::{read_config, read_key};
 pub use super::error::{LogError, Recovery};
 pub use super::leaves::{DATA_FILE, HEADER_LEN, LeafScan, scan_leaf_file};
@@ -528,11 +529,9 @@ impl Log {
 /// Create `path` (it must not exist) holding `bytes`, mode 0600, synced.
 fn write_new(path: &Path, bytes: &[u8]) -> Result<(), LogError> {
     let mut file = files::create_private_file(path).map_err(|e| match e {
-        FileError::Io { error, .. } if error.kind() == io::ErrorKind::AlreadyExists => {
-            LogError::Exists {
-                path: path.to_path_buf(),
-            }
-        }
+        FileError::Io(e) if e.error.kind() == io::ErrorKind::AlreadyExists => LogError::Exists {
+            path: path.to_path_buf(),
+        },
         e => LogError::File(e),
     })?;
     file.write_all(bytes)

@@ -33,7 +33,7 @@ use crate::merkle::{self, Hash};
 pub const CONSENT_ATTESTATION: &str = "log_metadata_consent";
 
 /// Width of a timestamp bucket in seconds (P9).
-pub const BUCKET_SECONDS: u64 = 3600;
+pub(crate) const BUCKET_SECONDS: u64 = 3600;
 
 /// Largest leaf a log stores, in bytes. A P9 leaf is at most about 300
 /// bytes (two 52-character sigils, three hashes, two integers).
@@ -243,14 +243,14 @@ fn missing(field: &'static str) -> FormatError {
 }
 
 /// `ts − (ts mod 3600)` (P9).
-pub fn bucket(ts: u64) -> u64 {
+pub(crate) fn bucket(ts: u64) -> u64 {
     ts - ts % BUCKET_SECONDS
 }
 
 /// Whether the sender of `envelope` consented to `from`, `to` and `ts`
 /// being logged: at least one `log_metadata_consent` attestation, and every
 /// one of them `true`.
-pub fn consents(envelope: &EnvelopeRef<'_>) -> bool {
+pub(crate) fn consents(envelope: &EnvelopeRef<'_>) -> bool {
     let Some(attestations) = envelope.attestations() else {
         return false;
     };

@@ -21,14 +21,14 @@
 //! [`FormatError`]s naming the object and the field. The format and the
 //! crash-safety argument are in `docs/audit-log.md`.
 
-pub mod checkpoint;
+pub(crate) mod checkpoint;
 mod config;
 mod error;
-pub mod file;
-pub mod leaf;
+pub(crate) mod file;
+pub(crate) mod leaf;
 mod leaves;
-pub mod proof;
-pub mod sth;
+pub(crate) mod proof;
+pub(crate) mod sth;
 
 use alloc::{string::String, vec::Vec};
 use core::fmt;

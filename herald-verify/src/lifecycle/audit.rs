@@ -10,7 +10,7 @@
 //!
 //! Memory stays proportional to the set whatever its shape (issue 14): the
 //! rules judge from each envelope's facts ([`Stamp`]) and write into its
-//! report as the audit keeps it, as codes ([`Judging`]); an envelope is
+//! report as the audit keeps it, as codes ([`JudgedEnvelope`]); an envelope is
 //! decoded again only where a rule reads more than its facts (a molt's
 //! payload, a birth's attestations, a co-signature's scope), one at a
 //! time, and not kept.
@@ -35,11 +35,12 @@ use herald_core::{CheckOptions, EnvelopeRef, KeySource, Kind, PublicKey, Scope, 
 use super::record::{IdentityRecord, RecordedMolt, parse_policy};
 use super::rules::{self, Lineages, MoltFacts, Stamp};
 use super::{Findings, Identity, Molted, Signer, identity, origin_ok_of, valid_cosigners};
-use crate::audited::{Details, Judging, Kept};
+use crate::compact::{CompactEnvelope, DetailTable, JudgedEnvelope};
 use crate::facts::{self, Facts, Sender};
+use crate::keyring::KeyOrigin;
 use crate::keyring::Keyring;
 use crate::reasons::ReasonList;
-use crate::report::{KeyOrigin, SignedBy};
+use crate::report::SignedBy;
 use crate::verdicts::{Memo, Tally, Verdict};
 
 /// The checked set, read-only: envelope i's bytes and facts, the ids
@@ -65,8 +66,8 @@ pub(crate) struct Set<'s, 'a> {
 /// (`rules::judge` against an empty record says exactly that).
 pub(crate) fn apply(
     set: &Set<'_, '_>,
-    kept: &mut [Kept],
-    details: &mut Details,
+    kept: &mut [CompactEnvelope],
+    details: &mut DetailTable,
     keys: &Keyring,
     opts: &CheckOptions<'_>,
 ) {
@@ -165,8 +166,8 @@ impl Lineages for Known {
 /// The lifecycle pass over a checked set: what it reads and writes.
 struct Audit<'r, 's, 'a> {
     set: &'r Set<'s, 'a>,
-    kept: &'r mut [Kept],
-    details: &'r mut Details,
+    kept: &'r mut [CompactEnvelope],
+    details: &'r mut DetailTable,
     keys: &'r Keyring,
     opts: &'r CheckOptions<'r>,
 }
@@ -206,8 +207,8 @@ impl<'a> Audit<'_, '_, 'a> {
         Some((v, att))
     }
 
-    fn judging(&mut self, i: usize) -> Judging<'_> {
-        Judging {
+    fn judging(&mut self, i: usize) -> JudgedEnvelope<'_> {
+        JudgedEnvelope {
             kept: &mut self.kept[i],
             details: self.details,
         }

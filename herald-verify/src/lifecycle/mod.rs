@@ -12,10 +12,9 @@
 //! - live mode ([`crate::live`]): one envelope at a time, judged against
 //!   the record witnessed so far, which it then updates
 //!   (`IdentityRecord::observe`, `IdentityRecord::record_molt`) and
-//!   stores (`table`).
-//! - `proof`: P8 rule 3, an inclusion proof of a molt accepted by a live
-//!   receiver. (A trace audit takes its proofs from bundles, checked by
-//!   [`crate::bundle`].)
+//!   stores (`live::table`); P8 rule 3 there is an inclusion proof of a
+//!   molt accepted by a live receiver (`live::proof`). (A trace audit
+//!   takes its proofs from bundles, checked by [`crate::bundle`].)
 //!
 //! What differs between the modes is only what the record holds when an
 //! envelope is judged (docs/lifecycle.md, "Live mode"); a test runs every
@@ -25,10 +24,8 @@
 //! shares (P2).
 
 pub(crate) mod audit;
-pub(crate) mod proof;
 pub(crate) mod record;
 pub(crate) mod rules;
-pub(crate) mod table;
 
 use alloc::{string::String, vec::Vec};
 
@@ -37,7 +34,6 @@ use herald_core::{EnvelopeRef, KeyResolver, PublicKey, ReasonCode, Scope, Sigil,
 use crate::keyring::Keyring;
 use crate::report::{EnvelopeReport, ReportReason, SignedBy};
 
-pub use proof::{MoltProofError, ProvenMolt};
 pub use record::{IdentityRecord, RecordedBirth, RecordedMolt};
 
 /// The 10-byte key-hash prefix every sigil form of one identity shares.
@@ -85,7 +81,7 @@ impl KeyResolver for Molted<'_> {
 }
 
 /// A report as the P8 rules read it: formed in full (live reception) or
-/// kept as codes by a trace audit ([`crate::audited`], issue 14).
+/// kept as codes by a trace audit ([`crate::compact`], issue 14).
 pub(crate) trait Findings {
     /// Each reason's code and signature index.
     fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_;

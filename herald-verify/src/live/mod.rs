@@ -1,6 +1,8 @@
 //! Live reception (PROFILE.md P8, P10, P11, P13): one envelope at a time,
 //! against the clock, the persistent replay cache of [`store`] and the
-//! identity lifecycle this receiver has witnessed ([`crate::lifecycle`]).
+//! identity lifecycle this receiver has witnessed ([`crate::lifecycle`]):
+//! its records in the store ([`table`]) and the inclusion proofs of its
+//! molts ([`proof`], P8 rule 3).
 //!
 //! [`Receiver::receive`] runs [`herald_core::check`] with `now` from its
 //! clock (so `expired` and `future_ts` are decided there), then the P10
@@ -48,18 +50,18 @@ use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Sta
 use crate::auditlog::InclusionProof;
 use crate::batch::{self, BatchOptions};
 use crate::keyring::Keyring;
-use crate::lifecycle::{
-    Identity, IdentityRecord, MoltProofError, ProvenMolt, identity, proof, rules, table,
-    valid_cosigners,
-};
+use crate::lifecycle::{Identity, IdentityRecord, identity, rules, valid_cosigners};
 use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 use crate::verdicts::Collect;
+use proof::{MoltProofError, ProvenMolt};
 use state::{LiveState, StoreTxn};
 use store::{Claim, Store, StoreError};
 
 mod origin;
-pub mod state;
-pub mod store;
+pub(crate) mod proof;
+pub(crate) mod state;
+pub(crate) mod store;
+pub(crate) mod table;
 
 /// How long the cache vouches for an envelope without `expires`, and the
 /// least time a pair is kept: 30 days, in seconds (P10).
@@ -75,7 +77,7 @@ type Seen = (Option<Identity>, Option<IdentityRecord>);
 pub const PRECHECK_CHUNK: usize = 64;
 
 /// The default clock skew tolerated, seconds (P10).
-pub const DEFAULT_SKEW: u64 = 300;
+pub(crate) const DEFAULT_SKEW: u64 = 300;
 
 /// The time source of a [`Receiver`]: Unix seconds.
 pub trait Clock: Send + Sync {
@@ -130,8 +132,8 @@ impl fmt::Debug for Receiver {
 }
 
 /// An envelope whose origin was checked without the write lock
-/// ([`Receiver::precheck`]), to be finished with
-/// [`Receiver::receive_prechecked_in`].
+/// ([`Receiver::precheck_all`]), to be finished with
+/// [`Receiver::finish`].
 pub struct Prechecked<'b> {
     bytes: &'b [u8],
     now: u64,
@@ -246,84 +248,33 @@ impl Receiver {
         self.store
     }
 
-    /// Receive one envelope now (by the receiver's clock): see
-    /// [`Receiver::receive_at`].
+    /// Receive one envelope now, by the receiver's clock (P10 live
+    /// reception), against its own store: every P11 reason, with `stale`
+    /// and `replayed_nonce` added here. An accepted envelope (`valid`, P10
+    /// revision 3) has claimed its `(from key, nonce)` pair durably before
+    /// this returns; on an error nothing may be assumed about the claim,
+    /// and the envelope must be treated as not accepted.
     pub fn receive(&self, bytes: &[u8]) -> Result<EnvelopeReport, StoreError> {
-        self.receive_at(bytes, self.clock.now())
-    }
-
-    /// Receive one envelope at time `now` (P10 live reception): every P11
-    /// reason, with `stale` and `replayed_nonce` added here. An accepted
-    /// envelope (`valid`, P10 revision 3) has claimed its `(from key, nonce)`
-    /// pair durably before this returns; on an error nothing may be assumed
-    /// about the claim, and the envelope must be treated as not accepted.
-    pub fn receive_at(&self, bytes: &[u8], now: u64) -> Result<EnvelopeReport, StoreError> {
         const OP: &str = "receive";
-        let pre = self.precheck(bytes, now)?;
+        let now = self.clock.now();
+        let who = origin::claimed_identity(bytes, &self.limits);
+        let seen = match &who {
+            Some(w) => table::load(&self.store, w)?,
+            None => None,
+        };
+        let pre = self.precheck_seen(bytes, now, who, seen);
         if pre.origin.checked.envelope.is_none() {
             // Not an envelope: nothing to look up or record.
             return Ok(Self::report(&pre.origin));
         }
         let txn = self.store.begin_write(OP)?;
-        let mut state = StoreTxn {
-            store: &self.store,
-            txn: &txn,
-        };
+        let mut state = StoreTxn::new(&self.store, &txn);
         let (report, wrote) = self.finish_in(&mut state, pre)?;
         if wrote {
             txn.commit()
                 .map_err(|e| StoreError::storage(self.store.path(), OP, redb::Error::from(e)))?;
         }
         Ok(report)
-    }
-
-    /// Receive one envelope at time `now` inside the caller's write
-    /// transaction `txn` (from [`Store::begin_write`]): the same rules as
-    /// [`Receiver::receive_at`], but nothing is committed here. The claim
-    /// and lifecycle writes of an accepted envelope are durable only once
-    /// the caller commits `txn`; until then the envelope must be treated as
-    /// not accepted. A later receive in the same `txn` sees this one's
-    /// claim, so a batch of envelopes costs one durable commit, not one
-    /// each (a conduit batching its fsyncs).
-    pub fn receive_in(
-        &self,
-        txn: &redb::WriteTransaction,
-        bytes: &[u8],
-        now: u64,
-    ) -> Result<EnvelopeReport, StoreError> {
-        let pre = self.precheck(bytes, now)?;
-        self.receive_prechecked_in(txn, pre)
-    }
-
-    /// The signature work of a receive at time `now`, without any lock:
-    /// the origin check against what was witnessed about the sender so far
-    /// (P8). Many may run in parallel (`&self`); each is then finished by
-    /// [`Receiver::receive_prechecked_in`], which checks again only if the
-    /// sender's witnessed record changed meanwhile.
-    pub fn precheck<'b>(&self, bytes: &'b [u8], now: u64) -> Result<Prechecked<'b>, StoreError> {
-        let who = origin::claimed_identity(bytes, &self.limits);
-        let seen = match &who {
-            Some(w) => table::load(&self.store, w)?,
-            None => None,
-        };
-        Ok(self.precheck_seen(bytes, now, who, seen))
-    }
-
-    /// [`Receiver::precheck`] against the sender's record in `state`
-    /// instead of this receiver's store (a backend of its own, such as the
-    /// conduit fleet's database; see [`LiveState`]).
-    pub fn precheck_with<'b>(
-        &self,
-        state: &mut dyn LiveState,
-        bytes: &'b [u8],
-        now: u64,
-    ) -> Result<Prechecked<'b>, StoreError> {
-        let who = origin::claimed_identity(bytes, &self.limits);
-        let seen = match &who {
-            Some(w) => table::load_via(state, w)?,
-            None => None,
-        };
-        Ok(self.precheck_seen(bytes, now, who, seen))
     }
 
     fn precheck_seen<'b>(
@@ -352,28 +303,20 @@ impl Receiver {
         }
     }
 
-    /// [`Receiver::precheck`] of every envelope of `posts` at time `now`,
-    /// with the same results, their signatures verified together: each
-    /// check prepares its signatures (a verifier that defers the
-    /// equations), then one batch equation per [`PRECHECK_CHUNK`] of them
-    /// decides them all (P5 revision 2: the
-    /// verdicts of single verification, at a fraction of the cost,
-    /// docs/performance.md *(8)*). An envelope with a signature that fails
-    /// is checked again alone, so its reasons are single verification's.
-    /// Runs on this thread; a caller with many posts splits them over its
-    /// cores.
+    /// The signature work of receiving each of `posts` at time `now`,
+    /// without any lock: the origin check against what `state` holds about
+    /// each sender so far (P8; [`Store::reader`] for this receiver's own
+    /// store, or a backend of its own such as the conduit fleet's
+    /// database). Their signatures are verified together: each check
+    /// prepares its signatures (a verifier that defers the equations), then
+    /// one batch equation per [`PRECHECK_CHUNK`] of them decides them all
+    /// (P5 revision 2: the verdicts of single verification, at a fraction
+    /// of the cost, docs/performance.md *(8)*). An envelope with a
+    /// signature that fails is checked again alone, so its reasons are
+    /// single verification's. Runs on this thread; a caller with many
+    /// posts splits them over its cores. Each is then finished by
+    /// [`Receiver::finish`].
     pub fn precheck_all<'b>(
-        &self,
-        posts: &[&'b [u8]],
-        now: u64,
-    ) -> Vec<Result<Prechecked<'b>, StoreError>> {
-        let seen = self.seen_all(posts, &mut |w| table::load(&self.store, w));
-        self.precheck_seen_all(posts, seen, now)
-    }
-
-    /// [`Receiver::precheck_all`] against the senders' records in `state`
-    /// (as [`Receiver::precheck_with`]).
-    pub fn precheck_all_with<'b>(
         &self,
         state: &mut dyn LiveState,
         posts: &[&'b [u8]],
@@ -463,24 +406,18 @@ impl Receiver {
         out
     }
 
-    /// [`Receiver::receive_in`] of a [`Prechecked`] envelope.
-    pub fn receive_prechecked_in(
-        &self,
-        txn: &redb::WriteTransaction,
-        pre: Prechecked<'_>,
-    ) -> Result<EnvelopeReport, StoreError> {
-        let mut state = StoreTxn {
-            store: &self.store,
-            txn,
-        };
-        self.receive_prechecked_with(&mut state, pre)
-    }
-
-    /// [`Receiver::receive_prechecked_in`] over any [`LiveState`]: the
-    /// same P10 and P8 rules, with the claim and lifecycle reads and writes
-    /// in `state`'s transaction (committed by the caller; until then the
-    /// envelope must be treated as not accepted).
-    pub fn receive_prechecked_with(
+    /// Finish receiving a [`Prechecked`] envelope inside `state`'s
+    /// transaction (a [`StoreTxn`] of this receiver's store, or a backend
+    /// of its own): the origin is checked again only if the sender's record
+    /// changed since the precheck, then the P10 and P8 rules, with the
+    /// claim and lifecycle reads and writes in `state`. Nothing is
+    /// committed here: the claim and lifecycle writes of an accepted
+    /// envelope are durable only once the caller commits, and until then
+    /// the envelope must be treated as not accepted. A later finish in the
+    /// same transaction sees this one's claim, so a batch of envelopes
+    /// costs one durable commit, not one each (a conduit batching its
+    /// fsyncs).
+    pub fn finish(
         &self,
         state: &mut dyn LiveState,
         pre: Prechecked<'_>,

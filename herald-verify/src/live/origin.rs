@@ -11,10 +11,11 @@ use herald_core::{
     Sigil, SignatureVerifier, check_with,
 };
 
+use crate::keyring::KeyOrigin;
 use crate::keyring::Keyring;
 use crate::lifecycle::{Identity, IdentityRecord, Molted, Signer, identity, origin_ok_of};
 use crate::reasons::{ReasonList, Unlisted};
-use crate::report::{KeyOrigin, ReportReason};
+use crate::report::ReportReason;
 
 /// The identity `bytes` claims to be from, read from its `from` field
 /// before anything is verified (to fetch what was witnessed about it).

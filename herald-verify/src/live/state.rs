@@ -12,7 +12,10 @@
 //! the end of the transaction, so that two molts racing through two
 //! receivers end `disputed` exactly as through one (P8 rule 5).
 
-use alloc::{string::String, vec::Vec};
+use alloc::{
+    string::{String, ToString},
+    vec::Vec,
+};
 
 use super::store::{Claim, Store, StoreError, claim_in, contains_in};
 
@@ -60,12 +63,87 @@ pub trait LiveState {
     fn corrupted(&self, detail: String) -> StoreError;
 }
 
-/// A [`Store`] inside one of its write transactions.
+/// A [`Store`] inside one of its write transactions (from
+/// [`Store::begin_write`]), for [`Receiver::finish`](crate::Receiver::finish).
 pub struct StoreTxn<'a> {
     /// The store (for its path in errors).
-    pub store: &'a Store,
+    store: &'a Store,
     /// The write transaction.
-    pub txn: &'a redb::WriteTransaction,
+    txn: &'a redb::WriteTransaction,
+}
+
+impl<'a> StoreTxn<'a> {
+    /// The live state of `store` inside `txn`, a write transaction of its
+    /// database: what a receive writes is in `txn`, committed by the caller
+    /// with the caller's own tables (a conduit's stored envelopes).
+    pub fn new(store: &'a Store, txn: &'a redb::WriteTransaction) -> Self {
+        Self { store, txn }
+    }
+}
+
+/// A [`Store`] read without a transaction of the caller's, each record in
+/// a read transaction of its own: the lock-free state of
+/// [`Receiver::precheck_all`](crate::Receiver::precheck_all)
+/// ([`Store::reader`]). It only reads: a claim or a record write through
+/// it is refused.
+pub struct StoreReader<'a> {
+    store: &'a Store,
+}
+
+impl core::fmt::Debug for StoreReader<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("StoreReader")
+            .field("store", self.store)
+            .finish()
+    }
+}
+
+impl Store {
+    /// This store as a read-only [`LiveState`], for
+    /// [`Receiver::precheck_all`](crate::Receiver::precheck_all).
+    pub fn reader(&self) -> StoreReader<'_> {
+        StoreReader { store: self }
+    }
+}
+
+impl StoreReader<'_> {
+    fn read_only(&self, operation: &'static str) -> StoreError {
+        StoreError::Backend {
+            name: self.store.path().display().to_string(),
+            operation,
+            detail: String::from("a store reader only reads"),
+        }
+    }
+}
+
+impl LiveState for StoreReader<'_> {
+    fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
+        super::table::raw(self.store, who)
+    }
+
+    fn save_record(&mut self, _: &IdentityKey, _: &[u8], _: &[[u8; 32]]) -> Result<(), StoreError> {
+        Err(self.read_only("lifecycle write"))
+    }
+
+    fn claim(&mut self, _: &[u8; 32], _: &[u8; 16], _: u64, _: u64) -> Result<Claim, StoreError> {
+        Err(self.read_only("claim"))
+    }
+
+    fn contains(
+        &mut self,
+        signer: &[u8; 32],
+        nonce: &[u8; 16],
+        now: u64,
+    ) -> Result<bool, StoreError> {
+        self.store.contains(signer, nonce, now)
+    }
+
+    fn corrupted(&self, detail: String) -> StoreError {
+        StoreError::Corrupted {
+            path: self.store.path().to_path_buf(),
+            detail,
+        }
+    }
 }
 
 impl core::fmt::Debug for StoreTxn<'_> {
@@ -78,7 +156,7 @@ impl core::fmt::Debug for StoreTxn<'_> {
 
 impl LiveState for StoreTxn<'_> {
     fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
-        crate::lifecycle::table::raw_in(self.store, self.txn, who)
+        super::table::raw_in(self.store, self.txn, who)
     }
 
     fn save_record(
@@ -87,7 +165,7 @@ impl LiveState for StoreTxn<'_> {
         record: &[u8],
         molts: &[[u8; 32]],
     ) -> Result<(), StoreError> {
-        crate::lifecycle::table::save_raw_in(self.store, self.txn, who, record, molts)
+        super::table::save_raw_in(self.store, self.txn, who, record, molts)
     }
 
     fn claim(

@@ -8,8 +8,10 @@ use std::collections::{HashMap, HashSet};
 use herald_core::{Body, CheckOptions, Checked, PublicKey, SignatureVerifier, check_with};
 
 use super::entry::{Entry, named_from_span};
-use crate::audited::{Codes, Kept, NO_SENDER, NOT_REPLAYED, Signed, Whys};
 use crate::batch;
+use crate::compact::{
+    CompactEnvelope, CompactReasons, EnvelopeCodes, NO_SENDER, NOT_REPLAYED, SigningKeyCode,
+};
 use crate::facts::{Facts, Sender};
 use crate::keyring::Keyring;
 use crate::lifecycle::Identity;
@@ -57,7 +59,7 @@ impl Step3<'_> {
 
 /// One entry as step 3 leaves it.
 pub(super) struct Record<'a> {
-    pub(super) report: Kept,
+    pub(super) report: CompactEnvelope,
     /// The reasons of a report kept as codes, still to be kept.
     pub(super) reasons: ReasonList,
     /// What the later steps need of it, when it decoded.
@@ -103,12 +105,12 @@ fn record_of<'a>(
         Some(v) => span_of(v.from(), e.bytes),
         None => named_from_span(e.bytes),
     };
-    let report = Kept::Codes(Codes {
+    let report = CompactEnvelope::AsCodes(EnvelopeCodes {
         entry: 0,
         from: from.unwrap_or(NO_SENDER),
-        reasons: Whys::default(),
+        reasons: CompactReasons::default(),
         key_source,
-        signing_key: Signed::default(),
+        signing_key: SigningKeyCode::default(),
         missing_parent: false,
         replayed: NOT_REPLAYED,
     });

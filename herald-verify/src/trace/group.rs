@@ -16,10 +16,10 @@ use herald_core::{EnvelopeRef, Status};
 
 use super::links::entry;
 use super::{Checked, Marks};
-use crate::audited::TraceKept;
+use crate::compact::CompactTrace;
 
 /// Every trace of the set, and the leaves they index into.
-pub(super) fn traces(set: &Checked<'_>, limits: &Limits) -> (Vec<TraceKept>, Vec<u32>) {
+pub(super) fn traces(set: &Checked<'_>, limits: &Limits) -> (Vec<CompactTrace>, Vec<u32>) {
     let (mut traces, of) = number(set);
     let leaf = leaves(set, limits);
     // The leaves grouped by trace, each trace's in input order: count,
@@ -50,15 +50,15 @@ pub(super) fn traces(set: &Checked<'_>, limits: &Limits) -> (Vec<TraceKept>, Vec
 /// Each trace's genesis and counts, numbered in order of first
 /// appearance, and the number of each listed entry's trace (`u32::MAX`
 /// for an item that did not decode).
-fn number(set: &Checked<'_>) -> (Vec<TraceKept>, Vec<u32>) {
+fn number(set: &Checked<'_>) -> (Vec<CompactTrace>, Vec<u32>) {
     let decoded = set.facts.iter().filter(|f| f.is_some()).count();
     let mut at: HashMap<&[u8; 32], u32> = HashMap::with_capacity(decoded);
-    let mut traces: Vec<TraceKept> = Vec::new();
+    let mut traces: Vec<CompactTrace> = Vec::new();
     let mut of = alloc::vec![u32::MAX; set.facts.len()];
     for (i, f) in set.facts.iter().enumerate() {
         let Some(f) = f else { continue };
         let k = *at.entry(f.trace).or_insert_with(|| {
-            traces.push(TraceKept::new(entry(i)));
+            traces.push(CompactTrace::new(entry(i)));
             entry(traces.len() - 1)
         });
         of[i] = k;

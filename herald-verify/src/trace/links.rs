@@ -9,8 +9,9 @@ use std::collections::HashMap;
 
 use herald_core::{ParentLink, Status, check_parent_link};
 
-use super::{Checked, Input, Marks};
-use crate::audited::{Context, Why};
+use super::{Checked, Marks};
+use crate::compact::{CompactReason, ReportParts};
+use crate::input::Input;
 
 /// 4. Parents and the trace-parent binding (spec §3.3a). An envelope is
 ///    found by its recomputed id only (P13 revision 2), so junk that claims
@@ -30,7 +31,7 @@ pub(super) fn parents(set: &mut Checked<'_>, inputs: &[Input]) {
             continue;
         };
         let why = match by_id.get(parent_id) {
-            None => Why::MissingParent,
+            None => CompactReason::MissingParent,
             Some(&p) => {
                 let p = p as usize;
                 if p != i
@@ -51,7 +52,7 @@ pub(super) fn parents(set: &mut Checked<'_>, inputs: &[Input]) {
                 }
             }
         };
-        let cx = Context {
+        let cx = ReportParts {
             facts: &set.facts,
             bytes: &set.bytes,
             inputs,
@@ -91,7 +92,7 @@ pub(super) fn replays(set: &mut Checked<'_>, inputs: &[Input]) {
             })
             .or_insert((entry(i), valid));
     }
-    let cx = Context {
+    let cx = ReportParts {
         facts: &set.facts,
         bytes: &set.bytes,
         inputs,
@@ -104,7 +105,7 @@ pub(super) fn replays(set: &mut Checked<'_>, inputs: &[Input]) {
         };
         let i32 = entry(i);
         if i32 != first && (i32 > first || set.marks[i].has(Marks::CLAIMS)) {
-            set.reports[i].push(Why::Replayed { first }, &cx);
+            set.reports[i].push(CompactReason::Replayed { first }, &cx);
         }
     }
 }

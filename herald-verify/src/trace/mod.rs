@@ -28,7 +28,7 @@ mod entry;
 mod group;
 mod links;
 
-use alloc::{collections::BTreeMap, string::String, vec::Vec};
+use alloc::{collections::BTreeMap, vec::Vec};
 use std::collections::{HashMap, HashSet};
 
 use herald_core::attestation::BirthAttestation;
@@ -37,9 +37,10 @@ use herald_core::{
     CheckOptions, EnvelopeRef, KeySource, Kind, PublicKey, ReasonCode, Scope, check_with,
 };
 
-use crate::audited::{Audited, Details, Kept, Whys};
 use crate::bundle::{self, Bundle, ProofInput};
+use crate::compact::{CompactEnvelope, CompactReasons, CompactReport, DetailTable};
 use crate::facts::{Facts, Sender};
+use crate::input::Input;
 use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
 use crate::reasons::ReasonList;
@@ -90,15 +91,6 @@ impl Default for AuditOptions {
     }
 }
 
-/// One input: a name for reports and its bytes.
-#[derive(Clone, Debug)]
-pub struct Input {
-    /// A path, or `-` for standard input.
-    pub name: String,
-    /// The bytes.
-    pub bytes: Vec<u8>,
-}
-
 /// Items that do not decode as envelopes (malformed, unsupported version)
 /// listed in full in a report; past these, they are counted in
 /// [`Report::unlisted`] and hold no memory (issue 14, B7).
@@ -112,13 +104,17 @@ pub const MAX_LISTED_UNPARSED: usize = 1_000;
 /// one [`audit_sequential`] gives (tests/audit_parallel.rs), whatever the
 /// order of the input (P10, P13 revision 2; tests/order.rs).
 pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
-    audited(inputs, keyring, opts).into_report()
+    audit_compact(inputs, keyring, opts).into_report()
 }
 
 /// As [`audit`], each envelope's report kept as codes until it is formed
-/// or written ([`Audited`]; issue 14: a report's texts cost more than a
+/// or written ([`CompactReport`]; issue 14: a report's texts cost more than a
 /// small envelope).
-pub fn audited<'a>(inputs: &'a [Input], keyring: &Keyring, opts: &AuditOptions) -> Audited<'a> {
+pub fn audit_compact<'a>(
+    inputs: &'a [Input],
+    keyring: &Keyring,
+    opts: &AuditOptions,
+) -> CompactReport<'a> {
     audit_with(
         inputs,
         keyring,
@@ -167,7 +163,7 @@ fn audit_with<'a>(
     opts: &AuditOptions,
     signatures: Signatures,
     tally: &Tally,
-) -> Audited<'a> {
+) -> CompactReport<'a> {
     let check_opts = CheckOptions {
         now: opts.now,
         skew: opts.skew,
@@ -242,7 +238,7 @@ fn audit_with<'a>(
     let pieces = items
         .unsplittable
         .into_iter()
-        .map(|(at, r)| (at, Kept::formed(None, r)))
+        .map(|(at, r)| (at, CompactEnvelope::formed(None, r)))
         .collect();
     let kept = merge_at_positions(reports, pieces);
     let mut summary = Summary::default();
@@ -250,7 +246,7 @@ fn audit_with<'a>(
         summary.add(e.status());
     }
     summary.invalid += dropped;
-    Audited {
+    CompactReport {
         kept,
         facts,
         bytes,
@@ -427,7 +423,7 @@ fn learn_keys(
 
 /// Step 3's output, one slot per listed entry.
 struct Checked<'a> {
-    reports: Vec<Kept>,
+    reports: Vec<CompactEnvelope>,
     facts: Vec<Option<Facts<'a>>>,
     /// Until steps 3c and 5 have run.
     senders: Vec<Option<Sender<'a>>>,
@@ -438,7 +434,7 @@ struct Checked<'a> {
     marks: Vec<Marks>,
     bytes: Vec<&'a [u8]>,
     /// The details of the reasons kept as codes.
-    details: Details,
+    details: DetailTable,
     /// Verdicts kept for 3c, by listed index.
     verdicts: BTreeMap<usize, Vec<Verdict>>,
     /// Entries not listed (undecodable past [`MAX_LISTED_UNPARSED`]).
@@ -464,7 +460,7 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
         computed: Vec::with_capacity(listed),
         marks: Vec::with_capacity(listed),
         bytes: Vec::with_capacity(listed),
-        details: Details::default(),
+        details: DetailTable::default(),
         verdicts: BTreeMap::new(),
         dropped: 0,
     };
@@ -502,11 +498,11 @@ impl<'a> Checked<'a> {
         }
         let at = u32::try_from(listed).ok();
         match &mut r.report {
-            Kept::Codes(c) => {
+            CompactEnvelope::AsCodes(c) => {
                 c.entry = at.unwrap_or(u32::MAX);
-                c.reasons = Whys::of(&r.reasons, &mut self.details, c.entry);
+                c.reasons = CompactReasons::of(&r.reasons, &mut self.details, c.entry);
             }
-            Kept::Formed { entry: e, .. } => *e = at.filter(|_| r.facts.is_some()),
+            CompactEnvelope::Formed { entry: e, .. } => *e = at.filter(|_| r.facts.is_some()),
         }
         self.bytes.push(entry.bytes);
         self.reports.push(r.report);

@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use herald_core::{SigilForm, SigningKey};
 use herald_testkit::crash;
-use herald_verify::auditlog::{Leaf, Log};
+use herald_verify::{Leaf, Log};
 use sha2::{Digest, Sha256};
 
 /// Leaf `i` of the crash test (the test computes the same ones).

@@ -11,7 +11,7 @@ use std::process::ExitCode;
 
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Nonce, SigilForm, SigningKey};
-use herald_verify::keyring::labelled_key_line;
+use herald_verify::labelled_key_line;
 
 fn main() -> ExitCode {
     match run() {

@@ -98,7 +98,7 @@ pub enum StoreError {
 impl StoreError {
     /// A redb failure of `operation` on the store at `path`, for callers
     /// writing their own tables in a store transaction
-    /// ([`crate::Receiver::receive_in`]).
+    /// ([`crate::Receiver::finish`]).
     pub fn storage(path: &Path, operation: &'static str, error: impl Into<redb::Error>) -> Self {
         match error.into() {
             redb::Error::Corrupted(detail) => Self::Corrupted {

@@ -267,14 +267,15 @@ impl Store {
     /// The underlying database: the P8 `lifecycle` and `molts` tables of
     /// this crate beside `replay`, and tables of the caller's that must be
     /// committed in the same transaction as a claim (a conduit's stored
-    /// envelopes and inboxes, see [`crate::Receiver::receive_in`]). Names of
+    /// envelopes and inboxes, see [`crate::Receiver::finish`]). Names of
     /// tables this crate uses: `meta`, `replay`, `lifecycle`, `molts`.
     pub fn database(&self) -> &Database {
         &self.db
     }
 
     /// A write transaction committed with [`Durability::Immediate`], for
-    /// [`crate::Receiver::receive_in`]: many receives, one durable commit.
+    /// [`crate::Receiver::finish`] (through [`StoreTxn::new`](crate::StoreTxn::new)):
+    /// many receives, one durable commit.
     /// `operation` names what it is for in a storage error.
     pub fn begin_write(
         &self,

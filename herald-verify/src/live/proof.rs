@@ -5,10 +5,10 @@ use core::fmt;
 
 use redb::ReadableTable;
 
+use super::store::{MOLTS, Store, StoreError};
 use super::table::{corrupted, load_in, save_in};
 use crate::auditlog::{CheckError, InclusionProof};
 use crate::keyring::Keyring;
-use crate::live::store::{MOLTS, Store, StoreError};
 use crate::report::hex;
 
 /// An inclusion proof accepted by [`Receiver::accept_inclusion_proof`](crate::Receiver::accept_inclusion_proof).

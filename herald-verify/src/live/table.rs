@@ -6,10 +6,10 @@ use alloc::vec::Vec;
 
 use redb::{ReadableDatabase, ReadableTable};
 
-use super::rules::Lineages;
-use super::{Identity, IdentityRecord};
-use crate::live::state::{LiveState, StoreTxn};
-use crate::live::store::{LIFECYCLE, MOLTS, Store, StoreError};
+use super::state::{LiveState, StoreTxn};
+use super::store::{LIFECYCLE, MOLTS, Store, StoreError};
+use crate::lifecycle::rules::Lineages;
+use crate::lifecycle::{Identity, IdentityRecord};
 use crate::report::hex;
 
 pub(crate) fn corrupted(store: &Store, who: &Identity, problem: &str) -> StoreError {
@@ -44,6 +44,19 @@ pub(crate) fn load(store: &Store, who: &Identity) -> Result<Option<IdentityRecor
     let txn = store.database().begin_read().map_err(|e| err(e.into()))?;
     let table = txn.open_table(LIFECYCLE).map_err(|e| err(e.into()))?;
     load_from(store, &table, who, OP)
+}
+
+/// The stored bytes of the record of `who`, read without taking the
+/// write lock.
+pub(crate) fn raw(store: &Store, who: &Identity) -> Result<Option<Vec<u8>>, StoreError> {
+    const OP: &str = "lifecycle read";
+    let err = |e: redb::Error| StoreError::storage(store.path(), OP, e);
+    let txn = store.database().begin_read().map_err(|e| err(e.into()))?;
+    let table = txn.open_table(LIFECYCLE).map_err(|e| err(e.into()))?;
+    Ok(table
+        .get(who)
+        .map_err(|e| err(e.into()))?
+        .map(|v| v.value().to_vec()))
 }
 
 /// The record of `who` inside the write transaction `txn`.
@@ -102,7 +115,7 @@ pub(crate) fn save_in(
     who: &Identity,
     state: &IdentityRecord,
 ) -> Result<(), StoreError> {
-    save_via(&mut StoreTxn { store, txn }, who, state)
+    save_via(&mut StoreTxn::new(store, txn), who, state)
 }
 
 /// The record of `who` in a [`LiveState`].
