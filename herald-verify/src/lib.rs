@@ -19,7 +19,9 @@ pub mod keyfile;
 pub mod keyring;
 pub mod lifecycle;
 pub mod live;
-pub mod merkle;
+/// The audit log's Merkle tree (RFC 9162): its types are in this crate's API.
+#[doc(no_inline)]
+pub use herald_merkle as merkle;
 mod reasons;
 pub mod receipt;
 pub mod report;
