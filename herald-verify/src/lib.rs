@@ -11,6 +11,7 @@ pub mod auditlog;
 pub mod batch;
 pub mod bundle;
 pub mod display;
+mod explain;
 mod facts;
 pub mod files;
 #[doc(hidden)]
@@ -34,6 +35,7 @@ pub use auditlog::{
     AuditObject, ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead, TreeHead,
 };
 pub use bundle::{Bundle, BundleError};
+pub use explain::{Explanation, explain};
 pub use files::FileError;
 pub use keyfile::KeyFileError;
 pub use keyring::{Keyring, KeyringError, Pinned, Provenance};
