@@ -35,6 +35,7 @@ use crate::commands::conformance::ConformanceArgs;
 use crate::commands::cosign::CosignArgs;
 use crate::commands::demo::DemoArgs;
 use crate::commands::encode::EncodeArgs;
+use crate::commands::explain::ExplainArgs;
 use crate::commands::extract::ExtractArgs;
 use crate::commands::inspect::InspectArgs;
 use crate::commands::keygen::KeygenArgs;
@@ -77,6 +78,8 @@ enum Command {
     Inspect(InspectArgs),
     /// Verify envelopes and the traces they form (a FILE may be a proof bundle)
     Verify(VerifyArgs),
+    /// What a reason code means, and the PROFILE.md section of its rule; without CODE, every code
+    Explain(ExplainArgs),
     /// Turn the JSON display form (inspect --json, log --json) back into its P1 CBOR bytes
     Encode(EncodeArgs),
     /// Write out one envelope of a trace or bundle file, chosen by id or unique id prefix
@@ -144,6 +147,7 @@ fn main() -> ExitCode {
             tree: !a.no_tree,
             log_policy: a.log_policy,
         }),
+        Command::Explain(a) => commands::explain::run(&a),
         Command::Bundle(a) => commands::bundle::run(&commands::bundle::Options {
             files: a.files,
             proofs: a.proof,

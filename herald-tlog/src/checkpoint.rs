@@ -4,7 +4,7 @@
 use core::fmt;
 
 use data_encoding::BASE64;
-use herald_verify::merkle::{Hash, empty_root};
+use herald_merkle::{Hash, empty_root};
 
 use crate::note::{Note, NoteError, NoteVerifier, Verified};
 

@@ -26,7 +26,7 @@
 use core::fmt;
 
 use data_encoding::BASE64;
-use herald_verify::merkle::{Hash, verify_consistency};
+use herald_merkle::{Hash, verify_consistency};
 
 use crate::checkpoint::{CheckpointError, SignedCheckpoint};
 use crate::note::NoteVerifier;

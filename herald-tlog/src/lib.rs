@@ -1,5 +1,6 @@
-//! The HERALD audit log (PROFILE P9) in the formats of the transparency-log
-//! ecosystem, so existing witnesses and monitors can watch it and HERALD
+//! The formats of the transparency-log ecosystem (C2SP), over
+//! [`herald_core`]'s Ed25519 keys and [`herald_merkle`]'s RFC 9162 tree, so
+//! existing witnesses and monitors can watch a HERALD audit log and HERALD
 //! verifiers can use theirs:
 //!
 //! - [`note`]: C2SP signed-note v1.0.0: parse, sign, verify; Ed25519 key
@@ -11,11 +12,13 @@
 //!   reader (roots and proofs from tiles and a checkpoint alone).
 //! - [`policy`]: C2SP tlog-policy files and quorum evaluation.
 //! - [`evidence`]: split-view evidence, checked offline.
-//! - [`log`]: a P9 file log ([`herald_verify::Log`]) as a checkpoint and
-//!   tiles: what a server publishes, as a function of the log directory.
+//! - [`log`]: a log ([`log::TiledLog`]) as a checkpoint and tiles: what a
+//!   server publishes, as a function of the log. The HERALD audit log
+//!   (PROFILE P9) is one through herald-verify (`auditlog::c2sp`), which
+//!   also checks its tree heads against a policy.
 //!
-//! The Merkle tree is [`herald_verify::merkle`] (RFC 9162); nothing here
-//! hashes a tree a second way.
+//! The Merkle tree is [`herald_merkle`] (RFC 9162); nothing here hashes a
+//! tree a second way.
 //!
 //! **Why a note never collides with a P9 STH.** The log key signs two kinds
 //! of message. A P9 STH message is `herald.sth.v1` followed by the P1 CBOR

@@ -10,9 +10,6 @@
 
 use core::fmt;
 
-use data_encoding::HEXLOWER;
-use herald_verify::{LogPolicy, TreeHead};
-
 use crate::checkpoint::{CheckpointError, SignedCheckpoint};
 use crate::note::{NoteVerifier, TYPE_COSIGNATURE, TYPE_ED25519};
 
@@ -340,46 +337,6 @@ impl Policy {
         Ok((signed, names))
     }
 
-    /// The rule of `--log-policy` for a P9 proof (`herald log verify-proof`,
-    /// and `herald verify` through [`herald_verify::LogPolicy`]):
-    /// `checkpoint` satisfies the policy ([`Policy::verify_checkpoint`]), is
-    /// signed by a policy log whose key is the key of `head`'s log (its
-    /// sigil names that key) under the checkpoint's origin, and is `head`'s
-    /// tree (same size and root). Returns who vouches for it.
-    pub fn covers(&self, checkpoint: &[u8], head: &TreeHead) -> Result<String, String> {
-        let (cp, names) = self
-            .verify_checkpoint(checkpoint)
-            .map_err(|e| e.to_string())?;
-        let c = cp.checkpoint();
-        let own = self
-            .logs
-            .iter()
-            .filter(|l| {
-                l.key.name() == c.origin() && head.log().names_key(l.key.public_key().as_bytes())
-            })
-            .any(|l| SignedCheckpoint::open(checkpoint, core::slice::from_ref(&l.key)).is_ok());
-        if !own {
-            return Err(format!(
-                "checkpoint not signed by the key of log {} under the policy",
-                head.log()
-            ));
-        }
-        if c.size() != head.size() || c.root() != head.root() {
-            return Err(format!(
-                "checkpoint of size {} root {} is not the proof's tree head (size {} root {})",
-                c.size(),
-                HEXLOWER.encode(c.root()),
-                head.size(),
-                HEXLOWER.encode(head.root())
-            ));
-        }
-        Ok(if names.is_empty() {
-            "the policy needs no cosignature".to_owned()
-        } else {
-            format!("cosigned by {}", names.join(", "))
-        })
-    }
-
     /// Whether the quorum holds when `cosigned[i]` tells whether witness
     /// `i` cosigned. Groups only reference earlier groups, so one pass in
     /// definition order evaluates them all.
@@ -412,23 +369,4 @@ fn parse_key(line: usize, vkey: &str, signature_type: u8) -> Result<NoteVerifier
         });
     }
     Ok(key)
-}
-
-/// `herald verify --log-policy`: a bundled proof counts only when one of
-/// its bundle's checkpoints [`Policy::covers`] its tree head.
-impl LogPolicy for Policy {
-    fn covers(&self, head: &TreeHead, checkpoints: &[&[u8]]) -> Result<String, String> {
-        let mut why = Vec::new();
-        for (i, cp) in checkpoints.iter().enumerate() {
-            match Policy::covers(self, cp, head) {
-                Ok(by) => return Ok(by),
-                Err(e) => why.push(format!("checkpoint {i}: {e}")),
-            }
-        }
-        Err(if why.is_empty() {
-            "the bundle carries no checkpoint (herald bundle --checkpoint)".to_owned()
-        } else {
-            why.join("; ")
-        })
-    }
 }

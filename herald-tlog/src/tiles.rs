@@ -5,7 +5,7 @@
 //!   [`crate::log`]);
 //! - reading: [`TileReader`] rebuilds roots and builds inclusion and
 //!   consistency proofs from fetched tiles and a checkpoint alone, through
-//!   [`herald_verify::merkle::subtrees`], and checks each result against
+//!   [`herald_merkle::subtrees`], and checks each result against
 //!   the checkpoint before handing it out (fail closed: a wrong tile gives
 //!   an error, never a wrong answer).
 
@@ -13,7 +13,7 @@ use core::cell::RefCell;
 use core::fmt;
 use std::collections::BTreeMap;
 
-use herald_verify::merkle::{
+use herald_merkle::{
     HASH_LEN, Hash, ProofError, Subtrees, Tree, leaf_hash, root_from_leaves, subtrees,
     verify_consistency, verify_inclusion,
 };

@@ -7,11 +7,11 @@
 
 use std::path::{Path, PathBuf};
 
+use herald_merkle::{leaf_hash, root_from_leaves, verify_inclusion};
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::NoteVerifier;
 use herald_tlog::policy::{Policy, PolicyVerifyError};
 use herald_tlog::tiles::{FetchError, TileReader};
-use herald_verify::merkle::{leaf_hash, root_from_leaves, verify_inclusion};
 
 const TESSERA_VKEY: &str =
     "example.com/log/testdata+33d7b496+AeHTu4Q3hEIMHNqc6fASMsq3rKNx280NI+oO5xCFkkSx";

@@ -3,12 +3,12 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use data_encoding::BASE64;
+use herald_merkle::empty_root;
 use herald_tlog::checkpoint::{Checkpoint, CheckpointError, SignedCheckpoint};
 use herald_tlog::cosignature;
 use herald_tlog::note::{Note, NoteError, NoteVerifier, VerifierKeyError};
 use herald_tlog::policy::{Policy, PolicyVerifyError};
 use herald_tlog::tile::{TileId, TileKind, decode_bundle, encode_bundle};
-use herald_verify::merkle::empty_root;
 
 const ORIGIN: &str = "example.test/log";
 
@@ -293,8 +293,8 @@ fn policy_syntax_errors() {
 
 #[test]
 fn split_view_evidence() {
+    use herald_merkle::{Tree, leaf_hash};
     use herald_tlog::evidence::{EvidenceError, SplitView};
-    use herald_verify::merkle::{Tree, leaf_hash};
     let honest = Tree::from_leaf_hashes((0..9u8).map(|i| leaf_hash(&[i])));
     let fork = Tree::from_leaf_hashes((0..9u8).map(|i| leaf_hash(&[i, 1])));
     let key = herald_testkit::key(1);
@@ -355,23 +355,4 @@ fn split_view_evidence() {
     let mut extra = same.to_bytes();
     extra.push(b'x');
     assert!(SplitView::parse(&extra).is_err());
-}
-
-/// A P9 signed tree head's message is never a note, so the log key may
-/// sign both (lib.rs): the STH message is not UTF-8 text.
-#[test]
-fn an_sth_message_is_never_a_note() {
-    let key = herald_testkit::key(3);
-    let sth = herald_verify::TreeHead::new(
-        key.sigil(herald_core::SigilForm::Default),
-        5,
-        [1; 32],
-        1_746_432_000,
-    );
-    let message = sth.signed_message();
-    assert!(message.starts_with(herald_core::STH_TAG));
-    assert!(matches!(
-        Note::parse(&message),
-        Err(NoteError::NotUtf8 { .. } | NoteError::ControlCharacter { .. })
-    ));
 }

@@ -1,36 +1,72 @@
 //! The Rust crates `signed_note` and `tlog_tiles` (cloudflare/azul) as
 //! oracles: our notes verify with theirs and theirs with ours, our verifier
 //! keys are theirs, our checkpoints parse with theirs, and our tile paths
-//! and contents match theirs for the same tree. The tiles a P9 file log
-//! exports are then read back by our reader, and its proofs are the log's.
+//! and contents match theirs for the same tree. The tiles a log exports
+//! are then read back by our reader, and its proofs are the log's.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use data_encoding::{BASE64, HEXLOWER};
+use herald_core::PublicKey;
+use herald_merkle::{Tree, leaf_hash};
 use herald_tlog::checkpoint::SignedCheckpoint;
+use herald_tlog::log::TiledLog;
 use herald_tlog::note::{Note, NoteVerifier, key_id};
 use herald_tlog::tile::{TileId, TileKind};
 use herald_tlog::tiles::{FetchError, TileReader, hash_tile};
-use herald_verify::{
-    Leaf, Log,
-    merkle::{Tree, leaf_hash},
-};
 use sha2::{Digest, Sha256};
 use signed_note::{Note as TheirNote, StandardSigner, StandardVerifier, VerifierList};
 
 const ORIGIN: &str = "example.test/herald/log";
 
-fn leaf(i: u64) -> Leaf {
-    let id: [u8; 32] = Sha256::digest(i.to_be_bytes()).into();
-    let trace: [u8; 32] = Sha256::digest(b"trace").into();
-    Leaf::from_parts(id, None, trace, 1_700_000_000 + i, None)
+/// A log held in memory: its entries, their tree, and its key.
+struct MemLog {
+    key: PublicKey,
+    entries: Vec<Vec<u8>>,
+    tree: Tree,
 }
 
-fn log_with(dir: &std::path::Path, n: u64) -> Log {
-    let key = herald_testkit::key(1);
-    let mut log = Log::create(dir, &key.public_key(), None).unwrap();
-    let leaves: Vec<Leaf> = (0..n).map(leaf).collect();
-    log.append_leaves(&leaves).unwrap();
-    log
+/// An entry that is not in the log.
+#[derive(Debug)]
+struct NoEntry(u64);
+
+impl std::fmt::Display for NoEntry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "no entry {}", self.0)
+    }
+}
+
+impl std::error::Error for NoEntry {}
+
+impl TiledLog for MemLog {
+    type Error = NoEntry;
+
+    fn public_key(&self) -> PublicKey {
+        self.key
+    }
+
+    fn tree(&self) -> &Tree {
+        &self.tree
+    }
+
+    fn entry(&self, index: u64) -> Result<Vec<u8>, NoEntry> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.entries.get(i))
+            .cloned()
+            .ok_or(NoEntry(index))
+    }
+}
+
+/// `n` entries of differing lengths, each the digest of its index.
+fn log_with(n: u64) -> MemLog {
+    let entries: Vec<Vec<u8>> = (0..n)
+        .map(|i| Sha256::digest(i.to_be_bytes())[..(i % 32) as usize + 1].to_vec())
+        .collect();
+    MemLog {
+        key: herald_testkit::key(1).public_key(),
+        tree: Tree::from_leaf_hashes(entries.iter().map(|e| leaf_hash(e))),
+        entries,
+    }
 }
 
 fn their_verifiers(vkey: &str) -> VerifierList {
@@ -39,14 +75,13 @@ fn their_verifiers(vkey: &str) -> VerifierList {
 
 #[test]
 fn our_checkpoint_verifies_with_signed_note_and_parses_with_tlog_tiles() {
-    let dir = tempfile::tempdir().unwrap();
-    let log = log_with(dir.path(), 300);
+    let log = log_with(300);
     let key = herald_testkit::key(1);
     let cp = herald_tlog::log::checkpoint(&log, ORIGIN, &key).unwrap();
     let vkey = herald_tlog::log::verifier_key(&log, ORIGIN)
         .unwrap()
         .to_string();
-    let dalek = ed25519_dalek::VerifyingKey::from_bytes(log.public_key().as_bytes()).unwrap();
+    let dalek = ed25519_dalek::VerifyingKey::from_bytes(log.key.as_bytes()).unwrap();
     assert_eq!(vkey, signed_note::new_ed25519_verifier_key(ORIGIN, &dalek));
 
     let text = cp.note().to_text();
@@ -143,10 +178,9 @@ fn tile_paths_and_contents_match_tlog_tiles() {
 
 #[test]
 fn exported_log_reads_back_from_tiles() {
-    let dir = tempfile::tempdir().unwrap();
     let out = tempfile::tempdir().unwrap();
     let n = 600u64;
-    let log = log_with(dir.path(), n);
+    let log = log_with(n);
     let key = herald_testkit::key(1);
     let cp = herald_tlog::log::checkpoint(&log, ORIGIN, &key).unwrap();
     let written = herald_tlog::log::export(&log, out.path(), Some(&cp)).unwrap();
@@ -165,7 +199,7 @@ fn exported_log_reads_back_from_tiles() {
     let reader = TileReader::new(&fetch, signed.checkpoint()).unwrap();
     for bundle in 0..3 {
         for (k, entry) in reader.entries(bundle).unwrap().iter().enumerate() {
-            assert_eq!(entry, &log.leaf_bytes(bundle * 256 + k as u64).unwrap());
+            assert_eq!(entry, &log.entry(bundle * 256 + k as u64).unwrap());
         }
     }
     // Each tile served from the log is the exported file.

@@ -130,9 +130,9 @@ pub struct Bundle<'a> {
 }
 
 /// What a verifier demands of a proof's tree head beyond the log key's
-/// signature: a quorum of witness cosignatures (C2SP tlog-policy; herald-tlog
-/// implements it for its `Policy`). herald-verify knows no checkpoint
-/// format: it hands over the tree head and the bundle's checkpoints.
+/// signature: a quorum of witness cosignatures (C2SP tlog-policy;
+/// `auditlog::c2sp` implements it for herald-tlog's `Policy`). The
+/// bundle hands over the tree head and its checkpoints' bytes.
 pub trait LogPolicy: fmt::Debug + Send + Sync {
     /// Whether one of `checkpoints` (each a checkpoint's bytes, as the
     /// bundle carries them) is `head`, signed by its log and cosigned as

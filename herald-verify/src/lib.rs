@@ -19,6 +19,7 @@ mod batch;
 mod bundle;
 mod compact;
 mod display;
+mod explain;
 mod facts;
 mod files;
 mod input;
@@ -28,7 +29,9 @@ mod keyfile;
 mod keyring;
 mod lifecycle;
 mod live;
-pub mod merkle;
+/// The audit log's Merkle tree (RFC 9162): its types are in this crate's API.
+#[doc(no_inline)]
+pub use herald_merkle as merkle;
 mod reasons;
 mod receipt;
 mod report;
@@ -39,6 +42,8 @@ mod verdicts;
 // The trace audit of `herald verify` (P10–P13, CLI.md *verify*).
 pub use compact::{CompactReport, Links, TraceCounts};
 pub use input::Input;
+// What each reason code means, with its PROFILE section (`herald explain`).
+pub use explain::{Explanation, explain};
 pub use reasons::{LISTED_PER_CODE, Unlisted};
 pub use report::{
     EnvelopeReport, ProofReport, Report, ReportReason, SignedBy, Source, Summary, TraceReport, hex,
@@ -83,6 +88,7 @@ pub use auditlog::file::{
 };
 pub use auditlog::leaf::{CONSENT_ATTESTATION, MAX_LEAF_LEN};
 pub use auditlog::proof::{EnvelopeMismatch, MAX_PROOF_LEN};
+pub use auditlog::c2sp::covers as policy_covers;
 pub use auditlog::{
     Appended, AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log,
     LogError, MAX_PATH as MAX_PROOF_PATH, Recovery, SignedTreeHead, SthError, TreeHead,

@@ -8,9 +8,9 @@
 //! with `WebAssembly.instantiate`, copies its inputs into buffers the module
 //! allocates, and reads JSON back. The logic lives in safe modules that
 //! also build for the host: [`session`] (inputs, keyrings, the audit and
-//! its JSON), [`annotate`] (a cbor.me-style annotated hex view) and
-//! [`explain`] (every reason code in plain words, with its PROFILE.md
-//! section).
+//! its JSON) and [`annotate`] (a cbor.me-style annotated hex view); every
+//! reason code in plain words, with its PROFILE.md section, is
+//! [`herald_verify::explain`], as `herald explain` prints it.
 //!
 //! Unsafe code is needed only where the C ABI hands over raw pointers
 //! (`ffi`) and where the host's random source is called (`random`, on
@@ -18,7 +18,6 @@
 #![deny(unsafe_code)]
 
 pub mod annotate;
-pub mod explain;
 #[allow(unsafe_code)]
 pub mod ffi;
 #[cfg(target_arch = "wasm32")]

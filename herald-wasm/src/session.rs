@@ -10,7 +10,7 @@ use herald_verify::{
 };
 use serde::Serialize;
 
-use crate::{annotate, explain};
+use crate::annotate;
 
 /// Inputs, keyrings and policy, then the report of their audit.
 #[derive(Debug, Default)]
@@ -121,8 +121,8 @@ impl Session {
                     index: r.index,
                     detail: &r.detail,
                     warning: r.code.is_warning(),
-                    explanation: explain::explain(r.code).map(|e| e.text),
-                    section: explain::explain(r.code).map(|e| e.section),
+                    explanation: herald_verify::explain(r.code).map(|e| e.text),
+                    section: herald_verify::explain(r.code).map(|e| e.section),
                 })
                 .collect(),
             unlisted_reasons: entry

@@ -6,9 +6,9 @@ use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use data_encoding::BASE64;
+use herald_merkle::Hash;
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::{Note, NoteSignature, NoteVerifier};
-use herald_verify::merkle::Hash;
 
 /// Connect and read timeout.
 const TIMEOUT: Duration = Duration::from_secs(10);

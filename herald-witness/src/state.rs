@@ -16,8 +16,9 @@
 //! would let it cosign a rolled-back tree).
 //!
 //! The directory is created mode 0700 and the file written mode 0600
-//! whatever the umask (as herald-verify keeps its state: `files`): what
-//! the witness vouches for is its owner's alone to read and rewrite.
+//! whatever the umask, and a directory group or others may write is
+//! refused (the rule herald-verify keeps its own state by): what the
+//! witness vouches for is its owner's alone to read and rewrite.
 
 use core::fmt;
 use std::collections::BTreeMap;
@@ -26,7 +27,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use data_encoding::BASE64;
-use herald_verify::merkle::Hash;
+use herald_merkle::Hash;
 
 /// The state file's name in the state directory.
 pub const STATE_FILE: &str = "witness.state";
@@ -54,9 +55,27 @@ pub enum StateError {
         /// The error.
         error: std::io::Error,
     },
-    /// The state directory or file could not be created owner-only (or
-    /// the existing directory is writable by group or others).
-    File(herald_verify::FileError),
+    /// The state directory or file could not be created owner-only.
+    Create {
+        /// The directory or file.
+        path: PathBuf,
+        /// What was being done (`create directory`, `create`, `open`).
+        action: &'static str,
+        /// The error.
+        error: std::io::Error,
+    },
+    /// The state directory is not a directory.
+    NotDirectory {
+        /// The path.
+        path: PathBuf,
+    },
+    /// Group or others may write the existing state directory.
+    Exposed {
+        /// The directory.
+        path: PathBuf,
+        /// Its permission bits.
+        mode: u32,
+    },
     /// The file is not a state file.
     Corrupt {
         /// The file.
@@ -70,7 +89,19 @@ impl fmt::Display for StateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             StateError::Io { path, error } => write!(f, "{}: {error}", path.display()),
-            StateError::File(e) => write!(f, "{e}"),
+            StateError::Create {
+                path,
+                action,
+                error,
+            } => write!(f, "{}: cannot {action}: {error}", path.display()),
+            StateError::NotDirectory { path } => write!(f, "{}: not a directory", path.display()),
+            StateError::Exposed { path, mode } => write!(
+                f,
+                "{}: mode {mode:04o} lets group or others write it; \
+                 run `chmod go-w {}` if that is not intended",
+                path.display(),
+                path.display()
+            ),
             StateError::Corrupt { path, line } => write!(
                 f,
                 "{}: line {line} is not `<size> <base64 root> <origin>` (refusing to start: a \
@@ -98,7 +129,7 @@ impl State {
             let path = path.to_path_buf();
             move |error| StateError::Io { path, error }
         };
-        herald_verify::create_private_dir(dir).map_err(StateError::File)?;
+        create_private_dir(dir)?;
         let path = dir.join(STATE_FILE);
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
@@ -162,7 +193,7 @@ impl State {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&tmp)(e)),
             _ => {}
         }
-        let mut f = herald_verify::create_private_file(&tmp).map_err(StateError::File)?;
+        let mut f = create_private_file(&tmp)?;
         f.write_all(text.as_bytes()).map_err(io(&tmp))?;
         f.sync_all().map_err(io(&tmp))?;
         drop(f);
@@ -173,6 +204,62 @@ impl State {
         self.latest = next;
         Ok(())
     }
+}
+
+/// Create the directory `path` and any missing parents, each created mode
+/// 0700 whatever the umask; an existing `path` must be a directory that
+/// group and others cannot write.
+fn create_private_dir(path: &Path) -> Result<(), StateError> {
+    let failed = |action| {
+        move |error| StateError::Create {
+            path: path.to_path_buf(),
+            action,
+            error,
+        }
+    };
+    let mut builder = fs::DirBuilder::new();
+    builder.recursive(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::DirBuilderExt;
+        builder.mode(0o700);
+    }
+    builder.create(path).map_err(failed("create directory"))?;
+    let meta = fs::metadata(path).map_err(failed("open"))?;
+    if !meta.is_dir() {
+        return Err(StateError::NotDirectory {
+            path: path.to_path_buf(),
+        });
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mode = meta.permissions().mode() & 0o7777;
+        if mode & 0o022 != 0 {
+            return Err(StateError::Exposed {
+                path: path.to_path_buf(),
+                mode,
+            });
+        }
+    }
+    Ok(())
+}
+
+/// Create the new file `path` (it must not exist), mode 0600 whatever the
+/// umask, for writing.
+fn create_private_file(path: &Path) -> Result<File, StateError> {
+    let mut options = fs::OpenOptions::new();
+    options.write(true).create_new(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(path).map_err(|error| StateError::Create {
+        path: path.to_path_buf(),
+        action: "create",
+        error,
+    })
 }
 
 #[cfg(all(test, unix))]
@@ -223,5 +310,23 @@ mod tests {
                 .size,
             4
         );
+        // A state directory others may write is refused, with its mode.
+        fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
+        let err = State::open(&dir).unwrap_err();
+        assert!(
+            matches!(err, StateError::Exposed { mode: 0o777, .. }),
+            "{err}"
+        );
+        assert!(err.to_string().contains("chmod go-w"), "{err}");
+        // A file where the directory should be is refused.
+        let file = top.path().join("file");
+        fs::write(&file, b"").unwrap();
+        assert!(matches!(
+            State::open(&file),
+            Err(StateError::Create {
+                action: "create directory",
+                ..
+            })
+        ));
     }
 }

@@ -8,10 +8,10 @@ use std::sync::Mutex;
 
 use data_encoding::BASE64;
 use herald_core::SigningKey;
+use herald_merkle::{Hash, verify_consistency};
 use herald_tlog::checkpoint::{CheckpointError, SignedCheckpoint};
 use herald_tlog::cosignature;
 use herald_tlog::note::NoteVerifier;
-use herald_verify::merkle::{Hash, verify_consistency};
 
 use crate::state::{Latest, State, StateError};
 

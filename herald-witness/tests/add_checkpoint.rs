@@ -7,9 +7,9 @@
 use std::sync::Arc;
 
 use herald_core::SigningKey;
+use herald_merkle::{Tree, leaf_hash};
 use herald_tlog::checkpoint::{Checkpoint, SignedCheckpoint};
 use herald_tlog::note::{Note, NoteVerifier};
-use herald_verify::merkle::{Tree, leaf_hash};
 use herald_witness::client::{self, add_checkpoint_body};
 use herald_witness::{SIZE_MEDIA_TYPE, Witness};
 

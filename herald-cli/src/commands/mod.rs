@@ -11,6 +11,7 @@ pub(crate) mod conformance;
 pub(crate) mod cosign;
 pub(crate) mod demo;
 pub(crate) mod encode;
+pub(crate) mod explain;
 pub(crate) mod extract;
 pub(crate) mod inspect;
 pub(crate) mod keygen;

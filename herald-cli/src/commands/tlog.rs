@@ -347,7 +347,8 @@ pub(crate) fn open_checkpoint(
 }
 
 /// `verify-proof --log-policy FILE --checkpoint CP` (C2SP tlog-policy):
-/// [`Policy::covers`], the rule `herald verify --log-policy` applies too.
+/// [`herald_verify::policy_covers`], the rule `herald verify
+/// --log-policy` applies too.
 /// Returns who cosigned it.
 pub(crate) fn policy_covers(
     policy: &Path,
@@ -356,8 +357,7 @@ pub(crate) fn policy_covers(
 ) -> Result<String, String> {
     let policy = read_policy(policy)?;
     let bytes = std::fs::read(checkpoint).map_err(|e| format!("{}: {e}", checkpoint.display()))?;
-    policy
-        .covers(&bytes, head)
+    herald_verify::policy_covers(&policy, &bytes, head)
         .map_err(|e| format!("{}: {e}", checkpoint.display()))
 }
 

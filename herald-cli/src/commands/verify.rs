@@ -30,7 +30,7 @@ pub(crate) struct Options {
     pub(crate) format: Option<crate::graph::Format>,
     /// Scopes the policy requires.
     pub(crate) require: Vec<String>,
-    /// Reason details in the human form.
+    /// Reason details in the human form, and the reported codes explained.
     pub(crate) verbose: bool,
     /// Draw the trace tree in the human form.
     pub(crate) tree: bool,
@@ -67,6 +67,13 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
                 keyring_given: !opts.keyrings.is_empty(),
             },
         )
+        .and_then(|()| {
+            if opts.verbose {
+                super::explain::write_reported(&mut stdout, &report)
+            } else {
+                Ok(())
+            }
+        })
     }
     .and_then(|()| stdout.flush())
     .map_err(|e| CliError::stdout(&e))?;
@@ -222,7 +229,8 @@ pub(crate) struct VerifyArgs {
         help = super::scopes_help("Require a valid signature in SCOPE (repeatable)", true)
     )]
     pub(crate) require: Vec<String>,
-    /// Show each reason's detail under its envelope
+    /// Show each reason's detail under its envelope, and at the end what each reason code reported
+    /// means (as herald explain CODE)
     #[arg(short, long)]
     pub(crate) verbose: bool,
     /// Do not draw the trace tree

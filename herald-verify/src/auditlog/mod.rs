@@ -14,6 +14,8 @@
 //! - [`file`](mod@file): [`Log`], a log in a directory (`herald log init`), with an
 //!   fsync'd, checksummed leaf file that survives being killed at any
 //!   moment without losing an acknowledged leaf.
+//! - [`c2sp`]: the log as C2SP checkpoints and tiles, and tlog-policy
+//!   quorums over its tree heads.
 //!
 //! Every object decodes strictly (P1 through [`herald_core::cbor`], exactly
 //! the keys of its format, each of its type), so a decoded object
@@ -21,6 +23,7 @@
 //! [`FormatError`]s naming the object and the field. The format and the
 //! crash-safety argument are in `docs/audit-log.md`.
 
+pub(crate) mod c2sp;
 pub(crate) mod checkpoint;
 mod config;
 mod error;

@@ -1,4 +1,8 @@
-//! RFC 9162 Merkle tree layer of the audit log (PROFILE P9).
+//! RFC 6962 / RFC 9162 Merkle trees: the tree of the HERALD audit log
+//! (PROFILE P9) and of every C2SP transparency log, with nothing else:
+//! SHA-256 hashing, an in-memory tree, complete subtrees, and inclusion and
+//! consistency proofs, built and verified. `no_std` with `alloc`; its one
+//! dependency is `sha2`.
 //!
 //! * Hashing (RFC 9162 §2.1.1): leaf hash `SHA-256(0x00 ‖ leaf)`, interior
 //!   node `SHA-256(0x01 ‖ left ‖ right)`, empty tree `SHA-256("")`.
@@ -20,6 +24,12 @@
 //!
 //! No function here recurses: every walk down the tree is a loop bounded by
 //! the 64 bits of a `u64` size.
+#![no_std]
+#![forbid(unsafe_code)]
+
+extern crate alloc;
+#[cfg(test)]
+extern crate std;
 
 mod hash;
 pub mod subtrees;

@@ -1,5 +1,5 @@
 //! RFC 9162 Merkle tree vectors (vectors/external/README.md §5) against
-//! `herald_verify::merkle`, under the PROFILE P9 policies.
+//! `herald_merkle`, under the PROFILE P9 policies.
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -7,7 +7,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 
 use data_encoding::BASE64;
-use herald_verify::merkle::{
+use herald_merkle::{
     Hash, ProofError, Tree, consistency_proof_len, empty_root, inclusion_proof_len, leaf_hash,
     node_hash, root_from_leaves, verify_consistency, verify_inclusion,
 };
