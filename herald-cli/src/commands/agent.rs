@@ -58,11 +58,12 @@ pub(crate) struct AgentArgs {
     timeout: u64,
 }
 
-/// The socket address of an `http://IP:PORT` URL.
+/// The socket address of an `http://IP:PORT` URL (no path).
 pub(crate) fn conduit_addr(url: &str) -> Result<SocketAddr, CliError> {
-    url.strip_prefix("http://")
-        .map(|rest| rest.trim_end_matches('/'))
-        .and_then(|a| a.parse().ok())
+    herald_http::client::Url::parse(url)
+        .ok()
+        .filter(|u| u.target() == "/" && u.authority().ends_with(&format!(":{}", u.port())))
+        .and_then(|u| Some(SocketAddr::new(u.host().parse().ok()?, u.port())))
         .ok_or_else(|| CliError::new(format!("--conduit: {url:?} is not http://IP:PORT")))
 }
 

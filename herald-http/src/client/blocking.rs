@@ -1,0 +1,32 @@
+//! [`Client`](super::Client) for callers that block (the CLI's `herald log
+//! witness`, a notary's witness submissions from its worker thread): each
+//! call runs on a runtime of its own, on a thread of its own, so that it
+//! may be called from anywhere, inside an async runtime included (where,
+//! like any blocking call, it holds its worker thread until it returns).
+
+use super::{Client, ClientError, Request, Response, Url};
+
+/// `GET url`, blocking.
+pub fn get(client: &Client, url: &Url) -> Result<Response, ClientError> {
+    send(client, &Request::get(url.clone()))
+}
+
+/// [`Client::send`], blocking.
+pub fn send(client: &Client, request: &Request) -> Result<Response, ClientError> {
+    let client = *client;
+    std::thread::scope(|s| {
+        s.spawn(|| {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .map_err(ClientError::Runtime)?;
+            rt.block_on(client.send(request))
+        })
+        .join()
+        .unwrap_or_else(|_| {
+            Err(ClientError::Runtime(std::io::Error::other(
+                "the request's thread panicked",
+            )))
+        })
+    })
+}
