@@ -165,6 +165,16 @@ impl ServerArgs {
 
 /// Run `herald mcp`.
 pub(crate) fn run(command: McpCommand) -> Result<ExitCode, CliError> {
+    // What the wrapper logs (a torn tail cut, an upstream gone, a session
+    // ended) goes to standard error as it was printed before: the message
+    // alone, one line each; standard output is the MCP client's.
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .without_time()
+        .with_target(false)
+        .with_level(false)
+        .with_max_level(tracing_subscriber::filter::LevelFilter::INFO)
+        .try_init();
     match command {
         McpCommand::Proxy(a) => proxy(a),
         McpCommand::Guard(a) => guard(a),

@@ -100,16 +100,21 @@ impl Url {
         })
     }
 
-    /// `http://ADDR` + `target` (a path and query starting with `/`): a
-    /// server known by its socket address (loopback conduits, tests).
-    pub fn for_addr(addr: SocketAddr, target: &str) -> Result<Self, UrlError> {
-        check_target(target)?;
-        Ok(Self {
+    /// `http://ADDR/`: the root of a server known by its socket address.
+    #[must_use]
+    pub fn root(addr: SocketAddr) -> Self {
+        Self {
             authority: addr.to_string(),
             host: addr.ip().to_string(),
             port: addr.port(),
-            target: target.to_owned(),
-        })
+            target: "/".to_owned(),
+        }
+    }
+
+    /// `http://ADDR` + `target` (a path and query starting with `/`): a
+    /// server known by its socket address (loopback conduits, tests).
+    pub fn for_addr(addr: SocketAddr, target: &str) -> Result<Self, UrlError> {
+        Self::root(addr).with_target(target)
     }
 
     /// This URL's path with `path` (starting with `/`) appended: a

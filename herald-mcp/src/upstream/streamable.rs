@@ -145,7 +145,7 @@ pub(crate) async fn bridge(endpoint: Url, from: DuplexStream, to: DuplexStream) 
             }
         }
         if closing.is_none() {
-            eprintln!(
+            tracing::warn!(
                 "herald-mcp: the streamable HTTP upstream {} ended the session",
                 session.endpoint
             );
@@ -327,13 +327,13 @@ impl Session {
             };
             if sse {
                 if events.push(&data, |message| self.deliver(message)).is_err() {
-                    eprintln!("herald-mcp: an SSE event longer than {MAX_MESSAGE} bytes");
+                    tracing::warn!("herald-mcp: an SSE event longer than {MAX_MESSAGE} bytes");
                     return false;
                 }
             } else {
                 json.extend_from_slice(&data);
                 if json.len() as u64 > MAX_MESSAGE {
-                    eprintln!("herald-mcp: an answer longer than {MAX_MESSAGE} bytes");
+                    tracing::warn!("herald-mcp: an answer longer than {MAX_MESSAGE} bytes");
                     return false;
                 }
             }
@@ -378,7 +378,7 @@ impl Session {
     /// A request that could not be posted: answered here.
     fn fail(&self, id: Option<&Value>, why: &str) {
         let text = format!("herald-mcp: upstream {}: {why}", self.endpoint);
-        eprintln!("{text}");
+        tracing::warn!("{text}");
         if let Some(id) = id {
             lock(&self.pending).remove(&jsonrpc::id_key(id));
             send_json(&self.down, &jsonrpc::error(id, INTERNAL_ERROR, &text));
