@@ -1,4 +1,4 @@
-//! [`Client`](super::Client) for callers that block (the CLI's `herald log
+//! [`Client`] for callers that block (the CLI's `herald log
 //! witness`, a notary's witness submissions from its worker thread, the
 //! Python bindings): each call runs on a runtime of its own, on a thread of
 //! its own, so that it may be called from anywhere, inside an async runtime
