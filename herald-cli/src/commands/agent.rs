@@ -139,7 +139,7 @@ fn text_of(env: &EnvelopeRef<'_>) -> String {
 }
 
 /// Post one envelope: delivered only with the conduit's receipt (spec
-/// §5.2, herald-conduit's [`sender`]).
+/// §5.2, herald-agent's [`sender`]).
 async fn post(addr: SocketAddr, env: &[u8], conduit: &PublicKey) -> Result<(), CliError> {
     sender::deliver(
         &herald_http::client::Url::root(addr),
