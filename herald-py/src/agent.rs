@@ -18,7 +18,7 @@ use std::time::Duration;
 use herald_agent::sender::SendError;
 use herald_agent::{Conduit, TraceFile as CoreTraceFile, sandbox};
 use herald_core::PublicKey;
-use herald_http::client::{Url, blocking};
+use herald_http::client::{Client, Limits, Url, blocking};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
@@ -104,11 +104,17 @@ impl TraceFile {
 /// `signed`, and `message`.
 type Outcome = (u16, Option<Vec<u8>>, Option<u64>, String, bool, String);
 
+/// A read's answer: `(status, headers, body)`, header names lowercased.
+type Page = (u16, Vec<(String, String)>, Vec<u8>);
+
 /// A conduit that must acknowledge each envelope with a receipt (spec
 /// §5.2, herald-agent's sender).
 #[pyclass(module = "herald", frozen)]
 pub(crate) struct ConduitSender {
     conduit: Conduit,
+    /// Bounds of a read (`get`): the sender's timeout, a page of at most
+    /// 64 MiB (CONDUIT.md *Bounded answers*).
+    reads: Limits,
 }
 
 #[pymethods]
@@ -131,6 +137,11 @@ impl ConduitSender {
             .map_err(|e| PyValueError::new_err(format!("conduit_key: {e}")))?;
         Ok(Self {
             conduit: Conduit::with_timeout(parsed, key, timeout),
+            reads: Limits {
+                connect_timeout: timeout,
+                timeout,
+                max_body: 64 << 20,
+            },
         })
     }
 
@@ -169,6 +180,21 @@ impl ConduitSender {
             }
             Ok(Err(e)) => (0, None, None, String::new(), false, e.to_string()),
         }
+    }
+
+    /// `GET path` (a path and query under the conduit's URL): `(status,
+    /// headers, body)`, header names lowercased; `ValueError` for a path
+    /// that is not one, `OSError` without a whole answer.
+    fn get(&self, py: Python<'_>, path: &str) -> PyResult<Page> {
+        let url = self
+            .conduit
+            .url()
+            .join(path)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let client = Client::new(self.reads);
+        py.detach(|| blocking::get(&client, &url))
+            .map(|r| (r.status, r.headers, r.body))
+            .map_err(|e| PyOSError::new_err(format!("{url}: {e}")))
     }
 
     /// The conduit's base URL.

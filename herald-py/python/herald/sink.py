@@ -85,27 +85,10 @@ class ConduitSink:
             raise ValueError("conduit_key must be the conduit's 32-byte public key")
         self.url = url.rstrip("/")
         # herald-agent's sender: the MCP proxy's --conduit, receipts and
-        # refusals checked by herald-verify, on herald-http's client.
+        # refusals checked by herald-verify, on herald-http's client (which
+        # also reads the pages of trace()).
         self._sender = ConduitSender(self.url, timeout=timeout, conduit_key=conduit_key)
-        self._host = parsed.hostname
-        self._port = parsed.port or 80
-        self._prefix = parsed.path.rstrip("/")
-        self._timeout = timeout
         self.indices: list[int] = []
-
-    def _request(self, method: str, path: str, body: bytes | None = None):
-        import http.client  # here, not at import: it costs ~50 ms to import
-
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
-        try:
-            headers = {"Content-Type": "application/cbor"} if body is not None else {}
-            conn.request(method, self._prefix + path, body=body, headers=headers)
-            resp = conn.getresponse()
-            return resp.status, dict(resp.getheaders()), resp.read()
-        except OSError as e:
-            raise ConduitError(0, "", f"conduit {self.url}: {method} {path}: {e}") from e
-        finally:
-            conn.close()
 
     @property
     def conduit_key(self) -> bytes:
@@ -137,10 +120,13 @@ class ConduitSink:
         cursor = 0
         while True:
             path = f"/v1/traces/{trace.hex()}?after={cursor}"
-            status, headers, body = self._request("GET", path)
+            try:
+                status, headers, body = self._sender.get(path)
+            except OSError as e:
+                raise ConduitError(0, "", f"conduit {self.url}: GET {path}: {e}") from e
             if status != 200:
                 raise ConduitError(status, "", f"GET /v1/traces/{trace.hex()}: {status}")
-            lowered = {k.lower(): v for k, v in headers.items()}
+            lowered = dict(headers)
             try:
                 following = int(lowered.get("herald-cursor", ""))
             except ValueError:
