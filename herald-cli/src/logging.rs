@@ -2,7 +2,9 @@
 //! filtered by `RUST_LOG` when it is set (directives `target=level`,
 //! comma-separated, as `tracing_subscriber::filter::Targets` reads them),
 //! else by the command: the servers and long-running commands log from
-//! `info`, the one-shot commands from `warn`. `--quiet` keeps errors only,
+//! `info`, the one-shot commands from `warn`; the MCP wrapper, whose
+//! standard error an MCP client shows as its server's log, writes each event
+//! as its message alone, one line. `--quiet` keeps errors only,
 //! as it keeps only errors of the CLI's own notices (CLI.md: every command
 //! takes `-q/--quiet`). Standard output is never written here: it keeps the
 //! command's own output (a report, a `listening on` line).
@@ -21,6 +23,8 @@ pub(crate) enum Verbosity {
     Service,
     /// A one-shot command: warnings and errors only.
     OneShot,
+    /// `herald mcp`: from `info`, each event its message alone.
+    Wrapper,
 }
 
 /// Install the subscriber. A `RUST_LOG` that does not parse is reported
@@ -28,7 +32,7 @@ pub(crate) enum Verbosity {
 pub(crate) fn init(verbosity: Verbosity, quiet: bool) {
     let default = match (quiet, verbosity) {
         (true, _) => LevelFilter::ERROR,
-        (false, Verbosity::Service) => LevelFilter::INFO,
+        (false, Verbosity::Service | Verbosity::Wrapper) => LevelFilter::INFO,
         (false, Verbosity::OneShot) => LevelFilter::WARN,
     };
     let mut bad = None;
@@ -42,13 +46,17 @@ pub(crate) fn init(verbosity: Verbosity, quiet: bool) {
         },
         _ => Targets::new().with_default(default),
     };
-    let _ = tracing_subscriber::registry()
-        .with(
-            tracing_subscriber::fmt::layer()
-                .with_writer(std::io::stderr)
-                .with_filter(filter),
-        )
-        .try_init();
+    let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
+    let layer = match verbosity {
+        Verbosity::Wrapper => layer
+            .without_time()
+            .with_target(false)
+            .with_level(false)
+            .with_filter(filter)
+            .boxed(),
+        _ => layer.with_filter(filter).boxed(),
+    };
+    let _ = tracing_subscriber::registry().with(layer).try_init();
     if let Some(text) = bad {
         crate::notice::warning(&text);
     }

@@ -113,8 +113,8 @@ fn main() -> ExitCode {
         match &cli.command {
             Command::Conduit(_)
             | Command::Witness(_)
-            | Command::Agent(_)
-            | Command::Mcp(_) => logging::Verbosity::Service,
+            | Command::Agent(_) => logging::Verbosity::Service,
+            Command::Mcp(_) => logging::Verbosity::Wrapper,
             Command::Inspect(a) if a.serve => logging::Verbosity::Service,
             _ => logging::Verbosity::OneShot,
         },

@@ -31,7 +31,6 @@ pub mod notary;
 pub mod page;
 mod rate;
 pub mod refusal;
-pub mod sender;
 mod storage;
 mod tlog;
 pub mod witnesses;

@@ -4,6 +4,10 @@
 //! witness serve`, `herald inspect --serve`, `herald mcp proxy --listen`)
 //! listens and serves, hardened against slow and idle clients (CONDUIT.md
 //! *Operation*: stop accepting, answer what is in flight, exit).
+//!
+//! [`client`]: how every HERALD crate reaches another HERALD service
+//! (a conduit, a witness, an MCP server), bounded as the servers are.
 #![forbid(unsafe_code)]
 
+pub mod client;
 pub mod server;

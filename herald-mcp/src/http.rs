@@ -295,7 +295,7 @@ async fn reap(shared: std::sync::Weak<Shared>, limit: Duration) {
                 .collect()
         };
         for (id, session) in idle {
-            eprintln!(
+            tracing::warn!(
                 "herald-mcp: session {id} idle for {} s: ended",
                 limit.as_secs_f64()
             );
@@ -395,7 +395,7 @@ fn start(shared: &Arc<Shared>) -> Result<(String, Arc<Session>), Refusal> {
         if let Err(e) =
             crate::proxy::serve_session(ledger, &upstream, wrapper_in, wrapper_out).await
         {
-            eprintln!("herald-mcp: session: {e}");
+            tracing::warn!("herald-mcp: session: {e}");
         }
         // The server has exited (or was killed): its slot is free.
         drop(slot);

@@ -83,20 +83,20 @@ impl Ledger {
         };
         let tools = tools.unwrap_or_else(|e| {
             let text = format!("herald-mcp: cannot pin the tool set: {e}");
-            eprintln!("{text}");
+            tracing::warn!("{text}");
             self.refuse = Some(text);
             ToolSet::empty()
         });
         let (session, envelopes) = match Session::open(keys, handshake, tools) {
             Ok(opened) => opened,
-            Err(e) => return eprintln!("herald-mcp: cannot open the session: {e}"),
+            Err(e) => return tracing::error!("herald-mcp: cannot open the session: {e}"),
         };
         for envelope in &envelopes {
             match self.recorder.record(envelope, Before::Forward).await {
                 Ok(_) => {}
-                Err(e @ RecordError::File(_)) => return eprintln!("herald-mcp: {e}"),
+                Err(e @ RecordError::File(_)) => return tracing::error!("herald-mcp: {e}"),
                 Err(e) => {
-                    eprintln!("herald-mcp: {e}");
+                    tracing::warn!("herald-mcp: {e}");
                     self.refuse = Some(format!("herald-mcp: the session's genesis: {e}"));
                 }
             }
@@ -222,7 +222,7 @@ impl Ledger {
             })
             .await
         {
-            eprintln!("{} (a cancellation)", no.text);
+            tracing::warn!("{} (a cancellation)", no.text);
         }
     }
 

@@ -8,11 +8,12 @@
 //! - [`session`]: the signing layer — which envelope each MCP event
 //!   becomes (the genesis at `initialize`, request, result, events);
 //! - [`pin`]: tool-definition pinning (the `tools/list` digest);
-//! - [`trace_file`]: the append-only, crash-safe `--trace FILE`;
+//! - [`trace_file`]: the append-only, crash-safe `--trace FILE`
+//!   (herald-agent's, shared with the Python recorder);
 //! - [`jsonrpc`]: the JSON-RPC shapes the wrapper looks at and the
 //!   `herald/…` keys it adds to `_meta`;
 //! - [`recorder`]: where envelopes go: the trace file, and a conduit
-//!   (`--conduit`) that must acknowledge them first;
+//!   (`--conduit`) that must acknowledge them first (herald-agent's);
 //! - [`ledger`]: the session and the recorder behind one lock, and what
 //!   the client is told about each recorded envelope;
 //! - [`proxy`]: `herald mcp proxy` over stdio, the server a child or a URL;
@@ -31,11 +32,11 @@ pub mod ledger;
 mod own_stdio;
 pub mod pin;
 pub mod proxy;
-pub mod recorder;
 pub mod session;
 mod stdio;
-pub mod trace_file;
 pub mod upstream;
+
+pub use herald_agent::{recorder, trace_file};
 
 pub use pin::{PinCheck, PinError, ToolSet};
 pub use proxy::{ProxyConfig, ProxyError, run_stdio};

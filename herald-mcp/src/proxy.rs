@@ -152,7 +152,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
     } = config;
     let trace = TraceFile::open(&trace).map_err(ProxyError::Trace)?;
     if trace.recovered() > 0 {
-        eprintln!(
+        tracing::warn!(
             "herald-mcp: cut a torn last item ({} bytes) from the trace file",
             trace.recovered()
         );

@@ -28,9 +28,9 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value, to_value};
-use herald_core::{
-    BuildError, Envelope, EnvelopeBuilder, Kind, Scope, Sigil, SigilForm, SigningKey,
-};
+use herald_core::{BuildError, Envelope, EnvelopeBuilder, Kind, Sigil, SigilForm, SigningKey};
+
+use herald_agent::sandbox;
 
 use crate::pin::{TOOLS_ATTESTATION, ToolSet};
 
@@ -167,8 +167,8 @@ impl Session {
                 birth_attestation(&tool.public_key(), description, &[]),
             )
             .payload(Value::Map(birth_payload))
-            .sign(&tool)?
-            .cosign(&keys.sandbox, Scope::ToolSandbox, None)?;
+            .sign(&tool)?;
+        let birth = sandbox::cosign(&birth, &keys.sandbox)?;
 
         let mut payload = Map::new();
         payload.insert("mcp", Value::text("initialize"));
@@ -287,7 +287,7 @@ impl Session {
             .payload(Value::Map(payload))
             .sign(&self.tool)?;
         if sandboxed {
-            envelope = envelope.cosign(&self.keys.sandbox, Scope::ToolSandbox, None)?;
+            envelope = sandbox::cosign(&envelope, &self.keys.sandbox)?;
         }
         self.last = envelope.id();
         Ok(envelope)

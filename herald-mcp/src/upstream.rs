@@ -11,6 +11,7 @@ use std::ffi::OsString;
 use std::process::Stdio;
 use std::time::Duration;
 
+use herald_http::client::Url;
 use tokio::io::{AsyncRead, AsyncWrite};
 use tokio::process::{Child, Command};
 use tokio::task::JoinHandle;
@@ -38,12 +39,7 @@ impl Upstream {
     pub fn check(&self) -> Result<(), ProxyError> {
         match self {
             Self::Command(c) if c.is_empty() => Err(ProxyError::NoCommand),
-            Self::Url(url) => streamable::Endpoint::parse(url)
-                .map(drop)
-                .map_err(|reason| ProxyError::Url {
-                    url: url.clone(),
-                    reason,
-                }),
+            Self::Url(url) => parse(url).map(drop),
             Self::Command(_) => Ok(()),
         }
     }
@@ -62,6 +58,14 @@ pub(crate) enum Running {
     Child(Child),
     /// The bridge; `Ok(true)` when the upstream ended the session first.
     Bridge(JoinHandle<bool>),
+}
+
+/// `--upstream URL`, parsed.
+fn parse(url: &str) -> Result<Url, ProxyError> {
+    Url::parse(url).map_err(|e| ProxyError::Url {
+        url: url.to_owned(),
+        reason: e.to_string(),
+    })
 }
 
 /// Start the child or the bridge.
@@ -93,10 +97,7 @@ pub(crate) fn connect(upstream: &Upstream) -> Result<Connected, ProxyError> {
             })
         }
         Upstream::Url(url) => {
-            let endpoint = streamable::Endpoint::parse(url).map_err(|reason| ProxyError::Url {
-                url: url.clone(),
-                reason,
-            })?;
+            let endpoint = parse(url)?;
             let (write, bridge_in) = tokio::io::duplex(streamable::PIPE);
             let (bridge_out, read) = tokio::io::duplex(streamable::PIPE);
             Ok(Connected {

@@ -8,6 +8,7 @@
 //! `forbid(unsafe_code)`, so this crate forbids it like every library crate.
 #![forbid(unsafe_code)]
 
+mod agent;
 mod auditlog;
 mod envelope;
 mod errors;
@@ -28,6 +29,7 @@ fn _native(m: &Bound<'_, PyModule>) -> PyResult<()> {
     report::register(m)?;
     auditlog::register(m)?;
     receipt::register(m)?;
+    agent::register(m)?;
     m.add("PROTOCOL", herald_core::envelope::VERSION)?;
     Ok(())
 }

@@ -1,32 +1,26 @@
-//! A small blocking HTTP/1.1 client for `http://` URLs (loopback logs and
-//! witnesses): one request per connection, bounded in time and size.
+//! The client side of tlog-witness (C2SP tlog-witness v1.0.0,
+//! *add-checkpoint*) and blocking `GET`s of a log's or witness's resources,
+//! on herald-http's one client ([`herald_http::client::blocking`]),
+//! bounded in time and size.
 
-use std::io::{Read, Write};
-use std::net::{TcpStream, ToSocketAddrs};
 use std::time::Duration;
 
 use data_encoding::BASE64;
+use herald_http::client::{Client, Limits, Method, Request, Url, blocking};
 use herald_merkle::Hash;
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::{Note, NoteSignature, NoteVerifier};
 
-/// Connect and read timeout.
-const TIMEOUT: Duration = Duration::from_secs(10);
+pub use herald_http::client::Response;
 
-/// Largest response read (a full hash tile is 8 KiB, an entry bundle up to
+/// The bounds of every request: 10 s to connect, 30 s in all, and the
+/// largest resource read (a full hash tile is 8 KiB, an entry bundle up to
 /// 16 MiB).
-const MAX_RESPONSE: u64 = 17 * 1024 * 1024;
-
-/// An HTTP response.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Response {
-    /// The status code.
-    pub status: u16,
-    /// The `Content-Type`, if any.
-    pub content_type: Option<String>,
-    /// The body.
-    pub body: Vec<u8>,
-}
+const LIMITS: Limits = Limits {
+    connect_timeout: Duration::from_secs(10),
+    timeout: Duration::from_secs(30),
+    max_body: 17 * 1024 * 1024,
+};
 
 /// `GET url`: the body of a 200, else an error naming the status.
 pub fn get(url: &str) -> Result<Vec<u8>, String> {
@@ -37,93 +31,24 @@ pub fn get(url: &str) -> Result<Vec<u8>, String> {
     Ok(r.body)
 }
 
-/// One HTTP/1.1 request (`Connection: close`).
-pub fn request(method: &str, url: &str, body: Option<(&str, &[u8])>) -> Result<Response, String> {
-    let rest = url
-        .strip_prefix("http://")
-        .ok_or_else(|| format!("{url}: only http:// URLs"))?;
-    let (host, path) = match rest.find('/') {
-        Some(i) => (&rest[..i], &rest[i..]),
-        None => (rest, "/"),
-    };
-    let addr = host
-        .to_socket_addrs()
-        .map_err(|e| format!("{host}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{host}: no address"))?;
-    let mut stream =
-        TcpStream::connect_timeout(&addr, TIMEOUT).map_err(|e| format!("{host}: {e}"))?;
-    stream
-        .set_read_timeout(Some(TIMEOUT))
-        .and_then(|()| stream.set_write_timeout(Some(TIMEOUT)))
-        .map_err(|e| format!("{host}: {e}"))?;
-    let mut head = format!("{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
-    if let Some((ct, b)) = body {
-        head.push_str(&format!(
-            "Content-Type: {ct}\r\nContent-Length: {}\r\n",
-            b.len()
-        ));
+/// One HTTP/1.1 request (`Connection: close`), blocking; a body with its
+/// content type.
+pub fn request(
+    method: &str,
+    url: &str,
+    body: Option<(&'static str, &[u8])>,
+) -> Result<Response, String> {
+    let parsed = Url::parse(url).map_err(|e| format!("{url}: {e}"))?;
+    let method = Method::from_bytes(method.as_bytes()).map_err(|e| format!("{method}: {e}"))?;
+    let mut r = Request::new(method, parsed);
+    if let Some((content_type, bytes)) = body {
+        r = r.body(content_type, bytes.to_vec());
     }
-    head.push_str("\r\n");
-    stream
-        .write_all(head.as_bytes())
-        .and_then(|()| stream.write_all(body.map_or(&[][..], |(_, b)| b)))
-        .map_err(|e| format!("{url}: {e}"))?;
-    let mut raw = Vec::new();
-    stream
-        .take(MAX_RESPONSE)
-        .read_to_end(&mut raw)
-        .map_err(|e| format!("{url}: {e}"))?;
-    parse_response(&raw).ok_or_else(|| format!("{url}: malformed HTTP response"))
+    send(&r)
 }
 
-fn parse_response(raw: &[u8]) -> Option<Response> {
-    let split = raw.windows(4).position(|w| w == b"\r\n\r\n")?;
-    let head = core::str::from_utf8(&raw[..split]).ok()?;
-    let mut body = raw[split + 4..].to_vec();
-    let mut lines = head.split("\r\n");
-    let status = lines.next()?.split(' ').nth(1)?.parse().ok()?;
-    let mut content_type = None;
-    let mut length = None;
-    let mut chunked = false;
-    for l in lines {
-        let (k, v) = l.split_once(':')?;
-        let v = v.trim();
-        match k.to_ascii_lowercase().as_str() {
-            "content-type" => content_type = Some(v.to_owned()),
-            "content-length" => length = Some(v.parse::<usize>().ok()?),
-            "transfer-encoding" => chunked = v.eq_ignore_ascii_case("chunked"),
-            _ => {}
-        }
-    }
-    if chunked {
-        body = dechunk(&body)?;
-    } else if let Some(n) = length {
-        if body.len() < n {
-            return None;
-        }
-        body.truncate(n);
-    }
-    Some(Response {
-        status,
-        content_type,
-        body,
-    })
-}
-
-fn dechunk(mut raw: &[u8]) -> Option<Vec<u8>> {
-    let mut out = Vec::new();
-    loop {
-        let eol = raw.windows(2).position(|w| w == b"\r\n")?;
-        let size = core::str::from_utf8(&raw[..eol]).ok()?;
-        let size = usize::from_str_radix(size.split(';').next()?.trim(), 16).ok()?;
-        raw = &raw[eol + 2..];
-        if size == 0 {
-            return Some(out);
-        }
-        out.extend_from_slice(raw.get(..size)?);
-        raw = raw.get(size + 2..)?;
-    }
+fn send(request: &Request) -> Result<Response, String> {
+    blocking::send(&Client::new(LIMITS), request).map_err(|e| format!("{}: {e}", request.url()))
 }
 
 /// The add-checkpoint request body (tlog-witness): `old <size>`, the proof
@@ -161,13 +86,15 @@ pub fn add_checkpoint_from(
     old: u64,
     proof: impl Fn(u64) -> Result<Vec<Hash>, String>,
 ) -> Result<Vec<NoteSignature>, String> {
-    let url = format!("{}/add-checkpoint", prefix.trim_end_matches('/'));
+    let url = Url::parse(prefix)
+        .and_then(|u| u.join("/add-checkpoint"))
+        .map_err(|e| format!("{prefix}: {e}"))?;
     let text = checkpoint.note().to_text();
     let mut old = old.min(checkpoint.checkpoint().size());
     for _ in 0..2 {
         let path = if old == 0 { Vec::new() } else { proof(old)? };
         let body = add_checkpoint_body(old, &path, &text);
-        let r = request("POST", &url, Some(("text/plain", &body)))?;
+        let r = send(&Request::post(url.clone(), "text/plain", body))?;
         match r.status {
             200 => {
                 let signed = format!(
@@ -179,7 +106,7 @@ pub fn add_checkpoint_from(
                     Note::parse(signed.as_bytes()).map_err(|e| format!("witness answer: {e}"))?;
                 return Ok(note.signatures().to_vec());
             }
-            409 if r.content_type.as_deref() == Some(crate::witness::SIZE_MEDIA_TYPE) => {
+            409 if r.content_type() == Some(crate::witness::SIZE_MEDIA_TYPE) => {
                 let size = core::str::from_utf8(&r.body)
                     .ok()
                     .and_then(|s| s.strip_suffix('\n'))

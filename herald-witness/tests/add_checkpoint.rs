@@ -117,7 +117,7 @@ fn rollback_conflict_inconsistent_forbidden_unknown() {
     let small = checkpoint(&t, 10, &key).note().to_text();
     let r = post(&s, 0, &[], &small);
     assert_eq!(r.status, 409);
-    assert_eq!(r.content_type.as_deref(), Some(SIZE_MEDIA_TYPE));
+    assert_eq!(r.content_type(), Some(SIZE_MEDIA_TYPE));
     assert_eq!(r.body, b"20\n");
     assert_eq!(post(&s, 20, &[], &small).status, 400);
     let err =

@@ -12,8 +12,8 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
+use herald_agent::sender;
 use herald_conduit::client::{self, Response};
-use herald_conduit::sender;
 use herald_core::cbor::{Map, Value};
 use herald_core::{EnvelopeBuilder, EnvelopeRef, PublicKey, SigilForm, SigningKey, Status};
 use herald_verify::{InclusionProof, Keyring, Provenance, Receiver, Store, hex, receipt_by};
@@ -56,18 +56,19 @@ pub(crate) struct AgentArgs {
     timeout: u64,
 }
 
-/// The socket address of an `http://IP:PORT` URL.
+/// The socket address of an `http://IP:PORT` URL (no path).
 pub(crate) fn conduit_addr(url: &str) -> Result<SocketAddr, CliError> {
-    url.strip_prefix("http://")
-        .map(|rest| rest.trim_end_matches('/'))
-        .and_then(|a| a.parse().ok())
+    herald_http::client::Url::parse(url)
+        .ok()
+        .filter(|u| u.target() == "/" && u.authority().ends_with(&format!(":{}", u.port())))
+        .and_then(|u| Some(SocketAddr::new(u.host().parse().ok()?, u.port())))
         .ok_or_else(|| CliError::new(format!("--conduit: {url:?} is not http://IP:PORT")))
 }
 
 /// The conduit's published key (`/.well-known/herald-conduit`), the one
 /// its receipts and refusals are checked under (spec §5.2).
 pub(crate) async fn conduit_key(addr: SocketAddr) -> Result<PublicKey, CliError> {
-    sender::conduit_key(addr, REQUEST_TIMEOUT)
+    sender::conduit_key(&herald_http::client::Url::root(addr), REQUEST_TIMEOUT)
         .await
         .map_err(|e| CliError::new(e.to_string()))
 }
@@ -136,11 +137,16 @@ fn text_of(env: &EnvelopeRef<'_>) -> String {
 }
 
 /// Post one envelope: delivered only with the conduit's receipt (spec
-/// §5.2, herald-conduit's [`sender`]).
+/// §5.2, herald-agent's [`sender`]).
 async fn post(addr: SocketAddr, env: &[u8], conduit: &PublicKey) -> Result<(), CliError> {
-    sender::deliver(addr, env, conduit, REQUEST_TIMEOUT)
-        .await
-        .map_err(|e| CliError::new(format!("POST /v1/envelopes: {e}")))?;
+    sender::deliver(
+        &herald_http::client::Url::root(addr),
+        env,
+        conduit,
+        REQUEST_TIMEOUT,
+    )
+    .await
+    .map_err(|e| CliError::new(format!("POST /v1/envelopes: {e}")))?;
     Ok(())
 }
 

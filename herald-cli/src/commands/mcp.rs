@@ -165,6 +165,9 @@ impl ServerArgs {
 
 /// Run `herald mcp`.
 pub(crate) fn run(command: McpCommand) -> Result<ExitCode, CliError> {
+    // What the wrapper logs (a torn tail cut, an upstream gone, a session
+    // ended) goes to standard error, the message alone (logging.rs);
+    // standard output is the MCP client's.
     match command {
         McpCommand::Proxy(a) => proxy(a),
         McpCommand::Guard(a) => guard(a),

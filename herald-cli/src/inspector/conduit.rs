@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use herald_conduit::client::{self, Response};
 use herald_core::cbor::{ValueRef, decode};
+use herald_http::client::Url;
 use herald_verify::hex;
 
 /// Longest a send may take, connection to last byte.
@@ -12,39 +13,17 @@ const TIMEOUT: Duration = Duration::from_secs(15);
 
 /// `POST` `envelope` to `{base}/v1/envelopes`, `base` an `http://` URL.
 pub(crate) async fn post(base: &str, envelope: &[u8]) -> Result<Response, String> {
-    let (authority, prefix) = split_url(base)?;
-    let addr = tokio::net::lookup_host(authority.as_str())
-        .await
-        .map_err(|e| format!("{authority}: {e}"))?
-        .next()
-        .ok_or_else(|| format!("{authority}: no address"))?;
-    client::post(addr, &format!("{prefix}/v1/envelopes"), envelope, TIMEOUT)
+    let url = envelopes_url(base)?;
+    client::post_to(&url, envelope, TIMEOUT)
         .await
         .map_err(|e| format!("{base}: {e}"))
 }
 
-/// `http://HOST:PORT/PREFIX` → (`HOST:PORT`, `/PREFIX`); port 80 by default.
-fn split_url(base: &str) -> Result<(String, &str), String> {
-    let rest = base
-        .strip_prefix("http://")
-        .ok_or("the conduit URL must start with http:// (https is not supported here)")?;
-    let (authority, prefix) = match rest.find('/') {
-        Some(i) => (&rest[..i], rest[i..].trim_end_matches('/')),
-        None => (rest, ""),
-    };
-    if authority.is_empty() || authority.contains(['@', ' ', '?', '#']) {
-        return Err(format!("{base}: not a conduit URL"));
-    }
-    let has_port = match authority.rfind(']') {
-        Some(bracket) => authority[bracket..].contains(':'),
-        None => authority.contains(':'),
-    };
-    let authority = if has_port {
-        authority.to_owned()
-    } else {
-        format!("{authority}:80")
-    };
-    Ok((authority, prefix))
+/// `http://HOST[:PORT][/PREFIX]` + `/v1/envelopes`.
+fn envelopes_url(base: &str) -> Result<Url, String> {
+    Url::parse(base)
+        .and_then(|u| u.join("/v1/envelopes"))
+        .map_err(|e| format!("the conduit URL {base}: {e}"))
 }
 
 /// What the conduit answered, for the page: the status, the reasons header,
@@ -84,18 +63,23 @@ mod tests {
 
     #[test]
     fn conduit_urls() {
+        let target = |base| {
+            envelopes_url(base).map(|u| (u.authority().to_owned(), u.port(), u.target().to_owned()))
+        };
         assert_eq!(
-            split_url("http://127.0.0.1:8470"),
-            Ok(("127.0.0.1:8470".into(), ""))
+            target("http://127.0.0.1:8470"),
+            Ok(("127.0.0.1:8470".into(), 8470, "/v1/envelopes".into()))
         );
         assert_eq!(
-            split_url("http://localhost/c/"),
-            Ok(("localhost:80".into(), "/c"))
+            target("http://localhost/c/"),
+            Ok(("localhost".into(), 80, "/c/v1/envelopes".into()))
         );
-        assert_eq!(split_url("http://[::1]"), Ok(("[::1]:80".into(), "")));
-        assert_eq!(split_url("http://[::1]:9/"), Ok(("[::1]:9".into(), "")));
-        assert!(split_url("https://example.org").is_err());
-        assert!(split_url("http://user@host").is_err());
-        assert!(split_url("http:///v1").is_err());
+        assert_eq!(
+            target("http://[::1]"),
+            Ok(("[::1]".into(), 80, "/v1/envelopes".into()))
+        );
+        assert!(target("https://example.org").is_err_and(|e| e.contains("only http://")));
+        assert!(target("http://user@host").is_err());
+        assert!(target("http:///v1").is_err());
     }
 }

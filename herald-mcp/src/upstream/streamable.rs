@@ -24,14 +24,13 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use http_body_util::{BodyExt, Full};
-use hyper::body::{Bytes, Incoming};
-use hyper::header::{ACCEPT, CONTENT_TYPE, HOST, HeaderValue};
-use hyper::{Method, Request, Response, StatusCode, Uri};
-use hyper_util::rt::TokioIo;
+use herald_http::client::header::{ACCEPT, CONTENT_TYPE};
+use herald_http::client::{
+    Client, HeaderName, HeaderValue, Incoming, Limits, Method, Request, StatusCode, Streaming, Url,
+};
+use http_body_util::BodyExt;
 use serde_json::Value;
 use tokio::io::DuplexStream;
-use tokio::net::TcpStream;
 use tokio::sync::{mpsc, watch};
 use tokio::task::JoinSet;
 
@@ -57,8 +56,17 @@ const INTERNAL_ERROR: i64 = -32603;
 /// JSON-RPC "parse error".
 const PARSE_ERROR: i64 = -32700;
 
-/// Longest wait for a TCP connection to the upstream.
-const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+/// The bounds of each request: 10 s to connect, and the answer's head
+/// within [`ANSWER_TIMEOUT`] (its body is a stream: each message is
+/// bounded by [`MAX_MESSAGE`] as it comes).
+const LIMITS: Limits = Limits {
+    connect_timeout: Duration::from_secs(10),
+    timeout: ANSWER_TIMEOUT,
+    max_body: MAX_MESSAGE as usize,
+};
+/// Longest wait for the head of an answer (a tool call may run long
+/// before its server answers with a stream; the client cancels it).
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 /// Most of an error answer's body quoted to the client.
 const ERROR_BODY: usize = 512;
 /// Pause before the GET stream is opened again, and most tries in a row.
@@ -67,52 +75,9 @@ const GET_TRIES: u32 = 5;
 /// How often a closing bridge looks whether every request is answered.
 const CLOSING_TICK: Duration = Duration::from_millis(20);
 
-/// An `http://` URL, split for the requests.
-#[derive(Debug, Clone)]
-pub(crate) struct Endpoint {
-    url: Arc<str>,
-    /// `host:port` as given (the `Host` header).
-    authority: HeaderValue,
-    /// Host (without IPv6 brackets) and port to connect to.
-    host: String,
-    port: u16,
-    /// Path and query of the requests.
-    uri: Uri,
-}
-
-impl Endpoint {
-    /// `url`, or why it cannot be used.
-    pub(crate) fn parse(url: &str) -> Result<Self, String> {
-        if !url.contains("://") {
-            return Err("no scheme: give http://HOST:PORT/PATH".into());
-        }
-        let uri: Uri = url.parse().map_err(|e| format!("not a URL ({e})"))?;
-        match uri.scheme_str() {
-            Some("http") => {}
-            Some(_) => return Err("only http:// is supported (no TLS in this build)".into()),
-            None => return Err("no scheme: give http://HOST:PORT/PATH".into()),
-        }
-        let authority = uri.authority().ok_or("no host")?;
-        let host = authority.host();
-        let host = host
-            .strip_prefix('[')
-            .and_then(|h| h.strip_suffix(']'))
-            .unwrap_or(host)
-            .to_owned();
-        let path = uri.path_and_query().map_or("/", |p| p.as_str());
-        Ok(Self {
-            url: url.into(),
-            authority: HeaderValue::from_str(authority.as_str()).map_err(|e| e.to_string())?,
-            host,
-            port: authority.port_u16().unwrap_or(80),
-            uri: path.parse().map_err(|e| format!("bad path ({e})"))?,
-        })
-    }
-}
-
 /// The session as the bridge knows it, shared by its tasks.
 struct Session {
-    endpoint: Endpoint,
+    endpoint: Url,
     /// `Mcp-Session-Id`, once the server gave one.
     id: Mutex<Option<HeaderValue>>,
     /// `MCP-Protocol-Version`, once `initialize` was answered.
@@ -135,7 +100,7 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 /// Run the bridge until the wrapper has closed its side and every pending
 /// request is answered (at most [`EXIT_GRACE`] more), or until the
 /// upstream ends the session; whether it was the upstream that ended.
-pub(crate) async fn bridge(endpoint: Endpoint, from: DuplexStream, to: DuplexStream) -> bool {
+pub(crate) async fn bridge(endpoint: Url, from: DuplexStream, to: DuplexStream) -> bool {
     let (down, down_rx) = mpsc::unbounded_channel();
     let writer = tokio::spawn(stdio::writer(to, down_rx));
     let (lines_tx, mut lines) = mpsc::unbounded_channel();
@@ -180,9 +145,9 @@ pub(crate) async fn bridge(endpoint: Endpoint, from: DuplexStream, to: DuplexStr
             }
         }
         if closing.is_none() {
-            eprintln!(
+            tracing::warn!(
                 "herald-mcp: the streamable HTTP upstream {} ended the session",
-                session.endpoint.url
+                session.endpoint
             );
         }
     }
@@ -247,49 +212,24 @@ impl Session {
     }
 
     /// One request to the endpoint, on its own connection.
-    async fn send(
-        &self,
-        method: Method,
-        body: Option<Vec<u8>>,
-    ) -> Result<Response<Incoming>, String> {
-        let e = &self.endpoint;
-        let stream = tokio::time::timeout(
-            CONNECT_TIMEOUT,
-            TcpStream::connect((e.host.as_str(), e.port)),
-        )
-        .await
-        .map_err(|_| "no connection in time".to_owned())?
-        .map_err(|e| e.to_string())?;
-        let _ = stream.set_nodelay(true);
-        let (mut sender, connection) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
-            .await
-            .map_err(|e| e.to_string())?;
-        tokio::spawn(async move {
-            let _ = connection.await;
-        });
+    async fn send(&self, method: Method, body: Option<Vec<u8>>) -> Result<Streaming, String> {
         let accept = match method {
             Method::GET => EVENT_STREAM,
             _ => "application/json, text/event-stream",
         };
-        let mut request = Request::builder()
-            .method(method)
-            .uri(e.uri.clone())
-            .header(HOST, e.authority.clone())
-            .header(ACCEPT, accept);
+        let mut request = Request::new(method, self.endpoint.clone())
+            .header(ACCEPT, HeaderValue::from_static(accept));
         if let Some(id) = lock(&self.id).clone() {
-            request = request.header(SESSION, id);
+            request = request.header(HeaderName::from_static(SESSION), id);
         }
         if let Some(version) = lock(&self.version).clone() {
-            request = request.header(VERSION, version);
+            request = request.header(HeaderName::from_static(VERSION), version);
         }
-        if body.is_some() {
-            request = request.header(CONTENT_TYPE, "application/json");
+        if let Some(body) = body {
+            request = request.body("application/json", body);
         }
-        let request = request
-            .body(Full::new(Bytes::from(body.unwrap_or_default())))
-            .map_err(|e| e.to_string())?;
-        sender
-            .send_request(request)
+        Client::new(LIMITS)
+            .open(&request)
             .await
             .map_err(|e| e.to_string())
     }
@@ -369,7 +309,7 @@ impl Session {
     /// The messages of one answer (JSON or an SSE stream), each as it
     /// comes; whether the body came whole (not cut by a broken connection
     /// or an oversized message).
-    async fn deliver_body(&self, response: Response<Incoming>) -> bool {
+    async fn deliver_body(&self, response: Streaming) -> bool {
         let sse = response
             .headers()
             .get(CONTENT_TYPE)
@@ -387,13 +327,13 @@ impl Session {
             };
             if sse {
                 if events.push(&data, |message| self.deliver(message)).is_err() {
-                    eprintln!("herald-mcp: an SSE event longer than {MAX_MESSAGE} bytes");
+                    tracing::warn!("herald-mcp: an SSE event longer than {MAX_MESSAGE} bytes");
                     return false;
                 }
             } else {
                 json.extend_from_slice(&data);
                 if json.len() as u64 > MAX_MESSAGE {
-                    eprintln!("herald-mcp: an answer longer than {MAX_MESSAGE} bytes");
+                    tracing::warn!("herald-mcp: an answer longer than {MAX_MESSAGE} bytes");
                     return false;
                 }
             }
@@ -437,8 +377,8 @@ impl Session {
 
     /// A request that could not be posted: answered here.
     fn fail(&self, id: Option<&Value>, why: &str) {
-        let text = format!("herald-mcp: upstream {}: {why}", self.endpoint.url);
-        eprintln!("{text}");
+        let text = format!("herald-mcp: upstream {}: {why}", self.endpoint);
+        tracing::warn!("{text}");
         if let Some(id) = id {
             lock(&self.pending).remove(&jsonrpc::id_key(id));
             send_json(&self.down, &jsonrpc::error(id, INTERNAL_ERROR, &text));
@@ -548,23 +488,5 @@ mod tests {
         assert_eq!(events(&bytes), want);
         // An event without its blank line is not dispatched yet.
         assert!(events(&[b"data: {}\n"]).is_empty());
-    }
-
-    #[test]
-    fn endpoints_are_http_urls() {
-        let e = Endpoint::parse("http://127.0.0.1:3001/mcp?x=1").unwrap();
-        assert_eq!((e.host.as_str(), e.port), ("127.0.0.1", 3001));
-        assert_eq!(e.uri, "/mcp?x=1");
-        assert_eq!(e.authority, "127.0.0.1:3001");
-        let e = Endpoint::parse("http://[::1]/").unwrap();
-        assert_eq!((e.host.as_str(), e.port), ("::1", 80));
-        for (bad, says) in [
-            ("https://example.test/mcp", "only http://"),
-            ("127.0.0.1:9/mcp", "no scheme"),
-            ("http://[::1/mcp", "not a URL"),
-        ] {
-            let err = Endpoint::parse(bad).unwrap_err();
-            assert!(err.contains(says), "{bad}: {err}");
-        }
     }
 }

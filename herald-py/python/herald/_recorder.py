@@ -6,25 +6,11 @@ sink before the next is made; the keys never leave this object."""
 
 from __future__ import annotations
 
-import os
 import threading
-import time
 from typing import Any, Optional
 
-from ._native import Envelope, SigningKey, genesis, reply
-from .sink import FileSink, open_sink
-
-
-def _private_trace_file(path: str) -> None:
-    """Create the trace file ``path`` with mode 0600 unless it exists: a
-    trace holds what the agent said and was told, readable by its owner
-    only, as ``herald mcp proxy`` creates its trace (docs/mcp.md). An
-    existing file keeps its mode (its owner chose it)."""
-    try:
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:
-        return
-    os.close(fd)
+from ._native import Envelope, SigningKey, genesis, reply, sandbox_cosign
+from .sink import open_sink
 
 
 def temperature(value: Any) -> Optional[float]:
@@ -46,9 +32,8 @@ class TraceRecorder:
         self._key = key
         # Another key than the origin's, always (P13 duplicate_signer).
         self._sandbox = tool_sandbox_key if tool_sandbox_key is not None else SigningKey.generate()
+        # A trace file is created 0600 (FileSink: herald-agent's TraceFile).
         self.sink = open_sink(sink)
-        if isinstance(self.sink, FileSink):
-            _private_trace_file(self.sink.path)
         self._to = to
         self.lock = threading.RLock()
         self.head: Optional[Envelope] = None
@@ -121,10 +106,11 @@ class TraceRecorder:
             return self._emit(env)
 
     def tool_result(self, call: Envelope, payload: dict[str, Any]) -> Envelope:
-        """A tool's result, replying to its call, co-signed ``tool_sandbox``."""
+        """A tool's result, replying to its call, co-signed ``tool_sandbox``
+        without a ``ts`` (the rule of every HERALD recorder, PROFILE P5)."""
         with self.lock:
             env = reply(self._key, call, payload, to=self._to)
-            env = env.cosign(self._sandbox, "tool_sandbox", ts=int(time.time()))
+            env = sandbox_cosign(env, self._sandbox)
             self.head = self._emit(env)
             return self.head
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Protocol, Union
+from typing import Optional, Protocol, Union
 
-from ._native import Envelope, HeraldError, check_receipt, check_refusal, decode
+from ._native import ConduitSender, Envelope, TraceFile
 
 
 class Sink(Protocol):
@@ -22,24 +22,23 @@ class Sink(Protocol):
 
 class FileSink:
     """Append envelopes to a trace file (a CBOR sequence) that
-    ``herald verify FILE`` reads; each one is flushed and synced before
-    ``emit`` returns, so nothing emitted is lost with the process."""
+    ``herald verify FILE`` reads, through the same trace file as ``herald
+    mcp proxy --trace`` (herald-agent's ``TraceFile``): created 0600 (an
+    existing file keeps its mode), a torn last item left by a crash cut
+    when it is opened, a file that is not a trace refused, each envelope
+    written and synced before ``emit`` returns, a failed append rolled
+    back. The file is opened on the first ``emit``."""
 
     def __init__(self, path: Union[str, os.PathLike]) -> None:
         self.path = os.fspath(path)
         self._lock = threading.Lock()
+        self._file: Optional[TraceFile] = None
 
     def emit(self, envelope: Envelope) -> Envelope:
-        data = bytes(envelope)
         with self._lock:
-            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-            try:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(fd, view):]
-                os.fsync(fd)
-            finally:
-                os.close(fd)
+            if self._file is None:
+                self._file = TraceFile(self.path)
+            self._file.append(bytes(envelope))
         return envelope
 
     def __repr__(self) -> str:
@@ -85,68 +84,32 @@ class ConduitSink:
         if conduit_key is not None and len(conduit_key) != 32:
             raise ValueError("conduit_key must be the conduit's 32-byte public key")
         self.url = url.rstrip("/")
-        self._host = parsed.hostname
-        self._port = parsed.port or 80
-        self._prefix = parsed.path.rstrip("/")
-        self._timeout = timeout
-        self._key = bytes(conduit_key) if conduit_key is not None else None
+        # herald-agent's sender: the MCP proxy's --conduit, receipts and
+        # refusals checked by herald-verify, on herald-http's client (which
+        # also reads the pages of trace()).
+        self._sender = ConduitSender(self.url, timeout=timeout, conduit_key=conduit_key)
         self.indices: list[int] = []
-
-    def _request(self, method: str, path: str, body: bytes | None = None):
-        import http.client  # here, not at import: it costs ~50 ms to import
-
-        conn = http.client.HTTPConnection(self._host, self._port, timeout=self._timeout)
-        try:
-            headers = {"Content-Type": "application/cbor"} if body is not None else {}
-            conn.request(method, self._prefix + path, body=body, headers=headers)
-            resp = conn.getresponse()
-            return resp.status, dict(resp.getheaders()), resp.read()
-        except OSError as e:
-            raise ConduitError(0, "", f"conduit {self.url}: {method} {path}: {e}") from e
-        finally:
-            conn.close()
 
     @property
     def conduit_key(self) -> bytes:
         """The conduit's key its answers are checked under (given, or pinned
         from its well-known document on first use)."""
-        if self._key is None:
-            import json
-
+        try:
+            return self._sender.key()
+        except OSError as e:
             path = "/.well-known/herald-conduit"
-            status, _, body = self._request("GET", path)
-            try:
-                if status != 200:
-                    raise ValueError(f"status {status}")
-                key = bytes.fromhex(json.loads(body)["key"])
-                if len(key) != 32:
-                    raise ValueError("the key is not 32 bytes")
-            except (ValueError, KeyError, TypeError) as e:
-                raise ConduitError(status, "", f"conduit {self.url}{path}: no usable key: {e}") from e
-            self._key = key
-        return self._key
+            raise ConduitError(0, "", f"conduit {self.url}{path}: no usable key: {e}") from e
 
     def emit(self, envelope: Envelope) -> Envelope:
-        key = self.conduit_key
-        sent = bytes(envelope)
-        status, _headers, body = self._request("POST", "/v1/envelopes", sent)
+        status, forwarded, index, reason, signed, message = self._sender.deliver(bytes(envelope))
         where = f"conduit {self.url}: envelope {envelope.id_hex}"
-        if status == 201:
-            try:
-                answer = decode(body)
-                forwarded = answer["envelope"]
-                check_receipt(sent, forwarded, key)
-            except (HeraldError, KeyError, TypeError) as e:
-                raise ConduitError(status, "", f"{where} not delivered: a 201 that proves no delivery: {e}") from e
-            if isinstance(answer.get("index"), int):
-                self.indices.append(answer["index"])
+        if forwarded is not None:
+            if index is not None:
+                self.indices.append(index)
             return Envelope(forwarded)
-        try:
-            reason, _retry_after = check_refusal(envelope.id, body, key)
-        except HeraldError as e:
-            text = body[:200].decode("utf-8", "replace")
-            raise ConduitError(status, "", f"{where} not delivered: {status} {text!r}: {e}") from e
-        raise ConduitError(status, reason, f"{where} refused: {status} {reason}", signed=True)
+        if signed:
+            raise ConduitError(status, reason, f"{where} {message}", signed=True)
+        raise ConduitError(status, "", f"{where} not delivered: {message}")
 
     def trace(self, trace: bytes) -> bytes:
         """Every envelope of ``trace`` the conduit holds, as a CBOR sequence
@@ -157,10 +120,13 @@ class ConduitSink:
         cursor = 0
         while True:
             path = f"/v1/traces/{trace.hex()}?after={cursor}"
-            status, headers, body = self._request("GET", path)
+            try:
+                status, headers, body = self._sender.get(path)
+            except OSError as e:
+                raise ConduitError(0, "", f"conduit {self.url}: GET {path}: {e}") from e
             if status != 200:
                 raise ConduitError(status, "", f"GET /v1/traces/{trace.hex()}: {status}")
-            lowered = {k.lower(): v for k, v in headers.items()}
+            lowered = dict(headers)
             try:
                 following = int(lowered.get("herald-cursor", ""))
             except ValueError:

@@ -1,6 +1,6 @@
 //! A sender's side of `POST /v1/envelopes` (CONDUIT.md, spec §5.2
-//! *Neutrality*): what `herald agent` and the MCP proxy's `--conduit`
-//! count as delivered.
+//! *Neutrality*): what `herald agent`, the MCP proxy's `--conduit` and the
+//! Python `ConduitSink` count as delivered.
 //!
 //! The conduit's key comes from its `/.well-known/herald-conduit`
 //! ([`conduit_key`]), fetched once and pinned by the caller. An envelope
@@ -12,14 +12,12 @@
 //! any other answer is [`SendError::Unproven`]: not delivered.
 
 use std::fmt;
-use std::net::SocketAddr;
 use std::time::Duration;
 
 use herald_core::PublicKey;
 use herald_core::cbor::Value;
+use herald_http::client::{Client, ClientError, Limits, Request, Response, Url};
 use herald_verify::{ReceiptError, Refusal, check_forwarded, check_refusal};
-
-use crate::client::{self, ClientError};
 
 /// The conduit's well-known document (CONDUIT.md *Endpoints*).
 pub const WELL_KNOWN: &str = "/.well-known/herald-conduit";
@@ -74,12 +72,35 @@ impl fmt::Display for SendError {
 
 impl std::error::Error for SendError {}
 
-/// The key a conduit publishes in its well-known document (JSON `key`,
-/// hex).
-pub async fn conduit_key(addr: SocketAddr, timeout: Duration) -> Result<PublicKey, SendError> {
-    let r = client::get(addr, WELL_KNOWN, timeout)
-        .await
-        .map_err(SendError::Unreachable)?;
+/// Largest answer read: a `201` returns the envelope (at most 1 MiB, P1)
+/// with its receipt and proof.
+const MAX_ANSWER: usize = 2 << 20;
+
+/// `GET` or `POST` `path` under the conduit's URL, within `timeout`.
+async fn ask(
+    conduit: &Url,
+    path: &str,
+    envelope: Option<&[u8]>,
+    timeout: Duration,
+) -> Result<Response, SendError> {
+    let url = conduit.join(path).map_err(ClientError::Url);
+    let request = match envelope {
+        None => url.map(Request::get),
+        Some(e) => url.map(|u| Request::post(u, "application/cbor", e.to_vec())),
+    }
+    .map_err(SendError::Unreachable)?;
+    let client = Client::new(Limits {
+        connect_timeout: timeout,
+        timeout,
+        max_body: MAX_ANSWER,
+    });
+    client.send(&request).await.map_err(SendError::Unreachable)
+}
+
+/// The key a conduit (its base URL) publishes in its well-known document
+/// (JSON `key`, hex).
+pub async fn conduit_key(conduit: &Url, timeout: Duration) -> Result<PublicKey, SendError> {
+    let r = ask(conduit, WELL_KNOWN, None, timeout).await?;
     if r.status != 200 {
         return Err(SendError::NoKey(format!("status {}", r.status)));
     }
@@ -92,17 +113,16 @@ pub async fn conduit_key(addr: SocketAddr, timeout: Duration) -> Result<PublicKe
         .ok_or_else(|| SendError::NoKey("no valid key".into()))
 }
 
-/// `POST /v1/envelopes` of `envelope` to the conduit at `addr` whose key
-/// is `conduit`, and the answer checked (the module's rules).
+/// `POST /v1/envelopes` of `envelope` to the conduit at `url` (its base
+/// URL) whose key is `conduit`, and the answer checked (the module's
+/// rules).
 pub async fn deliver(
-    addr: SocketAddr,
+    url: &Url,
     envelope: &[u8],
     conduit: &PublicKey,
     timeout: Duration,
 ) -> Result<Delivered, SendError> {
-    let r = client::post(addr, "/v1/envelopes", envelope, timeout)
-        .await
-        .map_err(SendError::Unreachable)?;
+    let r = ask(url, "/v1/envelopes", Some(envelope), timeout).await?;
     let unproven = |why: String| SendError::Unproven {
         status: r.status,
         why,

@@ -1,12 +1,13 @@
-//! Where the trace goes (issue 19, item 6): the `--trace FILE` always, and
-//! with `--conduit URL` a conduit first (CONDUIT.md `POST /v1/envelopes`),
-//! which makes the wrapper a translator between MCP and HTTP (spec §5.1).
+//! Where a trace goes: the trace file always, and with a conduit (the MCP
+//! proxy's `--conduit URL`) the conduit first (CONDUIT.md `POST
+//! /v1/envelopes`), which makes the recorder a translator between its
+//! agent and HTTP (spec §5.1).
 //!
 //! With a conduit, an envelope counts as recorded once the conduit has
 //! acknowledged it with a `201` that returns it with a `conduit_receipt`
 //! verifying under the conduit's key (spec §5.2: senders that require
 //! non-repudiation of hand-off require the receipt; herald-conduit's
-//! [`sender`]): the conduit must be a relay. The key is the one given
+//! [`crate::sender`]): the conduit must be a relay. The key is the one given
 //! (`--conduit-key`), or else the one the conduit's
 //! `/.well-known/herald-conduit` names, fetched on first use and pinned
 //! for the life of the process. The file then gets the bytes the conduit
@@ -31,10 +32,11 @@ use std::net::SocketAddr;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use herald_conduit::sender::{self, SendError};
 use herald_core::{Envelope, PublicKey};
+use herald_http::client::Url;
 use tokio::sync::OnceCell;
 
+use crate::sender::{self, SendError};
 use crate::trace_file::{TraceFile, TraceFileError};
 
 /// How long one `POST /v1/envelopes` may take: the conduit answers within
@@ -116,30 +118,60 @@ pub enum Before {
 /// A conduit (`--conduit`) and the key its receipts are checked under.
 #[derive(Debug, Clone)]
 pub struct Conduit {
-    addr: SocketAddr,
+    url: Url,
     /// Given, or pinned from its well-known document on first use; shared
     /// by every session of the process.
     key: Arc<OnceCell<PublicKey>>,
+    /// Longest wait for each request.
+    timeout: Duration,
 }
 
 impl Conduit {
     /// The conduit at `addr`; `key` when given (`--conduit-key`), else
     /// pinned on first use.
     pub fn new(addr: SocketAddr, key: Option<PublicKey>) -> Self {
+        Self::at(Url::root(addr), key)
+    }
+
+    /// The conduit at `url` (its base URL: `http://HOST:PORT[/PREFIX]`);
+    /// `key` when given, else pinned on first use.
+    pub fn at(url: Url, key: Option<PublicKey>) -> Self {
+        Self::with_timeout(url, key, POST_TIMEOUT)
+    }
+
+    /// [`Conduit::at`], each request within `timeout`.
+    pub fn with_timeout(url: Url, key: Option<PublicKey>, timeout: Duration) -> Self {
         Self {
-            addr,
+            url,
             key: Arc::new(OnceCell::new_with(key)),
+            timeout,
         }
+    }
+
+    /// The conduit's base URL.
+    pub fn url(&self) -> &Url {
+        &self.url
+    }
+
+    /// The conduit's key: given, or fetched from its well-known document
+    /// and pinned.
+    pub async fn key(&self) -> Result<PublicKey, SendError> {
+        self.key
+            .get_or_try_init(|| sender::conduit_key(&self.url, self.timeout))
+            .await
+            .copied()
+    }
+
+    /// Post `envelope` and check the answer: its forwarded bytes once
+    /// delivered (the module's rules).
+    pub async fn send(&self, envelope: &[u8]) -> Result<sender::Delivered, SendError> {
+        let key = self.key().await?;
+        sender::deliver(&self.url, envelope, &key, self.timeout).await
     }
 
     /// Post `envelope`; its forwarded bytes once delivered (the module's rules).
     async fn deliver(&self, envelope: &Envelope) -> Result<Vec<u8>, RecordError> {
-        let key = self
-            .key
-            .get_or_try_init(|| sender::conduit_key(self.addr, POST_TIMEOUT))
-            .await
-            .map_err(|e| RecordError::Unreachable(e.to_string()))?;
-        match sender::deliver(self.addr, envelope.as_bytes(), key, POST_TIMEOUT).await {
+        match self.send(envelope.as_bytes()).await {
             Ok(delivered) => Ok(delivered.envelope),
             Err(SendError::Refused { status, refusal }) => Err(RecordError::Refused {
                 status,
@@ -206,9 +238,9 @@ impl Recorder {
         file.sync().map_err(RecordError::File)
     }
 
-    /// The trace file's length and how much of it is durable.
-    #[cfg(test)]
-    pub(crate) fn lengths(&self) -> (u64, u64) {
+    /// The trace file's length and how much of it is durable
+    /// (`fdatasync`ed): what a release-order check compares.
+    pub fn lengths(&self) -> (u64, u64) {
         let file = self.file.lock().unwrap_or_else(|p| p.into_inner());
         (file.len(), file.durable())
     }
