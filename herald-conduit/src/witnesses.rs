@@ -10,7 +10,7 @@
 //! This never blocks or fails a post: the rounds run on their own thread,
 //! which takes the notary lock only to read the checkpoint and a proof,
 //! never across a request. A witness that is down or answers wrongly is
-//! logged (standard error) and retried with a backoff (1 s doubling to
+//! logged (`tracing`) and retried with a backoff (1 s doubling to
 //! 30 s). A round's checkpoint is published once every witness has
 //! cosigned it, or after 5 s with the cosignatures it has (more are added
 //! as they come); only then does a newer checkpoint start a new round, so
@@ -227,7 +227,7 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
                     });
                 }
                 Ok(_) => {}
-                Err(e) => eprintln!("herald-conduit: witnesses: checkpoint: {e}"),
+                Err(e) => tracing::warn!(error = %e, "witnesses: cannot read the checkpoint"),
             }
         }
         let Some(r) = &mut round else { continue };
@@ -243,17 +243,18 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
             match submit(conduit, target, peer.cosigned, &r.checkpoint) {
                 Ok(line) => {
                     if peer.backoff > FIRST_BACKOFF {
-                        eprintln!("herald-conduit: witness {}: cosigning again", target.url);
+                        tracing::info!(witness = %target.url, "witness cosigning again");
                     }
                     peer.cosigned = r.checkpoint.checkpoint().size();
                     peer.line = Some(line);
                     peer.backoff = FIRST_BACKOFF;
                 }
                 Err(e) => {
-                    eprintln!(
-                        "herald-conduit: witness {}: {e}; retrying in {} s",
-                        target.url,
-                        peer.backoff.as_secs()
+                    tracing::warn!(
+                        witness = %target.url,
+                        error = %e,
+                        retry_s = peer.backoff.as_secs(),
+                        "witness failed; retrying"
                     );
                     peer.retry_at = Instant::now() + peer.backoff;
                     peer.backoff = (peer.backoff * 2).min(MAX_BACKOFF);
@@ -336,7 +337,7 @@ fn publish(conduit: &Conduit, cp: &SignedCheckpoint, lines: impl Iterator<Item =
     let mut note = cp.note().clone();
     for line in lines {
         if let Err(e) = note.push(line) {
-            eprintln!("herald-conduit: witnesses: {e}");
+            tracing::warn!(error = %e, "witnesses: a cosignature does not fit the note");
         }
     }
     if let Ok(mut p) = conduit.witnesses.published.lock() {
