@@ -26,6 +26,7 @@ use herald_tlog::note::{NoteSignature, NoteVerifier};
 use herald_witness::client;
 
 use crate::Conduit;
+use crate::local::SharedNotary;
 
 /// How often the round thread looks for a new tree head or a due retry
 /// when nothing nudges it.
@@ -105,6 +106,9 @@ impl WitnessTarget {
 #[derive(Debug)]
 pub(crate) struct Witnesses {
     targets: Vec<WitnessTarget>,
+    /// The log whose checkpoints they cosign (a local notary's; a fleet
+    /// does not submit to witnesses yet).
+    notary: Option<SharedNotary>,
     nudge: SyncSender<()>,
     rounds: Mutex<Option<Receiver<()>>>,
     /// The newest checkpoint submitted, with the cosignatures so far.
@@ -112,11 +116,13 @@ pub(crate) struct Witnesses {
 }
 
 impl Witnesses {
-    /// The witnesses of `targets` (none: the thread is never started).
-    pub(crate) fn new(targets: Vec<WitnessTarget>) -> Self {
+    /// The witnesses of `targets`, cosigning `notary`'s checkpoints (no
+    /// targets or no log: the thread is never started).
+    pub(crate) fn new(targets: Vec<WitnessTarget>, notary: Option<SharedNotary>) -> Self {
         let (nudge, rounds) = std::sync::mpsc::sync_channel(1);
         Self {
             targets,
+            notary,
             nudge,
             rounds: Mutex::new(Some(rounds)),
             published: Mutex::new(None),
@@ -143,7 +149,7 @@ impl Witnesses {
     pub(crate) fn spawn(
         conduit: &std::sync::Arc<Conduit>,
     ) -> std::io::Result<Option<std::thread::JoinHandle<()>>> {
-        if conduit.witnesses.targets.is_empty() || conduit.notary.is_none() {
+        if conduit.witnesses.targets.is_empty() || conduit.witnesses.notary.is_none() {
             return Ok(None);
         }
         let Some(rounds) = conduit
@@ -276,7 +282,7 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
 /// The notary's checkpoint of its latest tree head (`None` while the log
 /// is empty).
 fn latest_checkpoint(conduit: &Conduit) -> Result<Option<SignedCheckpoint>, String> {
-    let Some(notary) = &conduit.notary else {
+    let Some(notary) = &conduit.witnesses.notary else {
         return Ok(None);
     };
     let text = {
@@ -308,7 +314,7 @@ fn submit(
 ) -> Result<Vec<NoteSignature>, String> {
     let size = cp.checkpoint().size();
     let proof = |old: u64| {
-        let notary = conduit.notary.as_ref().ok_or("not a notary")?;
+        let notary = conduit.witnesses.notary.as_ref().ok_or("not a notary")?;
         let n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
         n.log()
             .tree()

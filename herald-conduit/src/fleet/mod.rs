@@ -19,9 +19,11 @@
 //!
 //! [`Receiver`]: herald_verify::Receiver
 
-pub mod log;
-pub mod schema;
-pub(crate) mod writer;
+mod backend;
+pub(crate) mod log;
+mod notify;
+pub(crate) mod schema;
+mod writer;
 
 use std::fmt;
 use std::future::Future;
@@ -33,19 +35,23 @@ use std::collections::HashMap;
 
 use tokio_postgres::{Client, NoTls, Statement, Transaction};
 
-use crate::mailbox::{RECIPIENT_LEN, Stored};
+use crate::backend::{RECIPIENT_LEN, Stored};
 use crate::page::{Entry, MAX_ENVELOPES, Page, Planner};
 
 /// Rows a page is planned from at most (CONDUIT.md *Bounded answers*).
 const PAGE_ROWS: u64 = MAX_ENVELOPES as u64;
 
 /// Connections shared by reads.
-pub const READ_CONNECTIONS: usize = 4;
+pub(crate) const READ_CONNECTIONS: usize = 4;
+
+/// How long a connection attempt may take when the URL sets no
+/// `connect_timeout`: an unreachable database fails work, never holds it.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Why the fleet database could not be used.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum FleetError {
+pub(crate) enum FleetError {
     /// The background runtime could not start.
     Runtime(std::io::Error),
     /// A database operation failed.
@@ -113,16 +119,25 @@ pub(crate) fn unbig(v: i64) -> u64 {
 }
 
 /// The fleet database, as one conduit uses it.
-pub struct Fleet {
+pub(crate) struct Fleet {
     /// Drives the connections; shut down in the background on drop (a
     /// runtime may not be dropped inside another's async context).
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
     url: String,
+    /// `url` parsed, with [`CONNECT_TIMEOUT`] unless it sets its own.
+    config: tokio_postgres::Config,
     reads: Vec<Mutex<Option<std::sync::Arc<Client>>>>,
     next: AtomicUsize,
     writer: Mutex<Option<Writer>>,
     pub(crate) log: log::FleetLog,
+    /// Live reception's rules (herald-verify), run over this database.
+    receiver: herald_verify::Receiver,
+    /// Whether this conduit is a notary: serves the log and takes its turn
+    /// as the sequencer.
+    notary: bool,
+    /// What the fleet's conduits notify (`LISTEN`).
+    signals: std::sync::Arc<notify::Signals>,
 }
 
 impl fmt::Debug for Fleet {
@@ -141,8 +156,15 @@ impl Drop for Fleet {
 
 impl Fleet {
     /// Connect to `url`, apply the migrations (refusing a newer schema),
-    /// and bind the database to `log_key` (refusing one bound to another).
-    pub fn open(url: &str, log_key: &herald_core::PublicKey) -> Result<Self, FleetError> {
+    /// and bind the database to `log_key` (refusing one bound to another);
+    /// `receiver` judges the posts, over this database; `notary`: this
+    /// conduit serves the log and may sequence it.
+    pub(crate) fn open(
+        url: &str,
+        log_key: &herald_core::PublicKey,
+        receiver: herald_verify::Receiver,
+        notary: bool,
+    ) -> Result<Self, FleetError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("herald-fleet")
@@ -150,14 +172,23 @@ impl Fleet {
             .build()
             .map_err(FleetError::Runtime)?;
         let handle = runtime.handle().clone();
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(FleetError::db("read the URL"))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
         let fleet = Self {
             runtime: Some(runtime),
             handle,
             url: url.to_owned(),
+            config,
             reads: (0..READ_CONNECTIONS).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
             writer: Mutex::new(None),
             log: log::FleetLog::new(),
+            receiver,
+            notary,
+            signals: std::sync::Arc::new(notify::Signals::new()),
         };
         fleet.block_on(async {
             let mut client = fleet.connect().await?;
@@ -179,6 +210,10 @@ impl Fleet {
             }
             Ok(())
         })?;
+        fleet.handle.spawn(notify::listen(
+            fleet.config.clone(),
+            std::sync::Arc::clone(&fleet.signals),
+        ));
         Ok(fleet)
     }
 
@@ -190,7 +225,9 @@ impl Fleet {
 
     /// A new connection, driven on this fleet's runtime.
     pub(crate) async fn connect(&self) -> Result<Client, FleetError> {
-        let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
+        let (client, connection) = self
+            .config
+            .connect(NoTls)
             .await
             .map_err(FleetError::db("connect"))?;
         self.handle.spawn(async move {
@@ -236,7 +273,7 @@ impl Fleet {
     }
 
     /// The 201 body first sent for `id`, if recorded.
-    pub(crate) async fn answer(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, FleetError> {
+    pub(crate) async fn first_body(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, FleetError> {
         let c = self.reader().await?;
         let row = c
             .query_opt("SELECT body FROM answers WHERE id = $1", &[&id.as_slice()])
@@ -346,6 +383,9 @@ impl Fleet {
         )
         .await
         .map_err(FleetError::db("record answers"))?;
+        c.batch_execute(&format!("NOTIFY {}", notify::ANSWERS))
+            .await
+            .map_err(FleetError::db("notify"))?;
         Ok(())
     }
 
