@@ -14,7 +14,7 @@ use crate::writer::{Committed, Job, Prepared, Step};
 
 impl Backend for Fleet {
     fn healthy(&self) -> Pending<'_, bool> {
-        Box::pin(std::future::ready(true))
+        Box::pin(self.reachable())
     }
 
     fn precheck<'b>(

@@ -48,6 +48,9 @@ pub(crate) const READ_CONNECTIONS: usize = 4;
 /// `connect_timeout`: an unreachable database fails work, never holds it.
 const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
+/// How long `/healthz` waits for the database to answer.
+const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
+
 /// Why the fleet database could not be used.
 #[derive(Debug)]
 #[non_exhaustive]
@@ -254,6 +257,31 @@ impl Fleet {
             *s = Some(std::sync::Arc::clone(&fresh));
         }
         Ok(fresh)
+    }
+
+    /// Whether the database answers now (`/healthz`; docs/conduit.md
+    /// *Storage failures*): a trivial query on a read connection, which a
+    /// connection lost is replaced for, within [`HEALTH_TIMEOUT`]. A
+    /// failure is logged, never shown.
+    pub(crate) async fn reachable(&self) -> bool {
+        let probe = async {
+            let c = self.reader().await?;
+            c.simple_query("SELECT 1")
+                .await
+                .map_err(FleetError::db("probe"))?;
+            Ok::<_, FleetError>(())
+        };
+        match tokio::time::timeout(HEALTH_TIMEOUT, probe).await {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the fleet database does not answer");
+                false
+            }
+            Err(_) => {
+                tracing::warn!("the fleet database does not answer in time");
+                false
+            }
+        }
     }
 
     /// The stored envelope with `id`.
