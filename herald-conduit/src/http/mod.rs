@@ -1,7 +1,11 @@
 //! The HTTP surface (CONDUIT.md *Endpoints*): routes, bodies, status codes;
-//! the notary's log in C2SP form is the child module [`tlog`].
+//! the notary's audit log is served by the child modules [`audit`] (P9)
+//! and [`tlog`] (its C2SP form).
 
+mod audit;
 mod tlog;
+
+use audit::audit_log;
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -10,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, HttpBody};
-use axum::extract::{Path, Query, RawQuery, Request, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -20,7 +24,7 @@ use tokio::sync::{Semaphore, oneshot};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::Conduit;
-use crate::backend::{AuditLog, Inclusion, recipient};
+use crate::backend::recipient;
 use crate::config::MAX_WAIT;
 use crate::head::{self, Head};
 use crate::page::{self, Page};
@@ -57,9 +61,9 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
         .route("/v1/envelopes/{id}", get(get_envelope))
         .route("/v1/inbox/{sigil}", get(inbox))
         .route("/v1/traces/{trace}", get(trace))
-        .route("/v1/sth", get(sth))
-        .route("/v1/proof/inclusion/{id}", get(inclusion))
-        .route("/v1/proof/consistency", get(consistency))
+        .route("/v1/sth", get(audit::sth))
+        .route("/v1/proof/inclusion/{id}", get(audit::inclusion))
+        .route("/v1/proof/consistency", get(audit::consistency))
         .route("/checkpoint", get(tlog::checkpoint))
         .route("/tile/{*path}", get(tlog::tile))
         .route("/.well-known/herald-conduit", get(well_known))
@@ -430,98 +434,6 @@ async fn trace(
     match app.conduit.backend.trace_page(trace, after, max_page).await {
         Ok(page) => paged(&app, &page),
         Err(e) => storage_problem(&e),
-    }
-}
-
-/// The audit log this conduit serves, or the `404` of one that keeps none.
-pub(crate) fn audit_log(c: &Conduit) -> Result<&dyn AuditLog, Box<Response>> {
-    c.backend.log().ok_or_else(|| Box::new(no_log()))
-}
-
-fn no_log() -> Response {
-    problem(
-        StatusCode::NOT_FOUND,
-        "not_a_notary",
-        "this conduit keeps no audit log",
-    )
-}
-
-/// The P1 bytes of `value`, or with `json` its CLI.md JSON form.
-fn audit_object(value: Vec<u8>, json: bool) -> Response {
-    if !json {
-        return cbor(StatusCode::OK, CBOR, value);
-    }
-    match herald_core::cbor::decode(&value) {
-        Ok(v) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            herald_verify::display::json(v),
-        )
-            .into_response(),
-        Err(e) => storage_problem(&e),
-    }
-}
-
-async fn sth(State(app): State<App>, RawQuery(q): RawQuery) -> Response {
-    let json = q.is_some_and(|q| q.split('&').any(|p| p == "json" || p.starts_with("json=")));
-    let log = match audit_log(&app.conduit) {
-        Ok(l) => l,
-        Err(r) => return *r,
-    };
-    match log.sth().await {
-        Err(e) => storage_problem(&e),
-        Ok(Some(s)) => audit_object(s.encode(), json),
-        Ok(None) => problem(
-            StatusCode::NOT_FOUND,
-            "empty_log",
-            "the log has no leaves yet",
-        ),
-    }
-}
-
-async fn inclusion(State(app): State<App>, Path(id): Path<String>) -> Response {
-    let id = match hash32(&id) {
-        Ok(id) => id,
-        Err(r) => return *r,
-    };
-    let log = match audit_log(&app.conduit) {
-        Ok(l) => l,
-        Err(r) => return *r,
-    };
-    match log.inclusion(id).await {
-        Ok(Inclusion::Proof(p)) => cbor(StatusCode::OK, CBOR, p.encode()),
-        Ok(Inclusion::Unknown) => {
-            problem(StatusCode::NOT_FOUND, "unknown_id", "no leaf with that id")
-        }
-        Ok(Inclusion::NotCovered) => problem(
-            StatusCode::NOT_FOUND,
-            "not_yet_covered",
-            "no tree head covers that leaf yet",
-        ),
-        Err(e) => storage_problem(&e),
-    }
-}
-
-async fn consistency(State(app): State<App>, Query(q): Query<HashMap<String, String>>) -> Response {
-    let log = match audit_log(&app.conduit) {
-        Ok(l) => l,
-        Err(r) => return *r,
-    };
-    let (from, to) = match (query_u64(&q, "from"), query_u64(&q, "to")) {
-        (Ok(Some(f)), Ok(t)) => (f, t),
-        (Ok(None), _) => {
-            return problem(StatusCode::BAD_REQUEST, "bad_query", "from is required");
-        }
-        (Err(r), _) | (_, Err(r)) => return *r,
-    };
-    let now = app.conduit.now();
-    let proof = match log.consistency(&app.conduit.key, from, to, now).await {
-        Ok(p) => p,
-        Err(e) => return storage_problem(&e),
-    };
-    match proof {
-        Ok(p) => cbor(StatusCode::OK, CBOR, p.encode()),
-        Err(e) => problem(StatusCode::BAD_REQUEST, "bad_sizes", &e),
     }
 }
 
