@@ -117,8 +117,10 @@ impl Signals {
 }
 
 /// Listen on the fleet's channels until the runtime that drives this
-/// task shuts down (the fleet is dropped).
+/// task shuts down (the fleet is dropped). A failure is logged once, not
+/// at every retry while the database stays away.
 pub(crate) async fn listen(config: tokio_postgres::Config, signals: std::sync::Arc<Signals>) {
+    let mut failing = false;
     loop {
         match config.connect(NoTls).await {
             Ok((client, mut connection)) => {
@@ -134,9 +136,16 @@ pub(crate) async fn listen(config: tokio_postgres::Config, signals: std::sync::A
                 let subscribe = async {
                     let sql = format!("LISTEN {LEAVES}; LISTEN {HEADS}; LISTEN {ANSWERS}");
                     if let Err(e) = client.batch_execute(&sql).await {
-                        tracing::warn!(error = %e, "fleet database: cannot listen");
+                        if !failing {
+                            tracing::warn!(error = %e, "fleet database: cannot listen");
+                        }
+                        failing = true;
                         return;
                     }
+                    if failing {
+                        tracing::info!("fleet database: listening again");
+                    }
+                    failing = false;
                     // Listening from now on: whatever came before is read
                     // again by the waiters.
                     signals.raise_all();
@@ -147,7 +156,12 @@ pub(crate) async fn listen(config: tokio_postgres::Config, signals: std::sync::A
                     () = subscribe => {}
                 }
             }
-            Err(e) => tracing::warn!(error = %e, "fleet database: cannot listen"),
+            Err(e) => {
+                if !failing {
+                    tracing::warn!(error = %e, "fleet database: cannot listen");
+                }
+                failing = true;
+            }
         }
         signals.raise_all();
         tokio::time::sleep(RETRY).await;
