@@ -95,6 +95,12 @@ pub(crate) trait Backend: Send + Sync {
     /// a tree head every `batch` (`--batch-ms`).
     fn idle_every(&self, batch: Duration) -> Duration;
 
+    /// Whether a batch may be received while the batches before it are
+    /// still being answered ([`crate::writer`]'s pipeline); else one
+    /// thread receives and answers each batch in turn, and the posts that
+    /// arrive meanwhile make the next batch larger.
+    fn overlap(&self) -> bool;
+
     /// Background work on a thread of its own until the conduit closes
     /// (a fleet's sequencer); returns at once when there is none.
     fn duty(&self, conduit: &Conduit);

@@ -54,6 +54,13 @@ impl Backend for Fleet {
         batch
     }
 
+    /// A fleet answers a batch once a head covers it: the next batch
+    /// gathers the posts meanwhile, one transaction (one WAL flush) for
+    /// more of them.
+    fn overlap(&self) -> bool {
+        false
+    }
+
     /// Sequencer duty (notary): sign a head as soon as any conduit of the
     /// fleet commits leaves (`notify::LEAVES`), re-sign it every `--batch-ms`,
     /// and try to take the sequencer's turn every `log::TAKEOVER_EVERY`

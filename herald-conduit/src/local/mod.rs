@@ -446,6 +446,11 @@ impl Backend for Local {
         batch
     }
 
+    /// The log's sync overlaps the next batch's commit.
+    fn overlap(&self) -> bool {
+        true
+    }
+
     fn duty(&self, _: &Conduit) {}
 
     fn envelope(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Stored>, Failure>> {

@@ -11,12 +11,17 @@
 //!    posts ([`Backend::answer`]). So a commit overlaps the logging of the
 //!    batches before it.
 //!
+//! A backend whose answers wait for more than its own log (a fleet's for a
+//! head any conduit may sign, [`Backend::overlap`]) runs both stages on one
+//! thread instead, one batch after the other.
+//!
 //! Batches reach the answer stage in commit order (the turn is held until
 //! the hand over), so leaf indices stay arrival numbers. No post is
 //! answered before its commit and its leaf are both durable.
 //!
 //! [`Backend::receive`]: crate::backend::Backend::receive
 //! [`Backend::answer`]: crate::backend::Backend::answer
+//! [`Backend::overlap`]: crate::backend::Backend::overlap
 
 use std::sync::mpsc::{Receiver, SyncSender};
 use std::sync::{Mutex, PoisonError};
@@ -36,6 +41,13 @@ type Turn = Mutex<Option<SyncSender<Committed>>>;
 /// Run the stages until every sender of `jobs` is gone.
 pub(crate) fn run(conduit: &Conduit, jobs: Receiver<Job>) {
     let jobs = &Mutex::new(jobs);
+    if !conduit.backend.overlap() {
+        // One stage: receive, then answer, on this thread.
+        let alone: &Turn = &Mutex::new(None);
+        receive_loop(conduit, jobs, &mut |b| accept(conduit, alone, b));
+        conduit.backend.close(conduit);
+        return;
+    }
     let (to_log, committed) = std::sync::mpsc::sync_channel::<Committed>(LOG_QUEUE);
     let turn: &Turn = &Mutex::new(None);
     std::thread::scope(|scope| {
