@@ -19,6 +19,7 @@ use herald_verify::{ConsistencyProof, InclusionProof, Prechecked, SignedTreeHead
 
 use crate::Conduit;
 use crate::page::Page;
+use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{Committed, Job, Prepared, Step};
 
 /// A future a backend answers with (boxed: the trait is object safe).
@@ -26,24 +27,6 @@ pub(crate) type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A failure of the storage: logged, never sent.
 pub(crate) type Failure = String;
-
-/// Bytes of the key hash that name a recipient (the short sigil form's).
-pub(crate) const RECIPIENT_LEN: usize = 10;
-
-/// A recipient's inbox key: the first [`RECIPIENT_LEN`] bytes of its key
-/// hash, the same for every form of the sigil (P2).
-pub(crate) fn recipient(sigil: &herald_core::Sigil) -> Option<[u8; RECIPIENT_LEN]> {
-    sigil.hash_prefix().get(..RECIPIENT_LEN)?.try_into().ok()
-}
-
-/// One stored envelope.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Stored {
-    /// Its arrival number (its leaf index, notary).
-    pub(crate) arrival: u64,
-    /// The envelope as forwarded.
-    pub(crate) bytes: Vec<u8>,
-}
 
 /// What `GET /v1/proof/inclusion/{id}` finds.
 pub(crate) enum Inclusion {

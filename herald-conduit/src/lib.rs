@@ -33,6 +33,7 @@ pub mod page;
 mod rate;
 pub mod refusal;
 pub mod sender;
+mod stored;
 pub mod witnesses;
 mod writer;
 

@@ -20,8 +20,8 @@ use std::time::Instant;
 
 use herald_verify::Prechecked;
 
-use crate::backend::RECIPIENT_LEN;
 use crate::config::Config;
+use crate::stored::RECIPIENT_LEN;
 
 /// Most sender buckets kept (each ~60 bytes with its map slot).
 pub(crate) const MAX_SENDERS: usize = 65_536;

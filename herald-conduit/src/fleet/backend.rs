@@ -8,8 +8,9 @@ use herald_verify::{ConsistencyProof, Prechecked, SignedTreeHead, StoreError};
 
 use super::{Fleet, ReadState, writer};
 use crate::Conduit;
-use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending, RECIPIENT_LEN, Stored};
+use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
 use crate::page::Page;
+use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{Committed, Job, Prepared, Step};
 
 impl Backend for Fleet {

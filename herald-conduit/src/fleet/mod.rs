@@ -43,8 +43,8 @@ use herald_verify::StoreError;
 
 use tokio_postgres::{Client, NoTls};
 
-use crate::backend::{RECIPIENT_LEN, Stored};
 use crate::page::{Entry, MAX_ENVELOPES, Page, Planner};
+use crate::stored::{RECIPIENT_LEN, Stored};
 
 /// Rows a page is planned from at most (CONDUIT.md *Bounded answers*).
 const PAGE_ROWS: u64 = MAX_ENVELOPES as u64;

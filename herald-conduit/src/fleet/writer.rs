@@ -17,8 +17,8 @@ use herald_verify::{EnvelopeReport, Leaf, Prechecked, SignedTreeHead};
 
 use super::{Fleet, FleetError, TxnState, Writer, big, notify, unbig};
 use crate::Conduit;
-use crate::backend::{RECIPIENT_LEN, Stored};
 use crate::refusal::Refusal;
+use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{self, Committed, Job, Outcome, Prepared, Step, Txn};
 
 /// How long a conduit waits for a tree head before it looks again without

@@ -24,11 +24,11 @@ use tokio::sync::{Semaphore, oneshot};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::Conduit;
-use crate::backend::recipient;
 use crate::config::MAX_WAIT;
 use crate::head::{self, Head};
 use crate::page::{self, Page};
 use crate::refusal::Refusal;
+use crate::stored::recipient;
 use crate::writer::{self, Job, Outcome, Queue};
 
 /// Bytes read past `--max-body` at most, so that the head of an oversize

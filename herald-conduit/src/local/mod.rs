@@ -24,9 +24,10 @@ use herald_verify::{
     StoreError,
 };
 
-use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending, RECIPIENT_LEN, Stored};
+use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
 use crate::page::Page;
 use crate::refusal::Refusal;
+use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{self, Committed, Job, Outcome, Prepared, Step, Txn};
 use crate::{Conduit, Config, OpenError};
 

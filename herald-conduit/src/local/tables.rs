@@ -22,8 +22,8 @@
 //! - `conduit_probe`: empty but while a repair proves that a post fits
 //!   (`store`).
 
-use crate::backend::{RECIPIENT_LEN, Stored};
 use crate::page::{Entry, Page, Planner};
+use crate::stored::{RECIPIENT_LEN, Stored};
 use herald_verify::{Store, StoreError};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 

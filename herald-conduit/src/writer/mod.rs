@@ -22,8 +22,8 @@ use herald_verify::{EnvelopeReport, InclusionProof, Prechecked, StoreError};
 use tokio::sync::oneshot;
 
 use crate::Conduit;
-use crate::backend::{RECIPIENT_LEN, Stored, recipient};
 use crate::refusal::Refusal;
+use crate::stored::{RECIPIENT_LEN, Stored, recipient};
 
 pub(crate) use pipeline::run;
 
