@@ -11,8 +11,8 @@
 
 use std::str::FromStr;
 
-use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::Layer as _;
+use tracing_subscriber::filter::{LevelFilter, Targets};
 use tracing_subscriber::layer::SubscriberExt;
 use tracing_subscriber::util::SubscriberInitExt;
 

@@ -111,9 +111,9 @@ fn main() -> ExitCode {
     notice::set_quiet(cli.quiet);
     logging::init(
         match &cli.command {
-            Command::Conduit(_)
-            | Command::Witness(_)
-            | Command::Agent(_) => logging::Verbosity::Service,
+            Command::Conduit(_) | Command::Witness(_) | Command::Agent(_) => {
+                logging::Verbosity::Service
+            }
             Command::Mcp(_) => logging::Verbosity::Wrapper,
             Command::Inspect(a) if a.serve => logging::Verbosity::Service,
             _ => logging::Verbosity::OneShot,

@@ -9,52 +9,46 @@
 //! its leaf is synced to the log before the 201 is sent.
 //!
 //! The notary's log is also served in C2SP form (`GET /checkpoint`,
-//! `GET /tile/...`, module `tlog`) through herald-tlog, so tlog-tiles clients
+//! `GET /tile/...`, module `http::tlog`) through herald-tlog, so tlog-tiles clients
 //! and tlog-witness witnesses read it with no HERALD-specific code; with
 //! `--witness`, each new checkpoint is submitted to the witnesses and
 //! served with their cosignatures ([`witnesses`]).
 //!
-//! Storage has two backends: the redb store in the state directory (the
-//! default) and, with [`Config::store`], a PostgreSQL database shared by a
-//! fleet of conduits ([`fleet`], issue 22), over which the same
+//! Storage is a `Backend` (module `backend`) of two kinds: the redb store
+//! in the state directory (module `local`, the default) and, with
+//! [`Config::store`], a PostgreSQL database shared by a fleet of conduits
+//! (module `fleet`; docs/conduit.md *Fleet*), over which the same
 //! [`Receiver`] rules run through herald-verify's `LiveState`.
 #![forbid(unsafe_code)]
 
+mod backend;
 pub mod client;
 pub mod config;
-pub mod fleet;
+mod fleet;
 mod head;
 mod http;
-pub mod mailbox;
+mod local;
 pub mod metrics;
-pub mod notary;
 pub mod page;
 mod rate;
 pub mod refusal;
-mod storage;
-mod tlog;
+mod stored;
 pub mod witnesses;
 mod writer;
 
 use std::fmt;
 use std::future::Future;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
 
 use herald_core::SigningKey;
-use herald_verify::{Clock, FileError, Keyring, Receiver, Store, StoreError, SystemClock};
+use herald_verify::{Clock, FileError, Keyring, Receiver, StoreError, SystemClock};
 use tokio::sync::watch;
 
 pub use config::{Config, Roles};
 pub use refusal::Refusal;
 
-use mailbox::Reader;
-use notary::Notary;
-
-/// The store's owner name (herald-verify [`Store`]).
-pub const STORE_OWNER: &str = "herald-conduit";
-/// The store file in the state directory.
-pub const STORE_FILE: &str = "conduit.redb";
+use backend::Backend;
 
 /// Why a conduit could not open its state.
 #[derive(Debug)]
@@ -69,7 +63,7 @@ pub enum OpenError {
     /// `--origin` is not a valid C2SP origin and key name.
     Origin(String),
     /// The fleet database (`--store postgres://...`).
-    Fleet(fleet::FleetError),
+    Fleet(String),
 }
 
 impl fmt::Display for OpenError {
@@ -86,17 +80,14 @@ impl fmt::Display for OpenError {
 
 impl std::error::Error for OpenError {}
 
-/// An open conduit: its key, its receiver and store, its log.
+/// An open conduit: its key, its backend, its front door's limits.
 pub struct Conduit {
     config: Config,
     key: SigningKey,
-    /// The receiver and its store, reopened after a storage failure.
-    live: storage::Live,
+    /// Where accepted envelopes are kept: the redb store in the state
+    /// directory, or the fleet's PostgreSQL database.
+    backend: Arc<dyn Backend>,
     clock: Box<dyn Clock>,
-    notary: Option<Mutex<Notary>>,
-    /// The fleet database, with `--store postgres://...` (then `notary`
-    /// is `None`: the log is the fleet's).
-    fleet: Option<fleet::Fleet>,
     deliveries: watch::Sender<u64>,
     closing: watch::Sender<bool>,
     metrics: metrics::Metrics,
@@ -117,7 +108,6 @@ impl fmt::Debug for Conduit {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Conduit")
             .field("config", &self.config)
-            .field("live", &self.live)
             .finish_non_exhaustive()
     }
 }
@@ -125,7 +115,8 @@ impl fmt::Debug for Conduit {
 impl Conduit {
     /// Open (or create) the conduit's state in `config.state`, verifying
     /// with `keyring` and the keys births teach (P7); with `notary`, open
-    /// the log and append the leaves a crash left out.
+    /// the log and append the leaves a crash left out; with `config.store`,
+    /// connect to the fleet's database instead.
     pub fn open(config: Config, key: SigningKey, keyring: Keyring) -> Result<Self, OpenError> {
         let origin = match &config.origin {
             Some(o) => o.clone(),
@@ -136,42 +127,31 @@ impl Conduit {
         };
         herald_tlog::NoteVerifier::ed25519(&origin, key.public_key())
             .map_err(|e| OpenError::Origin(e.to_string()))?;
-        herald_verify::create_private_dir(&config.state).map_err(OpenError::State)?;
-        let store = Store::open_or_create(config.state.join(STORE_FILE), STORE_OWNER)
-            .map_err(OpenError::Store)?;
-        mailbox::create_tables(&store).map_err(OpenError::Store)?;
+        let store = local::open_store(&config.state)?;
+        // CONDUIT.md revision 3: the origin first (docs/conduit.md).
+        let receiver = Receiver::new(store, keyring.clone()).with_origin_first(true);
         let clock: Box<dyn Clock> = Box::new(SystemClock);
-        let fleet = match &config.store {
+        let (backend, notary): (Arc<dyn Backend>, _) = match &config.store {
             Some(url) => {
-                Some(fleet::Fleet::open(url, &key.public_key()).map_err(OpenError::Fleet)?)
+                let fleet =
+                    fleet::Fleet::open(url, &key.public_key(), receiver, config.roles.notary)
+                        .map_err(|e| OpenError::Fleet(e.to_string()))?;
+                (Arc::new(fleet), None)
             }
-            None => None,
-        };
-        let notary = if config.roles.notary && fleet.is_none() {
-            let reader = Reader::new(&store).map_err(OpenError::Store)?;
-            Some(Mutex::new(
-                Notary::open(&config.log_dir(), &key, &reader, clock.now())
-                    .map_err(OpenError::Log)?,
-            ))
-        } else {
-            None
+            None => {
+                let local = local::Local::open(&config, &key, receiver, keyring, clock.now())?;
+                let notary = local.notary();
+                (Arc::new(local), notary)
+            }
         };
         let limits = rate::Limiter::new(&config);
         let sender_max_body = sender_max_body(&config, &key);
         Ok(Self {
-            witnesses: witnesses::Witnesses::new(config.witnesses.clone()),
-            live: storage::Live::new(
-                // CONDUIT.md revision 3: the origin first (docs/conduit.md).
-                Receiver::new(store, keyring.clone()).with_origin_first(true),
-                keyring,
-                config.state.join(STORE_FILE),
-                config.max_body,
-            ),
+            witnesses: witnesses::Witnesses::new(config.witnesses.clone(), notary),
+            backend,
             config,
             key,
             clock,
-            notary,
-            fleet,
             deliveries: watch::Sender::new(0),
             closing: watch::Sender::new(false),
             metrics: metrics::Metrics::default(),
@@ -198,130 +178,9 @@ impl Conduit {
         &self.origin
     }
 
-    /// The receiver and its store (replay cache and the conduit's
-    /// tables), for one piece of work: an error while the store is being
-    /// reopened after a storage failure (docs/conduit.md *Storage
-    /// failures*).
-    pub fn receiver(&self) -> Result<Arc<Receiver>, StoreError> {
-        self.live.get()
-    }
-
-    /// `f` over a read view of the store.
-    pub fn read<T>(
-        &self,
-        f: impl FnOnce(&Reader<'_>) -> Result<T, StoreError>,
-    ) -> Result<T, StoreError> {
-        let receiver = self.receiver()?;
-        let reader = Reader::new(receiver.store())?;
-        f(&reader)
-    }
-
-    /// Whether the conduit takes work: not shutting down, and its store
-    /// not being reopened (`/healthz`).
-    pub fn healthy(&self) -> bool {
-        self.accepting.load(Ordering::SeqCst) && self.live.healthy()
-    }
-
     /// Now, Unix seconds.
     fn now(&self) -> u64 {
         self.clock.now()
-    }
-
-    /// Sign a fresh tree head when the last is a batch interval old.
-    fn refresh_tree_head(&self) {
-        if let Some(f) = &self.fleet
-            && self.config.roles.notary
-        {
-            let _ = f.sequence(&self.key, self.now(), self.config.batch);
-        }
-        if let Some(n) = &self.notary
-            && let Ok(mut n) = n.lock()
-        {
-            let _ = n.sign(&self.key, self.now());
-        }
-    }
-
-    /// Whether the envelope that arrived `arrival`-th may be acknowledged
-    /// as far as the log goes: no notary, or its leaf is under the latest
-    /// signed tree head (so durable: the head is signed after the sync).
-    fn signed_over(&self, arrival: u64) -> bool {
-        match &self.notary {
-            None => true,
-            Some(n) => n
-                .lock()
-                .is_ok_and(|n| n.sth().is_some_and(|s| s.size() > arrival)),
-        }
-    }
-
-    /// The 201 body of the envelope that arrived `arrival`-th: (notary)
-    /// with its inclusion proof against `head`, else the latest head.
-    fn created_body(
-        &self,
-        arrival: u64,
-        forwarded: Vec<u8>,
-        head: Option<&herald_verify::SignedTreeHead>,
-    ) -> Vec<u8> {
-        let Some(notary) = &self.notary else {
-            return writer::body(forwarded, None, None);
-        };
-        let leaf = herald_core::EnvelopeRef::decode(&forwarded)
-            .ok()
-            .map(|e| herald_verify::Leaf::from_envelope(&e));
-        let proof = notary
-            .lock()
-            .ok()
-            .and_then(|n| match head {
-                Some(h) => n.inclusion_under(arrival, leaf, h).ok().flatten(),
-                None => n.inclusion(arrival, leaf).ok().flatten(),
-            })
-            .map(|p| p.to_value());
-        writer::body(forwarded, Some(arrival), proof)
-    }
-
-    /// The first 201 body of the stored envelope `id`, rebuilt (spec §11.3):
-    /// none without a notary (the body is the stored envelope); with one,
-    /// against the first head that answered its leaf, recorded in the store
-    /// or (the writer) in `pending`, or the body a conduit before
-    /// `conduit_heads` recorded. `None` when the envelope is not stored or
-    /// not yet answered.
-    fn first_answer(
-        &self,
-        reader: &Reader<'_>,
-        id: &[u8; 32],
-        pending: Option<&dyn Fn(u64) -> Option<herald_verify::SignedTreeHead>>,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        match reader.envelope(id)? {
-            Some(stored) => self.first_answer_of(reader, id, &stored, pending),
-            None => Ok(None),
-        }
-    }
-
-    /// [`Conduit::first_answer`] of `stored`, the envelope `id` as read
-    /// already.
-    fn first_answer_of(
-        &self,
-        reader: &Reader<'_>,
-        id: &[u8; 32],
-        stored: &mailbox::Stored,
-        pending: Option<&dyn Fn(u64) -> Option<herald_verify::SignedTreeHead>>,
-    ) -> Result<Option<Vec<u8>>, StoreError> {
-        if self.notary.is_none() {
-            return Ok(Some(self.created_body(
-                stored.arrival,
-                stored.bytes.clone(),
-                None,
-            )));
-        }
-        if let Some(body) = reader.answer(id)? {
-            return Ok(Some(body));
-        }
-        // Every recorded head is older (smaller) than every pending one:
-        // the pending heads are recorded all at once.
-        let head = match reader.head_covering(stored.arrival)? {
-            Some((_, wire)) => herald_verify::SignedTreeHead::decode(&wire).ok(),
-            None => pending.and_then(|p| p(stored.arrival)),
-        };
-        Ok(head.map(|h| self.created_body(stored.arrival, stored.bytes.clone(), Some(&h))))
     }
 }
 
@@ -369,6 +228,12 @@ pub async fn serve(
             .name("herald-conduit-writer".into())
             .spawn(move || writer::run(&conduit, jobs))?
     };
+    let duty = {
+        let conduit = Arc::clone(&conduit);
+        std::thread::Builder::new()
+            .name("herald-conduit-duty".into())
+            .spawn(move || conduit.backend.duty(&conduit))?
+    };
     let witnesses = witnesses::Witnesses::spawn(&conduit)?;
     let app = http::router(Arc::clone(&conduit), queue);
     let closing = Arc::clone(&conduit);
@@ -385,6 +250,7 @@ pub async fn serve(
     .await;
     // The router (and with it the queue) is gone: the writer drains and ends.
     let _ = tokio::task::spawn_blocking(move || writer.join()).await;
+    let _ = tokio::task::spawn_blocking(move || duty.join()).await;
     if let Some(w) = witnesses {
         let _ = tokio::task::spawn_blocking(move || w.join()).await;
     }

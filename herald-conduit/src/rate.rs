@@ -21,7 +21,7 @@ use std::time::Instant;
 use herald_verify::Prechecked;
 
 use crate::config::Config;
-use crate::mailbox::RECIPIENT_LEN;
+use crate::stored::RECIPIENT_LEN;
 
 /// Most sender buckets kept (each ~60 bytes with its map slot).
 pub(crate) const MAX_SENDERS: usize = 65_536;

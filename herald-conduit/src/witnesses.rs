@@ -10,7 +10,7 @@
 //! This never blocks or fails a post: the rounds run on their own thread,
 //! which takes the notary lock only to read the checkpoint and a proof,
 //! never across a request. A witness that is down or answers wrongly is
-//! logged (standard error) and retried with a backoff (1 s doubling to
+//! logged (`tracing`) and retried with a backoff (1 s doubling to
 //! 30 s). A round's checkpoint is published once every witness has
 //! cosigned it, or after 5 s with the cosignatures it has (more are added
 //! as they come); only then does a newer checkpoint start a new round, so
@@ -26,6 +26,7 @@ use herald_tlog::note::{NoteSignature, NoteVerifier};
 use herald_witness::client;
 
 use crate::Conduit;
+use crate::local::SharedNotary;
 
 /// How often the round thread looks for a new tree head or a due retry
 /// when nothing nudges it.
@@ -105,6 +106,9 @@ impl WitnessTarget {
 #[derive(Debug)]
 pub(crate) struct Witnesses {
     targets: Vec<WitnessTarget>,
+    /// The log whose checkpoints they cosign (a local notary's; a fleet
+    /// does not submit to witnesses yet).
+    notary: Option<SharedNotary>,
     nudge: SyncSender<()>,
     rounds: Mutex<Option<Receiver<()>>>,
     /// The newest checkpoint submitted, with the cosignatures so far.
@@ -112,11 +116,13 @@ pub(crate) struct Witnesses {
 }
 
 impl Witnesses {
-    /// The witnesses of `targets` (none: the thread is never started).
-    pub(crate) fn new(targets: Vec<WitnessTarget>) -> Self {
+    /// The witnesses of `targets`, cosigning `notary`'s checkpoints (no
+    /// targets or no log: the thread is never started).
+    pub(crate) fn new(targets: Vec<WitnessTarget>, notary: Option<SharedNotary>) -> Self {
         let (nudge, rounds) = std::sync::mpsc::sync_channel(1);
         Self {
             targets,
+            notary,
             nudge,
             rounds: Mutex::new(Some(rounds)),
             published: Mutex::new(None),
@@ -143,7 +149,7 @@ impl Witnesses {
     pub(crate) fn spawn(
         conduit: &std::sync::Arc<Conduit>,
     ) -> std::io::Result<Option<std::thread::JoinHandle<()>>> {
-        if conduit.witnesses.targets.is_empty() || conduit.notary.is_none() {
+        if conduit.witnesses.targets.is_empty() || conduit.witnesses.notary.is_none() {
             return Ok(None);
         }
         let Some(rounds) = conduit
@@ -227,7 +233,7 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
                     });
                 }
                 Ok(_) => {}
-                Err(e) => eprintln!("herald-conduit: witnesses: checkpoint: {e}"),
+                Err(e) => tracing::warn!(error = %e, "witnesses: cannot read the checkpoint"),
             }
         }
         let Some(r) = &mut round else { continue };
@@ -243,17 +249,18 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
             match submit(conduit, target, peer.cosigned, &r.checkpoint) {
                 Ok(line) => {
                     if peer.backoff > FIRST_BACKOFF {
-                        eprintln!("herald-conduit: witness {}: cosigning again", target.url);
+                        tracing::info!(witness = %target.url, "witness cosigning again");
                     }
                     peer.cosigned = r.checkpoint.checkpoint().size();
                     peer.line = Some(line);
                     peer.backoff = FIRST_BACKOFF;
                 }
                 Err(e) => {
-                    eprintln!(
-                        "herald-conduit: witness {}: {e}; retrying in {} s",
-                        target.url,
-                        peer.backoff.as_secs()
+                    tracing::warn!(
+                        witness = %target.url,
+                        error = %e,
+                        retry_s = peer.backoff.as_secs(),
+                        "witness failed; retrying"
                     );
                     peer.retry_at = Instant::now() + peer.backoff;
                     peer.backoff = (peer.backoff * 2).min(MAX_BACKOFF);
@@ -275,7 +282,7 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
 /// The notary's checkpoint of its latest tree head (`None` while the log
 /// is empty).
 fn latest_checkpoint(conduit: &Conduit) -> Result<Option<SignedCheckpoint>, String> {
-    let Some(notary) = &conduit.notary else {
+    let Some(notary) = &conduit.witnesses.notary else {
         return Ok(None);
     };
     let text = {
@@ -307,7 +314,7 @@ fn submit(
 ) -> Result<Vec<NoteSignature>, String> {
     let size = cp.checkpoint().size();
     let proof = |old: u64| {
-        let notary = conduit.notary.as_ref().ok_or("not a notary")?;
+        let notary = conduit.witnesses.notary.as_ref().ok_or("not a notary")?;
         let n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
         n.log()
             .tree()
@@ -336,7 +343,7 @@ fn publish(conduit: &Conduit, cp: &SignedCheckpoint, lines: impl Iterator<Item =
     let mut note = cp.note().clone();
     for line in lines {
         if let Err(e) = note.push(line) {
-            eprintln!("herald-conduit: witnesses: {e}");
+            tracing::warn!(error = %e, "witnesses: a cosignature does not fit the note");
         }
     }
     if let Ok(mut p) = conduit.witnesses.published.lock() {

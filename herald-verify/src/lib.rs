@@ -82,13 +82,13 @@ pub use live::store::{Claim, MAX_OWNER, STORE_FORMAT, Store, StoreError};
 pub use live::{CACHE_WINDOW, Clock, PRECHECK_CHUNK, Prechecked, Receiver, SystemClock};
 
 // The audit log (P9): the log, its objects, its files.
+pub use auditlog::c2sp::covers as policy_covers;
 pub use auditlog::checkpoint::{CHECKPOINT_FILE as LOG_CHECKPOINT_FILE, SLOT as CHECKPOINT_SLOT};
 pub use auditlog::file::{
     CONFIG_FILE as LOG_CONFIG_FILE, DATA_FILE as LOG_DATA_FILE, KEY_FILE as LOG_KEY_FILE,
 };
 pub use auditlog::leaf::{CONSENT_ATTESTATION, MAX_LEAF_LEN};
 pub use auditlog::proof::{EnvelopeMismatch, MAX_PROOF_LEN};
-pub use auditlog::c2sp::covers as policy_covers;
 pub use auditlog::{
     Appended, AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log,
     LogError, MAX_PATH as MAX_PROOF_PATH, Recovery, SignedTreeHead, SthError, TreeHead,

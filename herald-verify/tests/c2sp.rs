@@ -11,8 +11,8 @@ use herald_tlog::note::{Note, NoteError};
 use herald_tlog::policy::Policy;
 use herald_tlog::tile::TileId;
 use herald_tlog::tiles::{FetchError, TileReader};
-use herald_verify::{Leaf, Log, TreeHead, policy_covers};
 use herald_verify::LogPolicy;
+use herald_verify::{Leaf, Log, TreeHead, policy_covers};
 use sha2::{Digest, Sha256};
 
 const ORIGIN: &str = "example.test/herald/log";

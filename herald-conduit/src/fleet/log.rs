@@ -23,10 +23,10 @@ use tokio_postgres::Client;
 use super::{Fleet, FleetError, big, unbig};
 
 /// The advisory lock key of the log's sequencer.
-pub const SEQUENCER_LOCK: i64 = 0x4845_5241_4c44_0002; // "HERALD" · 2
+pub(crate) const SEQUENCER_LOCK: i64 = 0x4845_5241_4c44_0002; // "HERALD" · 2
 
 /// How often a conduit that is not the sequencer tries to become it.
-const TAKEOVER_EVERY: Duration = Duration::from_millis(200);
+pub(crate) const TAKEOVER_EVERY: Duration = Duration::from_millis(200);
 
 /// Leaves read per query while extending a tree.
 const LEAVES_PER_READ: i64 = 4096;
@@ -101,8 +101,8 @@ async fn extend(c: &Client, tree: &mut Tree, upto: Option<u64>) -> Result<(), Fl
 }
 
 impl Fleet {
-    /// Sequencer duty, called by the writer thread after each batch and
-    /// between batches: become the sequencer if nobody is (advisory lock),
+    /// Sequencer duty, called after each batch and whenever leaves are
+    /// committed (`Backend::duty`): become the sequencer if nobody is (advisory lock),
     /// and as the sequencer sign a head over every committed leaf when the
     /// log grew, or re-sign the head when it is `refresh` old.
     pub(crate) fn sequence(
@@ -177,6 +177,10 @@ impl Fleet {
                 )
                 .await
                 .map_err(FleetError::db("store a tree head"))?;
+            client
+                .batch_execute(&format!("NOTIFY {}", super::notify::HEADS))
+                .await
+                .map_err(FleetError::db("notify"))?;
             Ok(Some(size))
         });
         match result {

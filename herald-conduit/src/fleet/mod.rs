@@ -11,7 +11,11 @@
 //! leaves appended in it, and (module [`log`]) one sequencer at a time
 //! signing tree heads under a PostgreSQL advisory lock.
 //!
-//! Connections: the writer and the sequencer each own one (a transaction
+//! The rules' reads and writes of this database: [`state`]; the
+//! accepting transaction: [`writer`]; notifications between the
+//! conduits: [`notify`]; the conduit's view of it: [`backend`].
+//!
+//! Connections: the writer, the sequencer and the listener each own one (a transaction
 //! and a session advisory lock need a connection of their own); reads
 //! share [`READ_CONNECTIONS`] more, round robin, each pipelining the
 //! queries of many requests (tokio-postgres clients are shared by
@@ -19,33 +23,46 @@
 //!
 //! [`Receiver`]: herald_verify::Receiver
 
-pub mod log;
-pub mod schema;
-pub(crate) mod writer;
+mod backend;
+pub(crate) mod log;
+mod notify;
+pub(crate) mod schema;
+mod state;
+mod writer;
+
+pub(crate) use state::{ReadState, Statements, TxnState, Writer};
 
 use std::fmt;
 use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
-use herald_verify::{Claim, IdentityKey, LiveState, StoreError};
 use std::collections::HashMap;
 
-use tokio_postgres::{Client, NoTls, Statement, Transaction};
+use herald_verify::StoreError;
 
-use crate::mailbox::{RECIPIENT_LEN, Stored};
+use tokio_postgres::{Client, NoTls};
+
 use crate::page::{Entry, MAX_ENVELOPES, Page, Planner};
+use crate::stored::{RECIPIENT_LEN, Stored};
 
 /// Rows a page is planned from at most (CONDUIT.md *Bounded answers*).
 const PAGE_ROWS: u64 = MAX_ENVELOPES as u64;
 
 /// Connections shared by reads.
-pub const READ_CONNECTIONS: usize = 4;
+pub(crate) const READ_CONNECTIONS: usize = 4;
+
+/// How long a connection attempt may take when the URL sets no
+/// `connect_timeout`: an unreachable database fails work, never holds it.
+const CONNECT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
+
+/// How long `/healthz` waits for the database to answer.
+const HEALTH_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(2);
 
 /// Why the fleet database could not be used.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum FleetError {
+pub(crate) enum FleetError {
     /// The background runtime could not start.
     Runtime(std::io::Error),
     /// A database operation failed.
@@ -113,16 +130,25 @@ pub(crate) fn unbig(v: i64) -> u64 {
 }
 
 /// The fleet database, as one conduit uses it.
-pub struct Fleet {
+pub(crate) struct Fleet {
     /// Drives the connections; shut down in the background on drop (a
     /// runtime may not be dropped inside another's async context).
     runtime: Option<tokio::runtime::Runtime>,
     handle: tokio::runtime::Handle,
     url: String,
+    /// `url` parsed, with [`CONNECT_TIMEOUT`] unless it sets its own.
+    config: tokio_postgres::Config,
     reads: Vec<Mutex<Option<std::sync::Arc<Client>>>>,
     next: AtomicUsize,
     writer: Mutex<Option<Writer>>,
     pub(crate) log: log::FleetLog,
+    /// Live reception's rules (herald-verify), run over this database.
+    receiver: herald_verify::Receiver,
+    /// Whether this conduit is a notary: serves the log and takes its turn
+    /// as the sequencer.
+    notary: bool,
+    /// What the fleet's conduits notify (`LISTEN`).
+    signals: std::sync::Arc<notify::Signals>,
 }
 
 impl fmt::Debug for Fleet {
@@ -141,8 +167,15 @@ impl Drop for Fleet {
 
 impl Fleet {
     /// Connect to `url`, apply the migrations (refusing a newer schema),
-    /// and bind the database to `log_key` (refusing one bound to another).
-    pub fn open(url: &str, log_key: &herald_core::PublicKey) -> Result<Self, FleetError> {
+    /// and bind the database to `log_key` (refusing one bound to another);
+    /// `receiver` judges the posts, over this database; `notary`: this
+    /// conduit serves the log and may sequence it.
+    pub(crate) fn open(
+        url: &str,
+        log_key: &herald_core::PublicKey,
+        receiver: herald_verify::Receiver,
+        notary: bool,
+    ) -> Result<Self, FleetError> {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(2)
             .thread_name("herald-fleet")
@@ -150,14 +183,23 @@ impl Fleet {
             .build()
             .map_err(FleetError::Runtime)?;
         let handle = runtime.handle().clone();
+        let mut config: tokio_postgres::Config =
+            url.parse().map_err(FleetError::db("read the URL"))?;
+        if config.get_connect_timeout().is_none() {
+            config.connect_timeout(CONNECT_TIMEOUT);
+        }
         let fleet = Self {
             runtime: Some(runtime),
             handle,
             url: url.to_owned(),
+            config,
             reads: (0..READ_CONNECTIONS).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
             writer: Mutex::new(None),
             log: log::FleetLog::new(),
+            receiver,
+            notary,
+            signals: std::sync::Arc::new(notify::Signals::new()),
         };
         fleet.block_on(async {
             let mut client = fleet.connect().await?;
@@ -179,6 +221,10 @@ impl Fleet {
             }
             Ok(())
         })?;
+        fleet.handle.spawn(notify::listen(
+            fleet.config.clone(),
+            std::sync::Arc::clone(&fleet.signals),
+        ));
         Ok(fleet)
     }
 
@@ -190,7 +236,9 @@ impl Fleet {
 
     /// A new connection, driven on this fleet's runtime.
     pub(crate) async fn connect(&self) -> Result<Client, FleetError> {
-        let (client, connection) = tokio_postgres::connect(&self.url, NoTls)
+        let (client, connection) = self
+            .config
+            .connect(NoTls)
             .await
             .map_err(FleetError::db("connect"))?;
         self.handle.spawn(async move {
@@ -219,6 +267,31 @@ impl Fleet {
         Ok(fresh)
     }
 
+    /// Whether the database answers now (`/healthz`; docs/conduit.md
+    /// *Storage failures*): a trivial query on a read connection, which a
+    /// connection lost is replaced for, within [`HEALTH_TIMEOUT`]. A
+    /// failure is logged, never shown.
+    pub(crate) async fn reachable(&self) -> bool {
+        let probe = async {
+            let c = self.reader().await?;
+            c.simple_query("SELECT 1")
+                .await
+                .map_err(FleetError::db("probe"))?;
+            Ok::<_, FleetError>(())
+        };
+        match tokio::time::timeout(HEALTH_TIMEOUT, probe).await {
+            Ok(Ok(())) => true,
+            Ok(Err(e)) => {
+                tracing::warn!(error = %e, "the fleet database does not answer");
+                false
+            }
+            Err(_) => {
+                tracing::warn!("the fleet database does not answer in time");
+                false
+            }
+        }
+    }
+
     /// The stored envelope with `id`.
     pub(crate) async fn envelope(&self, id: &[u8; 32]) -> Result<Option<Stored>, FleetError> {
         let c = self.reader().await?;
@@ -236,7 +309,7 @@ impl Fleet {
     }
 
     /// The 201 body first sent for `id`, if recorded.
-    pub(crate) async fn answer(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, FleetError> {
+    pub(crate) async fn first_body(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, FleetError> {
         let c = self.reader().await?;
         let row = c
             .query_opt("SELECT body FROM answers WHERE id = $1", &[&id.as_slice()])
@@ -346,6 +419,9 @@ impl Fleet {
         )
         .await
         .map_err(FleetError::db("record answers"))?;
+        c.batch_execute(&format!("NOTIFY {}", notify::ANSWERS))
+            .await
+            .map_err(FleetError::db("notify"))?;
         Ok(())
     }
 
@@ -369,215 +445,6 @@ impl Fleet {
                 error: e,
             }
             .to_string(),
-        }
-    }
-}
-
-/// The lifecycle record of `who`, read outside any transaction.
-async fn read_record(
-    c: &Client,
-    who: &IdentityKey,
-) -> Result<Option<Vec<u8>>, tokio_postgres::Error> {
-    Ok(c.query_opt(
-        "SELECT record FROM lifecycle WHERE identity = $1",
-        &[&who.as_slice()],
-    )
-    .await?
-    .map(|r| r.get(0)))
-}
-
-/// The precheck's view of the fleet: lifecycle records as last committed,
-/// read without a lock ([`herald_verify::Receiver::precheck_all`]); the
-/// accepting transaction checks again if a record changed meanwhile.
-pub(crate) struct ReadState<'f> {
-    pub(crate) fleet: &'f Fleet,
-}
-
-impl LiveState for ReadState<'_> {
-    fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
-        let f = self.fleet;
-        f.block_on(async {
-            let c = f.reader().await.map_err(|e| StoreError::Backend {
-                name: f.name(),
-                operation: "lifecycle read",
-                detail: e.to_string(),
-            })?;
-            read_record(&c, who)
-                .await
-                .map_err(f.store_error("lifecycle read"))
-        })
-    }
-
-    fn save_record(&mut self, _: &IdentityKey, _: &[u8], _: &[[u8; 32]]) -> Result<(), StoreError> {
-        Err(self.read_only())
-    }
-
-    fn claim(&mut self, _: &[u8; 32], _: &[u8; 16], _: u64, _: u64) -> Result<Claim, StoreError> {
-        Err(self.read_only())
-    }
-
-    fn contains(&mut self, _: &[u8; 32], _: &[u8; 16], _: u64) -> Result<bool, StoreError> {
-        Err(self.read_only())
-    }
-
-    fn corrupted(&self, detail: String) -> StoreError {
-        StoreError::Backend {
-            name: self.fleet.name(),
-            operation: "lifecycle read",
-            detail,
-        }
-    }
-}
-
-impl ReadState<'_> {
-    fn read_only(&self) -> StoreError {
-        StoreError::Backend {
-            name: self.fleet.name(),
-            operation: "precheck",
-            detail: "the precheck only reads".into(),
-        }
-    }
-}
-
-/// The accepting transaction as live reception sees it. It holds the
-/// `arrivals` row lock (taken first), so every read here sees every
-/// earlier acceptance of the fleet and no other acceptance interleaves.
-pub(crate) struct TxnState<'f, 't, 'c> {
-    pub(crate) fleet: &'f Fleet,
-    pub(crate) txn: &'t Transaction<'c>,
-    pub(crate) stmts: &'t mut Statements,
-}
-
-impl TxnState<'_, '_, '_> {
-    /// `sql`, prepared once per connection.
-    pub(crate) fn stmt(&mut self, sql: &'static str) -> Result<Statement, tokio_postgres::Error> {
-        self.stmts.get(self.fleet, self.txn, sql)
-    }
-}
-
-/// The writer connection's prepared statements: a statement given as text
-/// costs a round trip to prepare on every use; these are prepared once.
-#[derive(Default)]
-pub(crate) struct Statements(HashMap<&'static str, Statement>);
-
-impl Statements {
-    /// `sql`, prepared on `txn`'s connection the first time.
-    pub(crate) fn get(
-        &mut self,
-        fleet: &Fleet,
-        txn: &Transaction<'_>,
-        sql: &'static str,
-    ) -> Result<Statement, tokio_postgres::Error> {
-        if let Some(s) = self.0.get(sql) {
-            return Ok(s.clone());
-        }
-        let s = fleet.block_on(txn.prepare(sql))?;
-        self.0.insert(sql, s.clone());
-        Ok(s)
-    }
-}
-
-/// The writer's connection and its prepared statements.
-pub(crate) struct Writer {
-    pub(crate) client: Client,
-    pub(crate) stmts: Statements,
-}
-
-const RECORD_FOR_UPDATE: &str = "SELECT record FROM lifecycle WHERE identity = $1 FOR UPDATE";
-const SAVE_RECORD: &str = "INSERT INTO lifecycle (identity, record) VALUES ($1, $2) \
-     ON CONFLICT (identity) DO UPDATE SET record = EXCLUDED.record";
-const SAVE_MOLT: &str = "INSERT INTO molts (id, identity) VALUES ($1, $2) ON CONFLICT DO NOTHING";
-/// Fresh: inserted, or an entry past its retention replaced. Replayed: the
-/// pair is held (no row comes back, nothing written).
-const CLAIM: &str = "INSERT INTO replay (signer, nonce, retain_until) VALUES ($1, $2, $3) \
-     ON CONFLICT (signer, nonce) DO UPDATE SET retain_until = EXCLUDED.retain_until \
-     WHERE replay.retain_until < $4 RETURNING 1";
-const CONTAINS: &str =
-    "SELECT 1 FROM replay WHERE signer = $1 AND nonce = $2 AND retain_until >= $3";
-
-impl LiveState for TxnState<'_, '_, '_> {
-    fn record(&mut self, who: &IdentityKey) -> Result<Option<Vec<u8>>, StoreError> {
-        let f = self.fleet;
-        let st = self
-            .stmt(RECORD_FOR_UPDATE)
-            .map_err(f.store_error("lifecycle read"))?;
-        let row = f
-            .block_on(self.txn.query_opt(&st, &[&who.as_slice()]))
-            .map_err(f.store_error("lifecycle read"))?;
-        Ok(row.map(|r| r.get(0)))
-    }
-
-    fn save_record(
-        &mut self,
-        who: &IdentityKey,
-        record: &[u8],
-        molts: &[[u8; 32]],
-    ) -> Result<(), StoreError> {
-        let f = self.fleet;
-        let err = f.store_error("lifecycle write");
-        let save = self.stmt(SAVE_RECORD).map_err(&err)?;
-        let molt = self.stmt(SAVE_MOLT).map_err(&err)?;
-        let txn = self.txn;
-        f.block_on(async {
-            txn.execute(&save, &[&who.as_slice(), &record]).await?;
-            for id in molts {
-                txn.execute(&molt, &[&id.as_slice(), &who.as_slice()])
-                    .await?;
-            }
-            Ok(())
-        })
-        .map_err(err)
-    }
-
-    fn claim(
-        &mut self,
-        signer: &[u8; 32],
-        nonce: &[u8; 16],
-        retain_until: u64,
-        now: u64,
-    ) -> Result<Claim, StoreError> {
-        let f = self.fleet;
-        let st = self.stmt(CLAIM).map_err(f.store_error("claim"))?;
-        let row = f
-            .block_on(self.txn.query_opt(
-                &st,
-                &[
-                    &signer.as_slice(),
-                    &nonce.as_slice(),
-                    &big(retain_until),
-                    &big(now),
-                ],
-            ))
-            .map_err(f.store_error("claim"))?;
-        Ok(if row.is_some() {
-            Claim::Fresh
-        } else {
-            Claim::Replayed
-        })
-    }
-
-    fn contains(
-        &mut self,
-        signer: &[u8; 32],
-        nonce: &[u8; 16],
-        now: u64,
-    ) -> Result<bool, StoreError> {
-        let f = self.fleet;
-        let st = self.stmt(CONTAINS).map_err(f.store_error("claim lookup"))?;
-        let row = f
-            .block_on(
-                self.txn
-                    .query_opt(&st, &[&signer.as_slice(), &nonce.as_slice(), &big(now)]),
-            )
-            .map_err(f.store_error("claim lookup"))?;
-        Ok(row.is_some())
-    }
-
-    fn corrupted(&self, detail: String) -> StoreError {
-        StoreError::Backend {
-            name: self.fleet.name(),
-            operation: "lifecycle read",
-            detail,
         }
     }
 }

@@ -14,7 +14,7 @@ pub(crate) const MIGRATIONS: &[(i32, &str)] =
     &[(1, include_str!("../../migrations/0001_fleet.sql"))];
 
 /// The schema version this code writes and reads.
-pub const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 1;
 
 /// Advisory lock key held (per transaction) while migrating.
 const MIGRATE_LOCK: i64 = 0x4845_5241_4c44_0001; // "HERALD" · 1

@@ -12,37 +12,35 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use herald_core::{EnvelopeRef, Status};
-use herald_verify::Leaf;
+use herald_core::EnvelopeRef;
+use herald_verify::{EnvelopeReport, Leaf, Prechecked, SignedTreeHead};
 
-use super::{Fleet, FleetError, TxnState, Writer, big, unbig};
+use super::{Fleet, FleetError, TxnState, Writer, big, notify, unbig};
 use crate::Conduit;
-use crate::mailbox::{self, Stored};
 use crate::refusal::Refusal;
-use crate::writer::{self, Job, Outcome, Prepared, Step};
+use crate::stored::{RECIPIENT_LEN, Stored};
+use crate::writer::{self, Committed, Job, Outcome, Prepared, Step, Txn};
 
-/// How often a conduit waiting for a tree head (or an answer) looks again.
-const POLL: Duration = Duration::from_millis(5);
+/// How long a conduit waits for a tree head before it looks again without
+/// a notification, and tries to take the sequencer's turn: the sequencer
+/// may be gone (`log::TAKEOVER_EVERY`).
+const HEAD_PATIENCE: Duration = Duration::from_millis(200);
 
-/// Answer every post of `batch` after [`accept`]: for a notary once a
-/// tree head covers the batch, with inclusion proofs.
-pub(crate) fn answer(
-    conduit: &Conduit,
-    fleet: &Fleet,
-    batch: Vec<Job>,
-    accepted: Result<Vec<Step>, FleetError>,
-    now: u64,
-) {
-    let steps = match accepted {
-        Ok(s) => s,
-        Err(e) => {
-            let msg = e.to_string();
-            for job in batch {
-                let _ = job.reply.send(Outcome::Failed(msg.clone()));
-            }
-            return;
+/// Answer every post of `committed` (a batch [`accept`]ed): for a notary
+/// once a tree head covers the batch, with inclusion proofs.
+pub(crate) fn answer(conduit: &Conduit, fleet: &Fleet, committed: Committed) {
+    let Committed {
+        batch,
+        steps,
+        failed,
+        now,
+    } = committed;
+    if let Some(msg) = failed {
+        for job in batch {
+            writer::reply(conduit, job, Outcome::Failed(msg.clone()));
         }
-    };
+        return;
+    }
     let notary = conduit.config.roles.notary;
     if notary {
         let _ = fleet.sequence(&conduit.key, now, conduit.config.batch);
@@ -95,10 +93,7 @@ pub(crate) fn answer(
                 }
             }
         };
-        if let Outcome::Created(_) = outcome {
-            conduit.deliveries.send_modify(|n| *n += 1);
-        }
-        let _ = job.reply.send(outcome);
+        writer::reply(conduit, job, outcome);
     }
     let refs: Vec<([u8; 32], &[u8])> = answers.iter().map(|(id, b)| (*id, b.as_slice())).collect();
     if !refs.is_empty() {
@@ -107,48 +102,64 @@ pub(crate) fn answer(
 }
 
 /// Receive `batch` (prechecked as `prepared`) in one transaction of the
-/// fleet database; the steps, committed.
+/// fleet database; the steps, committed. A database failure fails the
+/// whole batch (rolled back: nothing of it acknowledged).
 pub(crate) fn accept(
     conduit: &Conduit,
     fleet: &Fleet,
     batch: &[Job],
     prepared: Vec<Prepared<'_>>,
-) -> Result<Vec<Step>, FleetError> {
-    let mut guard = fleet.writer_client()?;
+) -> Result<Vec<Step>, String> {
+    let text = |e: FleetError| e.to_string();
+    let mut guard = fleet.writer_client().map_err(text)?;
     let Writer { client, stmts } = guard
         .as_mut()
-        .ok_or_else(|| FleetError::Corrupted("no writer connection".into()))?;
+        .ok_or_else(|| text(FleetError::Corrupted("no writer connection".into())))?;
     let txn = fleet
         .block_on(client.transaction())
-        .map_err(FleetError::db("begin"))?;
+        .map_err(FleetError::db("begin"))
+        .map_err(text)?;
     let next: i64 = fleet
         .block_on(txn.query_one("SELECT next FROM arrivals FOR UPDATE", &[]))
-        .map_err(FleetError::db("lock the arrival counter"))?
+        .map_err(FleetError::db("lock the arrival counter"))
+        .map_err(text)?
         .get(0);
-    let mut next = unbig(next);
+    let mut t = FleetTxn {
+        state: TxnState {
+            fleet,
+            txn: &txn,
+            stmts,
+        },
+        next: unbig(next),
+    };
     let mut steps = Vec::with_capacity(batch.len());
     for (job, prep) in batch.iter().zip(prepared) {
         let step = if Instant::now() >= job.deadline {
             Step::Done(Outcome::Refused(Refusal::Deadline))
         } else {
-            let mut state = TxnState {
-                fleet,
-                txn: &txn,
-                stmts,
-            };
-            receive_one(conduit, &mut state, job, prep, &mut next)?
+            writer::receive_one(conduit, &mut t, job, prep)?
         };
         steps.push(step);
+    }
+    let next = t.next;
+    if steps.iter().any(|s| matches!(s, Step::New { .. })) {
+        // Delivered as the transaction commits (`notify`).
+        fleet
+            .block_on(txn.batch_execute(&format!("NOTIFY {}", notify::LEAVES)))
+            .map_err(FleetError::db("notify"))
+            .map_err(text)?;
     }
     // Committed even when nothing was accepted: a refused envelope may
     // still have changed what the fleet witnessed (a molt overlapping
     // another disputes the sigil, P8 rule 5).
     fleet
         .block_on(txn.execute("UPDATE arrivals SET next = $1", &[&big(next)]))
-        .map_err(FleetError::db("advance the arrival counter"))?;
+        .map_err(FleetError::db("advance the arrival counter"))
+        .map_err(text)?;
     fleet
         .block_on(txn.commit())
-        .map_err(FleetError::db("commit"))?;
+        .map_err(FleetError::db("commit"))
+        .map_err(text)?;
     Ok(steps)
 }
 
@@ -165,119 +176,97 @@ const STORE_TO: &str = "WITH e AS (INSERT INTO envelopes (id, arrival, trace, by
            ON CONFLICT (recipient) DO UPDATE SET len = inbox_len.len + 1 RETURNING len) \
      INSERT INTO inbox (recipient, position, id) SELECT $6, len, $1 FROM p";
 
-/// The stored envelope `id`, inside the transaction.
-fn stored_in(
-    state: &mut TxnState<'_, '_, '_>,
-    id: &[u8; 32],
-) -> Result<Option<Stored>, FleetError> {
-    let st = state
-        .stmt(STORED)
-        .map_err(FleetError::db("read an envelope"))?;
-    Ok(state
-        .fleet
-        .block_on(state.txn.query_opt(&st, &[&id.as_slice()]))
-        .map_err(FleetError::db("read an envelope"))?
-        .map(|r| Stored {
-            arrival: unbig(r.get(0)),
-            bytes: r.get(1),
-        }))
+/// The accepting transaction as the writer's [`receive_one`] sees it;
+/// `next` is the arrival number the next accepted envelope takes.
+///
+/// [`receive_one`]: crate::writer::receive_one
+struct FleetTxn<'f, 't, 'c> {
+    state: TxnState<'f, 't, 'c>,
+    next: u64,
 }
 
-/// Receive one post inside the batch's transaction. A database failure is
-/// an `Err` (the whole batch is rolled back and answered 500); a refusal
-/// is a step.
-fn receive_one(
-    conduit: &Conduit,
-    state: &mut TxnState<'_, '_, '_>,
-    job: &Job,
-    prep: Prepared<'_>,
-    next: &mut u64,
-) -> Result<Step, FleetError> {
-    if writer::is_envelope_of(&job.bytes, &job.id)
-        && let Some(stored) = stored_in(state, &job.id)?
-    {
-        // Accepted before, through this conduit or another: idempotent.
-        return Ok(Step::Existing(stored));
+impl Txn for FleetTxn<'_, '_, '_> {
+    fn stored(&mut self, id: &[u8; 32]) -> Result<Option<Stored>, String> {
+        let err = |e| FleetError::db("read an envelope")(e).to_string();
+        let st = self.state.stmt(STORED).map_err(err)?;
+        Ok(self
+            .state
+            .fleet
+            .block_on(self.state.txn.query_opt(&st, &[&id.as_slice()]))
+            .map_err(err)?
+            .map(|r| Stored {
+                arrival: unbig(r.get(0)),
+                bytes: r.get(1),
+            }))
     }
-    let Prepared {
-        pre,
-        forwarded,
-        refused,
-        now,
-    } = prep;
-    if let Some(r) = refused {
-        // Over a rate limit (the front door's rules: `crate::rate`).
-        return Ok(Step::Done(Outcome::Refused(r)));
+
+    fn judge(&mut self, pre: Prechecked<'_>) -> Result<EnvelopeReport, String> {
+        let fleet = self.state.fleet;
+        fleet
+            .receiver
+            .finish(&mut self.state, pre)
+            .map_err(|e| e.to_string())
     }
-    let report = pre
-        .and_then(|pre| conduit.receiver()?.finish(state, pre))
-        .map_err(|e| FleetError::Corrupted(e.to_string()))?;
-    if report.status() != Status::Valid {
-        return Ok(Step::Done(Outcome::Refused(writer::refusal_of(&report))));
+
+    fn store(
+        &mut self,
+        job: &Job,
+        to: Option<[u8; RECIPIENT_LEN]>,
+        forwarded: &[u8],
+        view: &EnvelopeRef<'_>,
+    ) -> Result<u64, String> {
+        let leaf = Leaf::from_envelope(view).encode();
+        let arrival = self.next;
+        let err = |e| FleetError::db("store an envelope")(e).to_string();
+        let st = self
+            .state
+            .stmt(if to.is_some() { STORE_TO } else { STORE })
+            .map_err(err)?;
+        let (id, trace, at) = (job.id.as_slice(), job.trace.as_slice(), big(arrival));
+        let (fleet, txn) = (self.state.fleet, self.state.txn);
+        let stored = match &to {
+            Some(r) => fleet
+                .block_on(txn.execute(&st, &[&id, &at, &trace, &forwarded, &leaf, &r.as_slice()])),
+            None => fleet.block_on(txn.execute(&st, &[&id, &at, &trace, &forwarded, &leaf])),
+        };
+        stored.map_err(err)?;
+        self.next += 1;
+        Ok(arrival)
     }
-    let Some(forwarded) = writer::forwarded_now(conduit, job, forwarded, now) else {
-        return Ok(Step::Done(Outcome::Refused(Refusal::Invalid(vec![
-            "malformed",
-        ]))));
-    };
-    let Ok(view) = EnvelopeRef::decode(&forwarded) else {
-        return Ok(Step::Done(Outcome::Refused(Refusal::Invalid(vec![
-            "malformed",
-        ]))));
-    };
-    let to = view.to().and_then(|(_, s)| mailbox::recipient(&s));
-    let leaf = Leaf::from_envelope(&view).encode();
-    let arrival = *next;
-    let err = FleetError::db("store an envelope");
-    let st = state
-        .stmt(if to.is_some() { STORE_TO } else { STORE })
-        .map_err(&err)?;
-    let (id, trace, at) = (job.id.as_slice(), job.trace.as_slice(), big(arrival));
-    let stored = match &to {
-        Some(r) => state.fleet.block_on(
-            state
-                .txn
-                .execute(&st, &[&id, &at, &trace, &forwarded, &leaf, &r.as_slice()]),
-        ),
-        None => state.fleet.block_on(
-            state
-                .txn
-                .execute(&st, &[&id, &at, &trace, &forwarded, &leaf]),
-        ),
-    };
-    stored.map_err(err)?;
-    *next += 1;
-    Ok(Step::New { arrival, forwarded })
 }
 
 /// Wait until a stored tree head covers `size` leaves (signing it here if
-/// this conduit is the sequencer), until `deadline`.
+/// this conduit is the sequencer), until `deadline`: woken by the
+/// sequencer's notification (`notify::HEADS`).
 fn wait_for_head(conduit: &Conduit, fleet: &Fleet, size: u64, deadline: Instant, now: u64) -> bool {
     loop {
+        let seen = fleet.signals.heads.seen();
         if fleet.block_on(fleet.head_size()).is_ok_and(|s| s >= size) {
             return true;
         }
-        if Instant::now() + POLL >= deadline {
+        if Instant::now() >= deadline {
             return false;
         }
-        std::thread::sleep(POLL);
         let _ = fleet.sequence(&conduit.key, now, conduit.config.batch);
+        let until = deadline.min(Instant::now() + HEAD_PATIENCE);
+        fleet.signals.heads.wait_past(seen, until);
     }
 }
 
 /// The 201 body the first acceptance recorded for `id`, waited for a
-/// little (another conduit may be writing it now), so that the same
-/// envelope posted to several conduits at once is answered identically.
+/// little (another conduit may be writing it now: `notify::ANSWERS`), so
+/// that the same envelope posted to several conduits at once is answered
+/// identically.
 fn recorded_answer(fleet: &Fleet, id: &[u8; 32], deadline: Instant) -> Option<Vec<u8>> {
     let until = (Instant::now() + Duration::from_secs(1)).min(deadline);
     loop {
-        if let Ok(Some(body)) = fleet.block_on(fleet.answer(id)) {
+        let seen = fleet.signals.answers.seen();
+        if let Ok(Some(body)) = fleet.block_on(fleet.first_body(id)) {
             return Some(body);
         }
-        if Instant::now() + POLL >= until {
+        if !fleet.signals.answers.wait_past(seen, until) {
             return None;
         }
-        std::thread::sleep(POLL);
     }
 }
 
@@ -286,12 +275,12 @@ fn recorded_answer(fleet: &Fleet, id: &[u8; 32], deadline: Instant) -> Option<Ve
 fn created_body(
     conduit: &Conduit,
     fleet: &Fleet,
-    head: Option<&herald_verify::SignedTreeHead>,
+    head: Option<&SignedTreeHead>,
     arrival: u64,
     forwarded: Vec<u8>,
 ) -> Vec<u8> {
     if !conduit.config.roles.notary {
-        return writer::body(forwarded, None, None);
+        return writer::created_body(forwarded, false, arrival, None);
     }
     let proof = head
         .zip(EnvelopeRef::decode(&forwarded).ok())
@@ -300,7 +289,6 @@ fn created_body(
                 .block_on(fleet.inclusion_in(h, arrival, Leaf::from_envelope(&e)))
                 .ok()
                 .flatten()
-        })
-        .map(|p| p.to_value());
-    writer::body(forwarded, Some(arrival), proof)
+        });
+    writer::created_body(forwarded, true, arrival, proof)
 }

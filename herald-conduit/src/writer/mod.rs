@@ -1,33 +1,34 @@
-//! The writer: posts that passed the front door queue here and are
-//! received in batches, each batch in one write transaction of the store
-//! ([`herald_verify::Receiver::finish`]: claims, lifecycle, stored
-//! envelopes, inboxes, traces) committed durably once, then (notary) its
-//! leaves appended to the log with one sync and a tree head signed over
-//! them. Only then is any post of the batch answered 201: 200 concurrent
-//! posts cost a few fsyncs, not 200 (issue 16). How the stages overlap:
-//! [`pipeline`].
+//! The batch writer, over any [`Backend`]: posts that passed the front
+//! door queue here and are received in batches, each batch in one
+//! transaction of the backend (claims, lifecycle, stored envelopes,
+//! inboxes, traces; a fleet's log leaves too) committed durably once, then
+//! (notary) logged under a tree head signed over them. Only then is any
+//! post of the batch answered 201: 200 concurrent posts cost a few
+//! fsyncs, not 200. How the stages overlap: [`pipeline`].
+//!
+//! One post, top to bottom: [`prepare`] (precheck and receipt, on every
+//! core) → [`Backend::receive`] → [`receive_one`] in its transaction →
+//! [`Backend::answer`] → [`created_body`] → [`reply`].
 
-mod heads;
 mod pipeline;
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::Arc;
+use std::sync::mpsc::{Receiver, SyncSender};
 use std::time::Instant;
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeRef, Scope, Status};
-use herald_verify::{EnvelopeReport, Prechecked, StoreError, StoreTxn};
+use herald_verify::{EnvelopeReport, InclusionProof, Prechecked, StoreError};
 use tokio::sync::oneshot;
 
 use crate::Conduit;
-use crate::mailbox::{self, Stored};
 use crate::refusal::Refusal;
+use crate::stored::{RECIPIENT_LEN, Stored, recipient};
+
+pub(crate) use pipeline::run;
 
 /// Most posts received in one batch.
 const MAX_BATCH: usize = 512;
-
-/// How often a fleet conduit's writer wakes when idle (sequencer duty).
-const FLEET_IDLE: std::time::Duration = std::time::Duration::from_millis(5);
 
 /// A post waiting for the writer.
 pub(crate) struct Job {
@@ -35,7 +36,7 @@ pub(crate) struct Job {
     pub(crate) id: [u8; 32],
     pub(crate) trace: [u8; 32],
     /// The `from` sigil's rate-limit key (`rate`).
-    pub(crate) sender: Option<[u8; mailbox::RECIPIENT_LEN]>,
+    pub(crate) sender: Option<[u8; RECIPIENT_LEN]>,
     /// Whether it claims to be a birth (P7).
     pub(crate) birth: bool,
     pub(crate) deadline: Instant,
@@ -79,41 +80,106 @@ pub(crate) enum Step {
     Done(Outcome),
 }
 
-/// The writer loop: until every sender of `jobs` is gone.
-pub(crate) fn run(conduit: &Conduit, jobs: Receiver<Job>) {
-    let jobs = Mutex::new(jobs);
-    let Some(fleet) = &conduit.fleet else {
-        return pipeline::run(conduit, &jobs);
+/// A batch received and committed, not yet logged or answered.
+pub(crate) struct Committed {
+    pub(crate) batch: Vec<Job>,
+    /// One per post received (none when the transaction failed to begin).
+    pub(crate) steps: Vec<Step>,
+    /// Why nothing of the batch may be acknowledged.
+    pub(crate) failed: Option<String>,
+    pub(crate) now: u64,
+}
+
+/// What can be done for a post without the write lock.
+pub(crate) struct Prepared<'b> {
+    pub(crate) pre: Result<Prechecked<'b>, StoreError>,
+    /// The envelope with the relay's receipt (relay), or as received; made
+    /// only for a post whose origin verified and that is not refused.
+    pub(crate) forwarded: Option<Vec<u8>>,
+    /// Refused before the receive: over a rate limit (`rate`).
+    pub(crate) refused: Option<Refusal>,
+    pub(crate) now: u64,
+}
+
+/// A backend's transaction as [`receive_one`] uses it.
+pub(crate) trait Txn {
+    /// The envelope stored as `id`, if any.
+    fn stored(&mut self, id: &[u8; 32]) -> Result<Option<Stored>, String>;
+    /// The P8 and P10 rules over `pre` in this transaction
+    /// (herald-verify's `Receiver`).
+    fn judge(&mut self, pre: Prechecked<'_>) -> Result<EnvelopeReport, String>;
+    /// Store `forwarded` (`view`), accepted as `job`, with its inbox entry
+    /// for `to`: its arrival number.
+    fn store(
+        &mut self,
+        job: &Job,
+        to: Option<[u8; RECIPIENT_LEN]>,
+        forwarded: &[u8],
+        view: &EnvelopeRef<'_>,
+    ) -> Result<u64, String>;
+}
+
+/// Receive one post in `txn`. A storage failure is an `Err` (the backend
+/// decides what else of the batch fails with it); a refusal is a step.
+pub(crate) fn receive_one(
+    conduit: &Conduit,
+    txn: &mut dyn Txn,
+    job: &Job,
+    prep: Prepared<'_>,
+) -> Result<Step, String> {
+    if is_envelope_of(&job.bytes, &job.id)
+        && let Some(stored) = txn.stored(&job.id)?
+    {
+        // Accepted before (through another conduit of a fleet too).
+        return Ok(Step::Existing(stored));
+    }
+    let Prepared {
+        pre,
+        forwarded,
+        refused,
+        now,
+    } = prep;
+    if let Some(r) = refused {
+        // Over a rate limit (the front door's rules: `crate::rate`).
+        return Ok(Step::Done(Outcome::Refused(r)));
+    }
+    let report = txn.judge(pre.map_err(|e| e.to_string())?)?;
+    if report.status() != Status::Valid {
+        return Ok(Step::Done(Outcome::Refused(refusal_of(&report))));
+    }
+    // Its origin verified only now, with a key an earlier post of the
+    // batch taught: the receipt is made now.
+    let malformed = || {
+        Ok(Step::Done(Outcome::Refused(Refusal::Invalid(vec![
+            "malformed",
+        ]))))
     };
-    // The fleet's one transaction holds the leaves too: one stage.
-    receive_loop(conduit, &jobs, &|| {}, &mut |batch| {
-        let now = conduit.now();
-        let accepted = {
-            let prepared = prepare(conduit, &batch, now);
-            crate::fleet::writer::accept(conduit, fleet, &batch, prepared)
-        };
-        crate::fleet::writer::answer(conduit, fleet, batch, accepted, now);
-    });
+    let Some(forwarded) = forwarded.or_else(|| self::forwarded(conduit, &job.bytes, now)) else {
+        return malformed();
+    };
+    let Ok(view) = EnvelopeRef::decode(&forwarded) else {
+        return malformed();
+    };
+    let to = view.to().and_then(|(_, s)| recipient(&s));
+    let arrival = txn.store(job, to, &forwarded, &view)?;
+    Ok(Step::New { arrival, forwarded })
 }
 
 /// Take the queued posts in batches of at most [`MAX_BATCH`] and hand
-/// each to `batch`; when idle, keep the tree head fresh and call `idle`.
-/// Several threads may share `jobs`: each batch goes to one of them.
+/// each to `batch`; when idle, [`crate::backend::Backend::idle`]. Several
+/// threads may share `jobs`: each batch goes to one of them.
 fn receive_loop(
     conduit: &Conduit,
-    jobs: &Mutex<Receiver<Job>>,
-    idle: &dyn Fn(),
+    jobs: &std::sync::Mutex<Receiver<Job>>,
     batch: &mut dyn FnMut(Vec<Job>),
 ) {
-    // A fleet's sequencer signs heads for other conduits' acceptances too:
-    // it looks for new leaves often.
-    let wake = match &conduit.fleet {
-        Some(_) => conduit.config.batch.min(FLEET_IDLE),
-        None => conduit.config.batch,
-    };
+    use std::sync::mpsc::RecvTimeoutError;
+    let wake = conduit.backend.idle_every(conduit.config.batch);
     loop {
         let next = {
-            let jobs = jobs.lock().unwrap_or_else(PoisonError::into_inner);
+            let jobs = jobs
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
             match jobs.recv_timeout(wake) {
                 Ok(first) => {
                     let mut next = vec![first];
@@ -131,35 +197,9 @@ fn receive_loop(
         };
         match next {
             Some(next) => batch(next),
-            None => {
-                conduit.refresh_tree_head();
-                idle();
-            }
+            None => conduit.backend.idle(conduit),
         }
     }
-}
-
-/// What can be done for a post without the write lock.
-pub(crate) struct Prepared<'b> {
-    pub(crate) pre: Result<Prechecked<'b>, StoreError>,
-    /// The envelope with the relay's receipt (relay), or as received; made
-    /// only for a post whose origin verified and that is not refused.
-    pub(crate) forwarded: Option<Vec<u8>>,
-    /// Refused before the receive: over a rate limit (`rate`).
-    pub(crate) refused: Option<Refusal>,
-    pub(crate) now: u64,
-}
-
-/// The bytes to store and forward of `job`, received valid: as prepared,
-/// or made now at `now` (its origin verified only under the write lock,
-/// with a key an earlier post of the batch taught).
-pub(crate) fn forwarded_now(
-    conduit: &Conduit,
-    job: &Job,
-    prepared: Option<Vec<u8>>,
-    now: u64,
-) -> Option<Vec<u8>> {
-    prepared.or_else(|| forwarded(conduit, &job.bytes, now))
 }
 
 /// Precheck every post of `batch` and sign its receipt (relay), spread
@@ -168,15 +208,7 @@ pub(crate) fn forwarded_now(
 fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b>> {
     let part = |jobs: &'b [Job]| -> Vec<Prepared<'b>> {
         let posts: Vec<&'b [u8]> = jobs.iter().map(|j| j.bytes.as_slice()).collect();
-        let pre = match &conduit.fleet {
-            Some(fleet) => conduit
-                .receiver()
-                .map(|r| r.precheck_all(&mut crate::fleet::ReadState { fleet }, &posts, now)),
-            None => conduit
-                .receiver()
-                .map(|r| r.precheck_all(&mut r.store().reader(), &posts, now)),
-        };
-        let pre = pre.unwrap_or_else(|_| posts.iter().map(|_| Err(conduit.live.down())).collect());
+        let pre = conduit.backend.precheck(&posts, now);
         pre.into_iter()
             .zip(jobs)
             .map(|(pre, job)| {
@@ -233,58 +265,6 @@ fn forwarded(conduit: &Conduit, bytes: &[u8], now: u64) -> Option<Vec<u8>> {
     }
 }
 
-/// Receive one post inside the batch's transaction.
-fn receive_one(
-    conduit: &Conduit,
-    txn: &redb::WriteTransaction,
-    tables: &mut mailbox::Tables<'_>,
-    job: &Job,
-    prep: Prepared<'_>,
-) -> Step {
-    let fail = |e: &dyn std::fmt::Display| Step::Done(Outcome::Failed(e.to_string()));
-    match tables.get(&job.id) {
-        Ok(Some(stored)) if is_envelope_of(&job.bytes, &job.id) => return Step::Existing(stored),
-        Ok(_) => {}
-        Err(e) => return fail(&e),
-    }
-    let Prepared {
-        pre,
-        forwarded,
-        refused,
-        now,
-    } = prep;
-    if let Some(r) = refused {
-        return Step::Done(Outcome::Refused(r));
-    }
-    let finished = pre.and_then(|pre| {
-        let receiver = conduit.receiver()?;
-        receiver.finish(&mut StoreTxn::new(receiver.store(), txn), pre)
-    });
-    let report = match finished {
-        Ok(r) => r,
-        Err(e) => return fail(&e),
-    };
-    if report.status() != Status::Valid {
-        return Step::Done(Outcome::Refused(refusal_of(&report)));
-    }
-    let Some(forwarded) = forwarded_now(conduit, job, forwarded, now) else {
-        return Step::Done(Outcome::Refused(Refusal::Invalid(vec!["malformed"])));
-    };
-    let view = env_view(&forwarded);
-    let to = view
-        .as_ref()
-        .and_then(|v| v.to())
-        .and_then(|(_, s)| mailbox::recipient(&s));
-    match tables.put(&job.id, &job.trace, to, &forwarded) {
-        Ok(arrival) => Step::New { arrival, forwarded },
-        Err(e) => fail(&e),
-    }
-}
-
-fn env_view(bytes: &[u8]) -> Option<EnvelopeRef<'_>> {
-    EnvelopeRef::decode(bytes).ok()
-}
-
 /// The refusal a report calls for (CONDUIT.md): `409` when the pair is
 /// held by another envelope, else `422` with every P11 code.
 pub(crate) fn refusal_of(report: &EnvelopeReport) -> Refusal {
@@ -299,50 +279,31 @@ pub(crate) fn refusal_of(report: &EnvelopeReport) -> Refusal {
     Refusal::Invalid(codes)
 }
 
-/// Notary: log the new envelopes of `steps` (one sync) and sign a tree
-/// head over them; the head their 201 bodies are answered with (`None`
-/// without a notary or while the log is empty).
-fn notarize<'s>(
-    conduit: &Conduit,
-    steps: impl Iterator<Item = &'s Step>,
-    now: u64,
-) -> Result<Option<herald_verify::SignedTreeHead>, String> {
-    let Some(notary) = &conduit.notary else {
-        return Ok(None);
-    };
-    let mut arrivals = Vec::new();
-    let mut views = Vec::new();
-    for step in steps {
-        if let Step::New { arrival, forwarded } = step {
-            let view = env_view(forwarded).ok_or("a stored envelope no longer decodes")?;
-            arrivals.push(*arrival);
-            views.push(view);
-        }
-    }
-    let mut n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
-    if !views.is_empty() {
-        let indices = n.append(&views).map_err(|e| format!("audit log: {e}"))?;
-        if indices != arrivals {
-            return Err("audit log: leaf indices differ from arrival numbers".into());
-        }
-    }
-    n.sign(&conduit.key, now)
-        .map_err(|e| format!("audit log: {e}"))?;
-    let head = n.sth().cloned();
-    drop(n);
-    conduit.witnesses.nudge();
-    Ok(head)
-}
-
-/// The P1 map of a 201 body (CONDUIT.md): `{envelope, index?, proof?}`.
-pub(crate) fn body(forwarded: Vec<u8>, index: Option<u64>, proof: Option<Value>) -> Vec<u8> {
+/// The 201 body (CONDUIT.md), a P1 map `{envelope, index?, proof?}`: the
+/// envelope as forwarded and, for a notary (`notary`), its leaf index
+/// `arrival` and its inclusion proof when a tree head covers it.
+pub(crate) fn created_body(
+    forwarded: Vec<u8>,
+    notary: bool,
+    arrival: u64,
+    proof: Option<InclusionProof>,
+) -> Vec<u8> {
     let mut map = Map::new();
     map.insert("envelope", Value::Bytes(forwarded));
-    if let Some(i) = index {
-        map.insert("index", Value::from(i));
-    }
-    if let Some(p) = proof {
-        map.insert("proof", p);
+    if notary {
+        map.insert("index", Value::from(arrival));
+        if let Some(p) = proof {
+            map.insert("proof", p.to_value());
+        }
     }
     Value::Map(map).to_vec()
+}
+
+/// Answer `job` with `outcome` (the post's handler may be gone: its
+/// deadline passed); count a delivery for the long polls.
+pub(crate) fn reply(conduit: &Conduit, job: Job, outcome: Outcome) {
+    if let Outcome::Created(_) = outcome {
+        conduit.deliveries.send_modify(|n| *n += 1);
+    }
+    let _ = job.reply.send(outcome);
 }

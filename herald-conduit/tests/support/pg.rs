@@ -70,24 +70,57 @@ impl Cluster {
             ],
         );
         c.port = free_port();
+        c.start_again();
+        Some(c)
+    }
+
+    /// Start the server (again, after [`Cluster::stop`]) on the same port
+    /// and data; returns once it accepts connections (`pg_ctl -w`).
+    pub fn start_again(&self) {
         let opts = format!(
             "-p {} -k {} -c listen_addresses=127.0.0.1 -c max_connections=200",
-            c.port,
-            c.dir.path().display()
+            self.port,
+            self.dir.path().display()
         );
-        let log = c
+        let log = self
             .dir
             .path()
             .join("server.log")
             .to_string_lossy()
             .into_owned();
-        c.run(
+        self.run(
             "pg_ctl",
             &[
-                "-D", &data, "-l", &log, "-w", "-t", "60", "-o", &opts, "start",
+                "-D",
+                &self.data(),
+                "-l",
+                &log,
+                "-w",
+                "-t",
+                "60",
+                "-o",
+                &opts,
+                "start",
             ],
         );
-        Some(c)
+    }
+
+    /// Stop the server at once (`-m immediate`: connections cut, as a
+    /// crash or a network loss would); returns once it is down.
+    pub fn stop(&self) {
+        self.run(
+            "pg_ctl",
+            &[
+                "-D",
+                &self.data(),
+                "-m",
+                "immediate",
+                "-w",
+                "-t",
+                "30",
+                "stop",
+            ],
+        );
     }
 
     fn data(&self) -> String {

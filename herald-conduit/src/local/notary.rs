@@ -11,11 +11,11 @@ use herald_verify::{ConsistencyProof, InclusionProof, Leaf, Log, LogError, Signe
 
 use herald_tlog::log::PublishError;
 
-use crate::mailbox::Reader;
+use super::tables::Reader;
 
 /// The log and the latest tree head signed over it.
 #[derive(Debug)]
-pub struct Notary {
+pub(crate) struct Notary {
     log: Log,
     sth: Option<SignedTreeHead>,
     /// The signed-note text of the latest checkpoint and its tree size.
@@ -26,7 +26,7 @@ impl Notary {
     /// Open the log in `dir` (created for `key` if absent), then append the
     /// leaves of envelopes stored before a crash cut their batch short (the
     /// store commits before the log), and sign a tree head at `now`.
-    pub fn open(
+    pub(crate) fn open(
         dir: &std::path::Path,
         key: &SigningKey,
         stored: &Reader<'_>,
@@ -74,17 +74,17 @@ impl Notary {
     }
 
     /// The log.
-    pub fn log(&self) -> &Log {
+    pub(crate) fn log(&self) -> &Log {
         &self.log
     }
 
     /// The latest signed tree head.
-    pub fn sth(&self) -> Option<&SignedTreeHead> {
+    pub(crate) fn sth(&self) -> Option<&SignedTreeHead> {
         self.sth.as_ref()
     }
 
     /// Append the leaves of `envelopes` (one sync); their indices.
-    pub fn append(&mut self, envelopes: &[EnvelopeRef<'_>]) -> Result<Vec<u64>, LogError> {
+    pub(crate) fn append(&mut self, envelopes: &[EnvelopeRef<'_>]) -> Result<Vec<u64>, LogError> {
         Ok(self
             .log
             .append_envelopes(envelopes)?
@@ -94,7 +94,7 @@ impl Notary {
     }
 
     /// Sign the head of the whole log at `now` (empty logs have none).
-    pub fn sign(&mut self, key: &SigningKey, now: u64) -> Result<(), LogError> {
+    pub(crate) fn sign(&mut self, key: &SigningKey, now: u64) -> Result<(), LogError> {
         if !self.log.is_empty() {
             self.sth = Some(self.log.signed_tree_head(key, None, now)?);
         }
@@ -105,7 +105,11 @@ impl Notary {
     /// latest tree head: leaves are appended and the head signed under one
     /// lock), a signed note by the conduit key named `origin`; signed once
     /// per tree size.
-    pub fn checkpoint(&mut self, key: &SigningKey, origin: &str) -> Result<String, PublishError> {
+    pub(crate) fn checkpoint(
+        &mut self,
+        key: &SigningKey,
+        origin: &str,
+    ) -> Result<String, PublishError> {
         let size = self.log.len();
         if let Some((at, text)) = &self.checkpoint
             && *at == size
@@ -122,14 +126,14 @@ impl Notary {
     /// The C2SP tlog-tiles resource at `path` (`tile/...`): a hash tile or
     /// an entry bundle, full or partial; `None` when there is none (a
     /// malformed path, a tile beyond the tree).
-    pub fn tile(&self, path: &str) -> Result<Option<Vec<u8>>, PublishError> {
+    pub(crate) fn tile(&self, path: &str) -> Result<Option<Vec<u8>>, PublishError> {
         herald_tlog::log::tile(&self.log, path)
     }
 
     /// The inclusion proof of leaf `index` against the latest tree head;
     /// `leaf`, when the caller has it (the leaf of the envelope it just
     /// logged), saves reading it back from the log file.
-    pub fn inclusion(
+    pub(crate) fn inclusion(
         &self,
         index: u64,
         leaf: Option<Leaf>,
@@ -143,7 +147,7 @@ impl Notary {
     /// The inclusion proof of leaf `index` against `sth`, a head this log
     /// signed (the one a 201 body was first answered with); `None` when the
     /// leaf is not under it.
-    pub fn inclusion_under(
+    pub(crate) fn inclusion_under(
         &self,
         index: u64,
         leaf: Option<Leaf>,
@@ -166,7 +170,7 @@ impl Notary {
 
     /// The consistency proof from `size1` to `size2` (default: the latest
     /// tree head's size), heads signed at `now`.
-    pub fn consistency(
+    pub(crate) fn consistency(
         &self,
         key: &SigningKey,
         size1: u64,

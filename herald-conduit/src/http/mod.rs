@@ -1,4 +1,11 @@
-//! The HTTP surface (CONDUIT.md *Endpoints*): routes, bodies, status codes.
+//! The HTTP surface (CONDUIT.md *Endpoints*): routes, bodies, status codes;
+//! the notary's audit log is served by the child modules [`audit`] (P9)
+//! and [`tlog`] (its C2SP form).
+
+mod audit;
+mod tlog;
+
+use audit::audit_log;
 
 use std::collections::HashMap;
 use std::pin::Pin;
@@ -7,7 +14,7 @@ use std::time::{Duration, Instant};
 
 use axum::Router;
 use axum::body::{Body, HttpBody};
-use axum::extract::{Path, Query, RawQuery, Request, State};
+use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -19,18 +26,15 @@ use tower_http::limit::RequestBodyLimitLayer;
 use crate::Conduit;
 use crate::config::MAX_WAIT;
 use crate::head::{self, Head};
-use crate::mailbox;
 use crate::page::{self, Page};
 use crate::refusal::Refusal;
-use crate::tlog;
+use crate::stored::recipient;
 use crate::writer::{self, Job, Outcome, Queue};
 
 /// Bytes read past `--max-body` at most, so that the head of an oversize
 /// envelope can still be read and its refusal addressed; the connection
 /// level cap is `--max-body` plus this.
 const HEAD_SLACK: usize = 64 << 10;
-/// How often a fleet conduit's long poll looks at the shared inboxes.
-const FLEET_INBOX_POLL: Duration = Duration::from_millis(50);
 /// Kept back from `--deadline-ms` to write the answer.
 const ANSWER_MARGIN: Duration = Duration::from_millis(50);
 
@@ -57,9 +61,9 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
         .route("/v1/envelopes/{id}", get(get_envelope))
         .route("/v1/inbox/{sigil}", get(inbox))
         .route("/v1/traces/{trace}", get(trace))
-        .route("/v1/sth", get(sth))
-        .route("/v1/proof/inclusion/{id}", get(inclusion))
-        .route("/v1/proof/consistency", get(consistency))
+        .route("/v1/sth", get(audit::sth))
+        .route("/v1/proof/inclusion/{id}", get(audit::inclusion))
+        .route("/v1/proof/consistency", get(audit::consistency))
         .route("/checkpoint", get(tlog::checkpoint))
         .route("/tile/{*path}", get(tlog::tile))
         .route("/.well-known/herald-conduit", get(well_known))
@@ -215,14 +219,7 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
     // The rate limits are charged by the writer once the origin is checked
     // (`rate`): a post anyone could forge never spends a sender's tokens.
     // A repeat of an acknowledged envelope: its first answer (spec §11.3).
-    let answered = match &conduit.fleet {
-        Some(f) => f.answer(&head.id).await.ok().flatten(),
-        None => conduit
-            .read(|r| conduit.first_answer(r, &head.id, None))
-            .ok()
-            .flatten(),
-    };
-    if let Some(body) = answered
+    if let Some(body) = conduit.backend.answered(head.id).await
         && writer::is_envelope_of(&bytes, &head.id)
     {
         return created(conduit, &head.id, body);
@@ -232,7 +229,7 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
         bytes,
         id: head.id,
         trace: head.trace,
-        sender: mailbox::recipient(&head.from),
+        sender: recipient(&head.from),
         birth: head.birth,
         deadline,
         reply,
@@ -331,14 +328,7 @@ async fn get_envelope(State(app): State<App>, Path(id): Path<String>) -> Respons
         Ok(id) => id,
         Err(r) => return *r,
     };
-    let found = match &app.conduit.fleet {
-        Some(f) => f.envelope(&id).await.map_err(|e| e.to_string()),
-        None => app
-            .conduit
-            .read(|r| r.envelope(&id))
-            .map_err(|e| e.to_string()),
-    };
-    match found {
+    match app.conduit.backend.envelope(id).await {
         Ok(Some(s)) => cbor(StatusCode::OK, CBOR, s.bytes),
         Ok(None) => problem(
             StatusCode::NOT_FOUND,
@@ -367,10 +357,7 @@ async fn inbox(
     Path(sigil): Path<String>,
     Query(q): Query<HashMap<String, String>>,
 ) -> Response {
-    let Some(who) = Sigil::parse(&sigil)
-        .ok()
-        .and_then(|s| mailbox::recipient(&s))
-    else {
+    let Some(who) = Sigil::parse(&sigil).ok().and_then(|s| recipient(&s)) else {
         return problem(StatusCode::BAD_REQUEST, "bad_sigil", "not a sigil (P2)");
     };
     let (after, wait) = match (query_u64(&q, "after"), query_u64(&q, "wait")) {
@@ -380,20 +367,15 @@ async fn inbox(
     let until = Instant::now() + Duration::from_secs(wait).min(MAX_WAIT);
     let mut arrivals = app.conduit.deliveries.subscribe();
     let mut closing = app.conduit.closing.subscribe();
+    // A fleet's other conduits deliver too.
+    let mut elsewhere = app.conduit.backend.deliveries();
     let max_page = app.conduit.config.max_page;
     loop {
         arrivals.mark_unchanged();
-        let page = match &app.conduit.fleet {
-            Some(f) => f
-                .inbox_page(&who, after, max_page)
-                .await
-                .map_err(|e| e.to_string()),
-            None => {
-                let conduit = Arc::clone(&app.conduit);
-                blocking(move || conduit.read(|r| r.inbox_page(&who, after, max_page))).await
-            }
-        };
-        let page = match page {
+        if let Some(e) = elsewhere.as_mut() {
+            e.mark_unchanged();
+        }
+        let page = match app.conduit.backend.inbox_page(who, after, max_page).await {
             Ok(p) => p,
             Err(e) => return storage_problem(&e),
         };
@@ -401,49 +383,34 @@ async fn inbox(
         if done {
             return paged(&app, &page);
         }
-        // A fleet's other conduits deliver too: look again now and then.
-        let next_look = match &app.conduit.fleet {
-            Some(_) => until.min(Instant::now() + FLEET_INBOX_POLL),
-            None => until,
-        };
         tokio::select! {
-            _ = tokio::time::sleep_until(next_look.into()) => {}
+            _ = tokio::time::sleep_until(until.into()) => {}
             _ = arrivals.changed() => {}
             _ = closing.changed() => {}
+            () = changed(elsewhere.as_mut()) => {}
         }
     }
 }
 
-/// `f` on the blocking pool (a read of the redb store).
-async fn blocking<T: Send + 'static>(
-    f: impl FnOnce() -> Result<T, herald_verify::StoreError> + Send + 'static,
-) -> Result<T, String> {
-    match tokio::task::spawn_blocking(f).await {
-        Ok(r) => r.map_err(|e| e.to_string()),
-        Err(_) => Err("a store read did not finish".into()),
+/// Until `rx` changes; never when there is none or its sender is gone.
+async fn changed(rx: Option<&mut tokio::sync::watch::Receiver<u64>>) {
+    if let Some(rx) = rx
+        && rx.changed().await.is_ok()
+    {
+        return;
     }
+    std::future::pending().await
 }
 
 /// A `200` answer of `page` (CONDUIT.md *Bounded answers*): header
 /// `Herald-Cursor`, the envelopes streamed from the store a chunk at a
 /// time.
 fn paged(app: &App, page: &Page) -> Response {
-    let conduit = Arc::clone(&app.conduit);
-    let body = match &app.conduit.fleet {
-        Some(_) => page::body(&page.entries, move |ids| {
-            let conduit = Arc::clone(&conduit);
-            async move {
-                match &conduit.fleet {
-                    Some(f) => f.concat(&ids).await.map_err(|e| e.to_string()),
-                    None => Err("no fleet".into()),
-                }
-            }
-        }),
-        None => page::body(&page.entries, move |ids| {
-            let conduit = Arc::clone(&conduit);
-            blocking(move || conduit.read(|r| r.concat(&ids)))
-        }),
-    };
+    let backend = Arc::clone(&app.conduit.backend);
+    let body = page::body(&page.entries, move |ids| {
+        let backend = Arc::clone(&backend);
+        async move { backend.concat(ids).await }
+    });
     let mut r = (StatusCode::OK, [(header::CONTENT_TYPE, CBOR_SEQ)], body).into_response();
     r.headers_mut()
         .insert("herald-cursor", HeaderValue::from(page.cursor));
@@ -464,141 +431,9 @@ async fn trace(
         Err(r) => return *r,
     };
     let max_page = app.conduit.config.max_page;
-    let page = match &app.conduit.fleet {
-        Some(f) => f
-            .trace_page(&trace, after, max_page)
-            .await
-            .map_err(|e| e.to_string()),
-        None => {
-            let conduit = Arc::clone(&app.conduit);
-            blocking(move || conduit.read(|r| r.trace_page(&trace, after, max_page))).await
-        }
-    };
-    match page {
+    match app.conduit.backend.trace_page(trace, after, max_page).await {
         Ok(page) => paged(&app, &page),
         Err(e) => storage_problem(&e),
-    }
-}
-
-/// The fleet whose log this conduit serves (a notary on `--store postgres`).
-pub(crate) fn fleet_log(c: &Conduit) -> Option<&crate::fleet::Fleet> {
-    c.fleet.as_ref().filter(|_| c.config.roles.notary)
-}
-
-pub(crate) fn no_log() -> Response {
-    problem(
-        StatusCode::NOT_FOUND,
-        "not_a_notary",
-        "this conduit keeps no audit log",
-    )
-}
-
-/// The P1 bytes of `value`, or with `json` its CLI.md JSON form.
-fn audit_object(value: Vec<u8>, json: bool) -> Response {
-    if !json {
-        return cbor(StatusCode::OK, CBOR, value);
-    }
-    match herald_core::cbor::decode(&value) {
-        Ok(v) => (
-            StatusCode::OK,
-            [(header::CONTENT_TYPE, "application/json")],
-            herald_verify::display_json(v),
-        )
-            .into_response(),
-        Err(e) => storage_problem(&e),
-    }
-}
-
-async fn sth(State(app): State<App>, RawQuery(q): RawQuery) -> Response {
-    let json = q.is_some_and(|q| q.split('&').any(|p| p == "json" || p.starts_with("json=")));
-    let sth = if let Some(f) = fleet_log(&app.conduit) {
-        match f.head().await {
-            Ok(s) => s,
-            Err(e) => return storage_problem(&e),
-        }
-    } else {
-        let Some(notary) = &app.conduit.notary else {
-            return no_log();
-        };
-        notary.lock().ok().and_then(|n| n.sth().cloned())
-    };
-    match sth {
-        Some(s) => audit_object(s.encode(), json),
-        None => problem(
-            StatusCode::NOT_FOUND,
-            "empty_log",
-            "the log has no leaves yet",
-        ),
-    }
-}
-
-async fn inclusion(State(app): State<App>, Path(id): Path<String>) -> Response {
-    let id = match hash32(&id) {
-        Ok(id) => id,
-        Err(r) => return *r,
-    };
-    let proof = if let Some(f) = fleet_log(&app.conduit) {
-        match f.leaf_index(&id).await {
-            Ok(Some(index)) => f.inclusion(index).await.map_err(|e| e.to_string()),
-            Ok(None) => {
-                return problem(StatusCode::NOT_FOUND, "unknown_id", "no leaf with that id");
-            }
-            Err(e) => return storage_problem(&e),
-        }
-    } else {
-        let Some(notary) = &app.conduit.notary else {
-            return no_log();
-        };
-        let Ok(n) = notary.lock() else {
-            return storage_problem(&"the notary lock is poisoned");
-        };
-        let Some(index) = n.log().index_of(&id) else {
-            return problem(StatusCode::NOT_FOUND, "unknown_id", "no leaf with that id");
-        };
-        n.inclusion(index, None).map_err(|e| e.to_string())
-    };
-    match proof {
-        Ok(Some(p)) => cbor(StatusCode::OK, CBOR, p.encode()),
-        Ok(None) => problem(
-            StatusCode::NOT_FOUND,
-            "not_yet_covered",
-            "no tree head covers that leaf yet",
-        ),
-        Err(e) => storage_problem(&e),
-    }
-}
-
-async fn consistency(State(app): State<App>, Query(q): Query<HashMap<String, String>>) -> Response {
-    if app.conduit.notary.is_none() && fleet_log(&app.conduit).is_none() {
-        return no_log();
-    }
-    let (from, to) = match (query_u64(&q, "from"), query_u64(&q, "to")) {
-        (Ok(Some(f)), Ok(t)) => (f, t),
-        (Ok(None), _) => {
-            return problem(StatusCode::BAD_REQUEST, "bad_query", "from is required");
-        }
-        (Err(r), _) | (_, Err(r)) => return *r,
-    };
-    let now = app.conduit.now();
-    let proof = if let Some(f) = fleet_log(&app.conduit) {
-        match f.consistency(&app.conduit.key, from, to, now).await {
-            Ok(p) => p,
-            Err(e) => return storage_problem(&e),
-        }
-    } else {
-        let Some(notary) = &app.conduit.notary else {
-            return no_log();
-        };
-        match notary.lock() {
-            Ok(n) => n
-                .consistency(&app.conduit.key, from, to, now)
-                .map_err(|e| e.to_string()),
-            Err(_) => return storage_problem(&"the notary lock is poisoned"),
-        }
-    };
-    match proof {
-        Ok(p) => cbor(StatusCode::OK, CBOR, p.encode()),
-        Err(e) => problem(StatusCode::BAD_REQUEST, "bad_sizes", &e),
     }
 }
 
@@ -632,7 +467,7 @@ async fn healthz(State(app): State<App>) -> Response {
         .load(std::sync::atomic::Ordering::SeqCst)
     {
         (StatusCode::SERVICE_UNAVAILABLE, "shutting down").into_response()
-    } else if !app.conduit.healthy() {
+    } else if !app.conduit.backend.healthy().await {
         // docs/conduit.md *Storage failures*.
         (StatusCode::SERVICE_UNAVAILABLE, "storage unavailable").into_response()
     } else {
@@ -641,13 +476,9 @@ async fn healthz(State(app): State<App>) -> Response {
 }
 
 async fn metrics(State(app): State<App>) -> Response {
-    let size = match fleet_log(&app.conduit) {
-        Some(f) => f.head_size().await.ok(),
-        None => app
-            .conduit
-            .notary
-            .as_ref()
-            .and_then(|n| n.lock().ok().map(|n| n.log().len())),
+    let size = match app.conduit.backend.log() {
+        Some(log) => log.size().await,
+        None => None,
     };
     (
         StatusCode::OK,

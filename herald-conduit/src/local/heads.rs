@@ -1,15 +1,15 @@
 //! The tree heads 201 bodies were answered with, not yet recorded in the
 //! store (spec §11.3: a repeat of an acknowledged envelope gets its first
 //! answer, which the first head covering its leaf rebuilds byte for byte;
-//! [`crate::mailbox`] `conduit_heads`).
+//! [`super::tables`] `conduit_heads`).
 
 use std::collections::BTreeMap;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use herald_verify::SignedTreeHead;
 
-use crate::Conduit;
-use crate::mailbox;
+use super::store::Live;
+use super::tables as mailbox;
 
 /// The heads answered with but not yet recorded, by tree size: the next
 /// batch's transaction records them (or, when the conduit is idle or
@@ -66,10 +66,10 @@ impl Unrecorded {
 
     /// Record what is pending in a transaction of its own (best effort: a
     /// lost head's answers are rebuilt against the latest head).
-    pub(super) fn flush(&self, conduit: &Conduit) {
+    pub(super) fn flush(&self, live: &Live) {
         let pending = self.pending();
         if !pending.is_empty()
-            && let Ok(receiver) = conduit.receiver()
+            && let Ok(receiver) = live.get()
             && mailbox::put_heads(receiver.store(), &refs(&pending)).is_ok()
         {
             let sizes: Vec<u64> = pending.into_iter().map(|(size, _)| size).collect();

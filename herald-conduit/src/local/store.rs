@@ -22,7 +22,7 @@ use std::time::Duration;
 use herald_verify::{Keyring, Receiver, Store, StoreError};
 use redb::TableDefinition;
 
-use crate::STORE_OWNER;
+use super::STORE_OWNER;
 
 /// How often the repairer tries to open the store again.
 pub(crate) const RETRY: Duration = Duration::from_secs(1);
@@ -53,7 +53,7 @@ struct Inner {
 
 impl Live {
     /// The store of `receiver` (at `path`), which verifies with `keyring`
-    /// and the keys births teach, as [`crate::Conduit::open`] builds it;
+    /// and the keys births teach, as [`super::Local::open`] builds it;
     /// posts are at most `max_body` bytes.
     pub(crate) fn new(
         receiver: Receiver,
@@ -160,7 +160,7 @@ impl Inner {
     /// Open the store and prove that a post fits (closed again if not).
     fn open(&self) -> Result<Receiver, StoreError> {
         let store = Store::open(&self.path, STORE_OWNER)?;
-        crate::mailbox::create_tables(&store)?;
+        super::tables::create_tables(&store)?;
         let err = |e: redb::Error| StoreError::storage(&self.path, "write a probe record", e);
         let record = vec![0u8; self.probe];
         for write in [true, false] {

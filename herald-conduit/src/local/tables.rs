@@ -20,11 +20,10 @@
 //! - `conduit_answers`: id → the 201 body first sent, as conduits before
 //!   `conduit_heads` recorded them; read, never written.
 //! - `conduit_probe`: empty but while a repair proves that a post fits
-//!   (`storage`).
-
-use herald_core::Sigil;
+//!   (`store`).
 
 use crate::page::{Entry, Page, Planner};
+use crate::stored::{RECIPIENT_LEN, Stored};
 use herald_verify::{Store, StoreError};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
@@ -37,24 +36,6 @@ const INBOX_LEN: Table = TableDefinition::new("conduit_inbox_len");
 const TRACES: Table = TableDefinition::new("conduit_traces");
 const ANSWERS: Table = TableDefinition::new("conduit_answers");
 const HEADS: TableDefinition<'static, u64, &'static [u8]> = TableDefinition::new("conduit_heads");
-
-/// Bytes of the key hash that name a recipient (the short sigil form's).
-pub const RECIPIENT_LEN: usize = 10;
-
-/// A recipient's inbox key: the first [`RECIPIENT_LEN`] bytes of its key
-/// hash, the same for every form of the sigil.
-pub fn recipient(sigil: &Sigil) -> Option<[u8; RECIPIENT_LEN]> {
-    sigil.hash_prefix().get(..RECIPIENT_LEN)?.try_into().ok()
-}
-
-/// One stored envelope.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Stored {
-    /// Its arrival number (its leaf index, notary).
-    pub arrival: u64,
-    /// The envelope as forwarded.
-    pub bytes: Vec<u8>,
-}
 
 fn storage<'a>(store: &'a Store, op: &'static str) -> impl Fn(redb::Error) -> StoreError + 'a {
     move |e| StoreError::storage(store.path(), op, e)
@@ -75,7 +56,7 @@ fn decode_stored(v: &[u8]) -> Stored {
 }
 
 /// Make the tables (at open), so reads never meet a missing one.
-pub fn create_tables(store: &Store) -> Result<(), StoreError> {
+pub(crate) fn create_tables(store: &Store) -> Result<(), StoreError> {
     let err = storage(store, "create the conduit tables");
     let txn = store.begin_write("create the conduit tables")?;
     for t in [ENVELOPES, ARRIVALS, INBOX, INBOX_LEN, TRACES, ANSWERS] {
@@ -87,7 +68,7 @@ pub fn create_tables(store: &Store) -> Result<(), StoreError> {
 
 /// The conduit's tables open in one write transaction, for a batch of
 /// posts (opened once, not once per post).
-pub struct Tables<'t> {
+pub(crate) struct Tables<'t> {
     envelopes: redb::Table<'t, &'static [u8], &'static [u8]>,
     arrivals: redb::Table<'t, &'static [u8], &'static [u8]>,
     traces: redb::Table<'t, &'static [u8], &'static [u8]>,
@@ -97,7 +78,7 @@ pub struct Tables<'t> {
 
 impl<'t> Tables<'t> {
     /// Open them in `txn` (close them, by dropping, before it commits).
-    pub fn open(txn: &'t redb::WriteTransaction) -> Result<Self, redb::Error> {
+    pub(crate) fn open(txn: &'t redb::WriteTransaction) -> Result<Self, redb::Error> {
         Ok(Self {
             envelopes: txn.open_table(ENVELOPES)?,
             arrivals: txn.open_table(ARRIVALS)?,
@@ -108,7 +89,7 @@ impl<'t> Tables<'t> {
     }
 
     /// The stored envelope with `id`.
-    pub fn get(&self, id: &[u8; 32]) -> Result<Option<Stored>, redb::Error> {
+    pub(crate) fn get(&self, id: &[u8; 32]) -> Result<Option<Stored>, redb::Error> {
         Ok(self
             .envelopes
             .get(id.as_slice())?
@@ -117,7 +98,7 @@ impl<'t> Tables<'t> {
 
     /// Store an accepted envelope (`id`, `trace`, `to`) as `forwarded`;
     /// returns its arrival number.
-    pub fn put(
+    pub(crate) fn put(
         &mut self,
         id: &[u8; 32],
         trace: &[u8; 32],
@@ -154,7 +135,7 @@ impl<'t> Tables<'t> {
 
 /// Record the tree heads (`size`, wire form) that 201 bodies were answered
 /// with, in `txn`; a size recorded before keeps its first head.
-pub fn put_heads_in(
+pub(crate) fn put_heads_in(
     txn: &redb::WriteTransaction,
     heads: &[(u64, &[u8])],
 ) -> Result<(), redb::Error> {
@@ -170,7 +151,7 @@ pub fn put_heads_in(
 /// [`put_heads_in`] in a transaction of its own, without an fsync: they
 /// become durable with the next batch; if a crash loses one, a repeat's
 /// answer is rebuilt against the latest head instead.
-pub fn put_heads(store: &Store, heads: &[(u64, &[u8])]) -> Result<(), StoreError> {
+pub(crate) fn put_heads(store: &Store, heads: &[(u64, &[u8])]) -> Result<(), StoreError> {
     let err = storage(store, "record tree heads");
     let mut txn = store.begin_write("record tree heads")?;
     txn.set_durability(redb::Durability::None)
@@ -180,14 +161,14 @@ pub fn put_heads(store: &Store, heads: &[(u64, &[u8])]) -> Result<(), StoreError
 }
 
 /// A read view of the tables.
-pub struct Reader<'s> {
+pub(crate) struct Reader<'s> {
     store: &'s Store,
     txn: redb::ReadTransaction,
 }
 
 impl<'s> Reader<'s> {
     /// A consistent snapshot of the latest commit.
-    pub fn new(store: &'s Store) -> Result<Self, StoreError> {
+    pub(crate) fn new(store: &'s Store) -> Result<Self, StoreError> {
         let txn = store
             .database()
             .begin_read()
@@ -204,7 +185,7 @@ impl<'s> Reader<'s> {
     }
 
     /// The envelope with `id`.
-    pub fn envelope(&self, id: &[u8; 32]) -> Result<Option<Stored>, StoreError> {
+    pub(crate) fn envelope(&self, id: &[u8; 32]) -> Result<Option<Stored>, StoreError> {
         Ok(self
             .get(ENVELOPES, id.as_slice())?
             .map(|v| decode_stored(&v)))
@@ -212,13 +193,13 @@ impl<'s> Reader<'s> {
 
     /// The 201 body first sent for `id`, if a conduit before
     /// `conduit_heads` recorded it.
-    pub fn answer(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, StoreError> {
+    pub(crate) fn answer(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, StoreError> {
         self.get(ANSWERS, id.as_slice())
     }
 
     /// The first recorded tree head covering `arrival` (size > `arrival`):
     /// its size and wire form.
-    pub fn head_covering(&self, arrival: u64) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
+    pub(crate) fn head_covering(&self, arrival: u64) -> Result<Option<(u64, Vec<u8>)>, StoreError> {
         let err = storage(self.store, "read");
         let t = self.txn.open_table(HEADS).map_err(|e| err(e.into()))?;
         let mut range = t
@@ -234,14 +215,14 @@ impl<'s> Reader<'s> {
     }
 
     /// How many envelopes arrived.
-    pub fn arrivals(&self) -> Result<u64, StoreError> {
+    pub(crate) fn arrivals(&self) -> Result<u64, StoreError> {
         let err = storage(self.store, "read");
         let t = self.txn.open_table(ARRIVALS).map_err(|e| err(e.into()))?;
         t.len().map_err(|e| err(e.into()))
     }
 
     /// The envelope that arrived `arrival`-th.
-    pub fn arrival(&self, arrival: u64) -> Result<Option<Stored>, StoreError> {
+    pub(crate) fn arrival(&self, arrival: u64) -> Result<Option<Stored>, StoreError> {
         match self.get(ARRIVALS, arrival.to_be_bytes().as_slice())? {
             Some(id) => match <[u8; 32]>::try_from(id.as_slice()) {
                 Ok(id) => self.envelope(&id),
@@ -297,7 +278,7 @@ impl<'s> Reader<'s> {
 
     /// The page of `recipient`'s inbox after position `after` (positions
     /// from 1, dense per recipient), of at most `max_bytes` bytes.
-    pub fn inbox_page(
+    pub(crate) fn inbox_page(
         &self,
         recipient: &[u8; RECIPIENT_LEN],
         after: u64,
@@ -309,7 +290,7 @@ impl<'s> Reader<'s> {
 
     /// The page of `trace` after position `after`, in arrival order: a
     /// trace's positions are arrival numbers plus one ([`crate::page`]).
-    pub fn trace_page(
+    pub(crate) fn trace_page(
         &self,
         trace: &[u8; 32],
         after: u64,
@@ -321,7 +302,7 @@ impl<'s> Reader<'s> {
 
     /// The envelopes `ids` as forwarded, concatenated in that order (one
     /// chunk of an answer); an id not stored is left out.
-    pub fn concat(&self, ids: &[[u8; 32]]) -> Result<Vec<u8>, StoreError> {
+    pub(crate) fn concat(&self, ids: &[[u8; 32]]) -> Result<Vec<u8>, StoreError> {
         let err = storage(self.store, "read");
         let t = self.txn.open_table(ENVELOPES).map_err(|e| err(e.into()))?;
         let mut out = Vec::new();

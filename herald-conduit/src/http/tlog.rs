@@ -16,7 +16,7 @@ use axum::extract::{Path, State};
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
 
-use crate::http::{App, fleet_log, no_log, problem, storage_problem};
+use super::{App, audit_log, problem, storage_problem};
 
 /// tlog-checkpoint: a signed note is UTF-8 text.
 const CHECKPOINT_TYPE: &str = "text/plain; charset=utf-8";
@@ -32,20 +32,13 @@ pub(crate) async fn checkpoint(State(app): State<App>) -> Response {
     let c = &app.conduit;
     // With witnesses: the newest checkpoint they were asked to cosign,
     // with their cosignatures (witnesses.rs), once there is one.
-    let text = if let Some(t) = c.witnesses.published() {
-        Ok(t)
-    } else if let Some(f) = fleet_log(c) {
-        f.checkpoint(&c.key, &c.origin)
-            .await
-            .map_err(|e| e.to_string())
-    } else {
-        let Some(notary) = &c.notary else {
-            return no_log();
-        };
-        match notary.lock() {
-            Ok(mut n) => n.checkpoint(&c.key, &c.origin).map_err(|e| e.to_string()),
-            Err(_) => return storage_problem(&"the notary lock is poisoned"),
-        }
+    let log = match audit_log(c) {
+        Ok(l) => l,
+        Err(r) => return *r,
+    };
+    let text = match c.witnesses.published() {
+        Some(t) => Ok(t),
+        None => log.checkpoint(&c.key, &c.origin).await,
     };
     match text {
         Ok(t) => (
@@ -64,18 +57,11 @@ pub(crate) async fn checkpoint(State(app): State<App>) -> Response {
 /// `GET /tile/{path}`: `tile/<L>/<N>[.p/<W>]` or `tile/entries/<N>[.p/<W>]`.
 pub(crate) async fn tile(State(app): State<App>, Path(path): Path<String>) -> Response {
     let path = format!("tile/{path}");
-    let bytes = if let Some(f) = fleet_log(&app.conduit) {
-        f.tile(&path).await.map_err(|e| e.to_string())
-    } else {
-        let Some(notary) = &app.conduit.notary else {
-            return no_log();
-        };
-        match notary.lock() {
-            Ok(n) => n.tile(&path).map_err(|e| e.to_string()),
-            Err(_) => return storage_problem(&"the notary lock is poisoned"),
-        }
+    let log = match audit_log(&app.conduit) {
+        Ok(l) => l,
+        Err(r) => return *r,
     };
-    match bytes {
+    match log.tile(path).await {
         Ok(Some(b)) => (
             StatusCode::OK,
             [

@@ -1,0 +1,161 @@
+//! Where a conduit keeps what it accepts: a [`Backend`] (CONDUIT.md
+//! *Operation*). Two implement it: [`crate::local`], the redb store in the
+//! state directory (the default), and [`crate::fleet`], a PostgreSQL
+//! database shared by a fleet of conduits (`--store postgres://...`;
+//! docs/conduit.md *Fleet*). The HTTP surface ([`crate::http`]) and the
+//! batch writer ([`crate::writer`]) see only this trait, held as
+//! `Arc<dyn Backend>`.
+//!
+//! A storage failure is a [`Failure`]: its text names files or the
+//! database, so it is logged and never shown to a client (docs/conduit.md
+//! *Storage failures*).
+
+use std::future::Future;
+use std::pin::Pin;
+use std::time::Duration;
+
+use herald_core::SigningKey;
+use herald_verify::{ConsistencyProof, InclusionProof, Prechecked, SignedTreeHead, StoreError};
+
+use crate::Conduit;
+use crate::page::Page;
+use crate::stored::{RECIPIENT_LEN, Stored};
+use crate::writer::{Committed, Job, Prepared, Step};
+
+/// A future a backend answers with (boxed: the trait is object safe).
+pub(crate) type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
+
+/// A failure of the storage: logged, never sent.
+pub(crate) type Failure = String;
+
+/// What `GET /v1/proof/inclusion/{id}` finds.
+pub(crate) enum Inclusion {
+    /// No leaf with that id.
+    Unknown,
+    /// Its leaf is not under a signed tree head yet.
+    NotCovered,
+    /// The proof against the latest tree head.
+    Proof(Box<InclusionProof>),
+}
+
+/// A conduit's storage: the batch writer's transactions, the reads of
+/// CONDUIT.md's endpoints, and (notary) the audit log.
+pub(crate) trait Backend: Send + Sync {
+    /// Whether the storage takes work now (`/healthz`).
+    fn healthy(&self) -> Pending<'_, bool>;
+
+    // The writer (crate::writer): its stages call these in order.
+
+    /// Precheck `posts` (P13 origin, signatures in batch equations) against
+    /// the senders' lifecycle records as last committed.
+    fn precheck<'b>(&self, posts: &[&'b [u8]], now: u64)
+    -> Vec<Result<Prechecked<'b>, StoreError>>;
+
+    /// Receive `batch` (prechecked as `prepared` at `now`) in one
+    /// transaction and commit it durably; nothing of it is answered yet.
+    /// Its steps (none when nothing was received), and why nothing of it
+    /// may be acknowledged.
+    fn receive(
+        &self,
+        conduit: &Conduit,
+        batch: &[Job],
+        prepared: Vec<Prepared<'_>>,
+        now: u64,
+    ) -> (Vec<Step>, Option<String>);
+
+    /// Log what `group` stored (notary: one sync, one tree head) and answer
+    /// every post of it.
+    fn answer(&self, conduit: &Conduit, group: Vec<Committed>);
+
+    /// Between batches: keep the tree head fresh (notary), record what is
+    /// pending.
+    fn idle(&self, conduit: &Conduit);
+
+    /// The writer is done (the conduit closes): record what is pending.
+    fn close(&self, conduit: &Conduit);
+
+    /// How long the writer waits for a post before [`Backend::idle`], for
+    /// a tree head every `batch` (`--batch-ms`).
+    fn idle_every(&self, batch: Duration) -> Duration;
+
+    /// Whether a batch may be received while the batches before it are
+    /// still being answered ([`crate::writer`]'s pipeline); else one
+    /// thread receives and answers each batch in turn, and the posts that
+    /// arrive meanwhile make the next batch larger.
+    fn overlap(&self) -> bool;
+
+    /// Background work on a thread of its own until the conduit closes
+    /// (a fleet's sequencer); returns at once when there is none.
+    fn duty(&self, conduit: &Conduit);
+
+    // Reads (crate::http).
+
+    /// The stored envelope `id`.
+    fn envelope(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Stored>, Failure>>;
+
+    /// The first 201 body of `id` when it is acknowledged already (spec
+    /// §11.3: a repeat gets its first answer); `None` otherwise or when it
+    /// cannot be read now (the writer then judges the post).
+    fn answered(&self, id: [u8; 32]) -> Pending<'_, Option<Vec<u8>>>;
+
+    /// The page of `recipient`'s inbox after position `after`, of at most
+    /// `max_bytes` bytes (CONDUIT.md *Bounded answers*).
+    fn inbox_page(
+        &self,
+        recipient: [u8; RECIPIENT_LEN],
+        after: u64,
+        max_bytes: usize,
+    ) -> Pending<'_, Result<Page, Failure>>;
+
+    /// The page of `trace` after position `after`.
+    fn trace_page(
+        &self,
+        trace: [u8; 32],
+        after: u64,
+        max_bytes: usize,
+    ) -> Pending<'_, Result<Page, Failure>>;
+
+    /// The envelopes `ids` as forwarded, concatenated in that order (one
+    /// chunk of an answer); an id not stored is left out.
+    fn concat(&self, ids: Vec<[u8; 32]>) -> Pending<'_, Result<Vec<u8>, Failure>>;
+
+    /// What changes when another conduit (of a fleet) delivers, so that
+    /// an inbox long poll looks again; `None` when only this conduit does.
+    fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>>;
+
+    /// The audit log, when the conduit is a notary.
+    fn log(&self) -> Option<&dyn AuditLog>;
+}
+
+/// The notary's audit log (spec §5.3, P9) as its endpoints read it.
+pub(crate) trait AuditLog: Send + Sync {
+    /// The latest signed tree head (`None` while the log is empty).
+    fn sth(&self) -> Pending<'_, Result<Option<SignedTreeHead>, Failure>>;
+
+    /// The inclusion proof of the leaf of envelope `id`.
+    fn inclusion(&self, id: [u8; 32]) -> Pending<'_, Result<Inclusion, Failure>>;
+
+    /// The consistency proof from `size1` to `size2` (default: the latest
+    /// head's), heads signed with `key` at `now`; `Err(message)` for sizes
+    /// the log does not have.
+    fn consistency<'a>(
+        &'a self,
+        key: &'a SigningKey,
+        size1: u64,
+        size2: Option<u64>,
+        now: u64,
+    ) -> Pending<'a, Result<Result<ConsistencyProof, String>, Failure>>;
+
+    /// The C2SP checkpoint of the latest head (`GET /checkpoint`).
+    fn checkpoint<'a>(
+        &'a self,
+        key: &'a SigningKey,
+        origin: &'a str,
+    ) -> Pending<'a, Result<String, Failure>>;
+
+    /// The tlog-tiles resource `path` (`tile/...`); `None`: no such tile.
+    fn tile(&self, path: String) -> Pending<'_, Result<Option<Vec<u8>>, Failure>>;
+
+    /// Leaves in the log (`/metrics`), if it can be read now.
+    fn size(&self) -> Pending<'_, Option<u64>>;
+}

@@ -1,0 +1,183 @@
+//! The fleet database as a conduit's [`Backend`] and (notary) its
+//! [`AuditLog`].
+
+use std::time::Duration;
+
+use herald_core::SigningKey;
+use herald_verify::{ConsistencyProof, Prechecked, SignedTreeHead, StoreError};
+
+use super::{Fleet, ReadState, writer};
+use crate::Conduit;
+use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
+use crate::page::Page;
+use crate::stored::{RECIPIENT_LEN, Stored};
+use crate::writer::{Committed, Job, Prepared, Step};
+
+impl Backend for Fleet {
+    fn healthy(&self) -> Pending<'_, bool> {
+        Box::pin(self.reachable())
+    }
+
+    fn precheck<'b>(
+        &self,
+        posts: &[&'b [u8]],
+        now: u64,
+    ) -> Vec<Result<Prechecked<'b>, StoreError>> {
+        self.receiver
+            .precheck_all(&mut ReadState { fleet: self }, posts, now)
+    }
+
+    fn receive(
+        &self,
+        conduit: &Conduit,
+        batch: &[Job],
+        prepared: Vec<Prepared<'_>>,
+        _now: u64,
+    ) -> (Vec<Step>, Option<String>) {
+        match writer::accept(conduit, self, batch, prepared) {
+            Ok(steps) => (steps, None),
+            Err(e) => (Vec::new(), Some(e)),
+        }
+    }
+
+    fn answer(&self, conduit: &Conduit, group: Vec<Committed>) {
+        for committed in group {
+            writer::answer(conduit, self, committed);
+        }
+    }
+
+    /// The sequencer's work is [`Backend::duty`]'s.
+    fn idle(&self, _: &Conduit) {}
+
+    fn close(&self, _: &Conduit) {}
+
+    fn idle_every(&self, batch: Duration) -> Duration {
+        batch
+    }
+
+    /// A fleet answers a batch once a head covers it: the next batch
+    /// gathers the posts meanwhile, one transaction (one WAL flush) for
+    /// more of them.
+    fn overlap(&self) -> bool {
+        false
+    }
+
+    /// Sequencer duty (notary): sign a head as soon as any conduit of the
+    /// fleet commits leaves (`notify::LEAVES`), re-sign it every `--batch-ms`,
+    /// and try to take the sequencer's turn every `log::TAKEOVER_EVERY`
+    /// while another holds it.
+    fn duty(&self, conduit: &Conduit) {
+        if !self.notary {
+            return;
+        }
+        let every = conduit.config.batch.min(super::log::TAKEOVER_EVERY);
+        while !*conduit.closing.borrow() {
+            let seen = self.signals.leaves.seen();
+            let _ = self.sequence(&conduit.key, conduit.now(), conduit.config.batch);
+            self.signals
+                .leaves
+                .wait_past(seen, std::time::Instant::now() + every);
+        }
+    }
+
+    fn envelope(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Stored>, Failure>> {
+        Box::pin(async move { Fleet::envelope(self, &id).await.map_err(|e| e.to_string()) })
+    }
+
+    fn answered(&self, id: [u8; 32]) -> Pending<'_, Option<Vec<u8>>> {
+        Box::pin(async move { self.first_body(&id).await.ok().flatten() })
+    }
+
+    fn inbox_page(
+        &self,
+        recipient: [u8; RECIPIENT_LEN],
+        after: u64,
+        max_bytes: usize,
+    ) -> Pending<'_, Result<Page, Failure>> {
+        Box::pin(async move {
+            Fleet::inbox_page(self, &recipient, after, max_bytes)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn trace_page(
+        &self,
+        trace: [u8; 32],
+        after: u64,
+        max_bytes: usize,
+    ) -> Pending<'_, Result<Page, Failure>> {
+        Box::pin(async move {
+            Fleet::trace_page(self, &trace, after, max_bytes)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn concat(&self, ids: Vec<[u8; 32]>) -> Pending<'_, Result<Vec<u8>, Failure>> {
+        Box::pin(async move { Fleet::concat(self, &ids).await.map_err(|e| e.to_string()) })
+    }
+
+    fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        Some(self.signals.leaves.subscribe())
+    }
+
+    fn log(&self) -> Option<&dyn AuditLog> {
+        self.notary.then_some(self as &dyn AuditLog)
+    }
+}
+
+impl AuditLog for Fleet {
+    fn sth(&self) -> Pending<'_, Result<Option<SignedTreeHead>, Failure>> {
+        Box::pin(async move { self.head().await.map_err(|e| e.to_string()) })
+    }
+
+    fn inclusion(&self, id: [u8; 32]) -> Pending<'_, Result<Inclusion, Failure>> {
+        Box::pin(async move {
+            let Some(index) = self.leaf_index(&id).await.map_err(|e| e.to_string())? else {
+                return Ok(Inclusion::Unknown);
+            };
+            match Fleet::inclusion(self, index)
+                .await
+                .map_err(|e| e.to_string())?
+            {
+                Some(p) => Ok(Inclusion::Proof(Box::new(p))),
+                None => Ok(Inclusion::NotCovered),
+            }
+        })
+    }
+
+    fn consistency<'a>(
+        &'a self,
+        key: &'a SigningKey,
+        size1: u64,
+        size2: Option<u64>,
+        now: u64,
+    ) -> Pending<'a, Result<Result<ConsistencyProof, String>, Failure>> {
+        Box::pin(async move {
+            Fleet::consistency(self, key, size1, size2, now)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        key: &'a SigningKey,
+        origin: &'a str,
+    ) -> Pending<'a, Result<String, Failure>> {
+        Box::pin(async move {
+            Fleet::checkpoint(self, key, origin)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn tile(&self, path: String) -> Pending<'_, Result<Option<Vec<u8>>, Failure>> {
+        Box::pin(async move { Fleet::tile(self, &path).await.map_err(|e| e.to_string()) })
+    }
+
+    fn size(&self) -> Pending<'_, Option<u64>> {
+        Box::pin(async move { self.head_size().await.ok() })
+    }
+}
