@@ -16,6 +16,7 @@ mod input;
 mod inspector;
 mod json;
 mod keyfile;
+mod names;
 mod notice;
 mod output;
 mod progress;

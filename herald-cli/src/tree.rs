@@ -16,12 +16,13 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use herald_core::ReasonCode;
+use herald_verify::Audited;
 use herald_verify::audited::TraceCounts;
-use herald_verify::{Audited, Keyring};
 
 use herald_verify::report::hex;
 
-use crate::render::{Style, short, signer};
+use crate::names::Names;
+use crate::render::{Style, short};
 
 /// Deepest level drawn; below it a subtree is one "… N more" line.
 pub(crate) const MAX_DEPTH: usize = 32;
@@ -126,7 +127,7 @@ struct Drawing<'a> {
     report: &'a Audited<'a>,
     forest: &'a Forest,
     style: &'a Style,
-    keyring: &'a Keyring,
+    names: &'a Names<'a>,
     visited: Vec<bool>,
     lines: usize,
 }
@@ -140,7 +141,7 @@ impl Drawing<'_> {
             "{}  {}  {}",
             short(e.id.as_deref()),
             self.style.status(e.status()),
-            signer(e.from.as_deref(), self.keyring)
+            self.names.signer(e.from.as_deref())
         );
         if self.forest.repeat[i] {
             label.push_str("  (repeat)");
@@ -226,7 +227,7 @@ pub(crate) fn write(
     out: &mut dyn Write,
     report: &Audited<'_>,
     style: &Style,
-    keyring: &Keyring,
+    names: &Names<'_>,
 ) -> io::Result<()> {
     let forest = forest(report);
     // The counts of the traces that can be headed: each root drawn takes a
@@ -246,7 +247,7 @@ pub(crate) fn write(
         report,
         forest: &forest,
         style,
-        keyring,
+        names,
         visited: vec![false; report.len()],
         lines: 0,
     };

@@ -868,6 +868,16 @@ impl<'a> Audited<'a> {
         self.kept.get(k).and_then(Kept::key_source)
     }
 
+    /// Envelope `k`'s key and self-description when it is a birth that
+    /// introduced its key into the set ([`crate::described::self_described`]).
+    pub fn self_described(&self, k: usize) -> Option<crate::described::SelfDescribed<'a>> {
+        if self.key_source(k) != Some(KeyOrigin::Birth) {
+            return None;
+        }
+        let bytes: &'a [u8] = self.bytes.get(self.kept.get(k)?.entry()?)?;
+        crate::described::self_described(&self.envelope(k)?, bytes)
+    }
+
     /// Envelope `k`'s `from` sigil, when it parsed.
     pub fn from(&self, k: usize) -> Option<&str> {
         match self.kept.get(k)? {

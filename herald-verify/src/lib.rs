@@ -10,6 +10,7 @@ pub mod audited;
 pub mod auditlog;
 pub mod batch;
 pub mod bundle;
+pub mod described;
 pub mod display;
 mod facts;
 pub mod files;

@@ -1,0 +1,52 @@
+//! A key's own description: the `description` of the `birth` attestation
+//! (PROFILE P7) of the birth envelope that introduced the key into a set
+//! (`key_source` `"birth"`, CLI.md `verify --json`).
+//!
+//! The description is self-asserted: the key's holder wrote it about
+//! itself when it drew the key, and nobody vouched for it. Show it as
+//! such (quoted, marked self-described), never as a keyring label, and
+//! let a keyring label win where there is one.
+
+use herald_core::attestation::BirthAttestation;
+use herald_core::{EnvelopeRef, Kind, ReasonCode};
+
+use crate::report::{EnvelopeReport, KeyOrigin};
+
+/// A key and the description its own birth gave it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SelfDescribed<'b> {
+    /// The birth key (P7 `birth.key`), whose sigil is the birth's `from`.
+    pub key: &'b [u8; 32],
+    /// Its self-description (P7 `birth.description`), as written.
+    pub description: &'b str,
+}
+
+/// The key and description of `bytes` when its report says it is a birth
+/// whose origin verified under the key it carries: `key_source` `"birth"`,
+/// no reason about signature 0 nor `id_mismatch` (the rule by which a
+/// set learns a birth's key, PROFILE P7), kind `birth`, a well-formed
+/// `birth` attestation whose key the `from` sigil names. `None` for any
+/// other item, including envelopes merely signed by a key a birth
+/// introduced (their sender is named by looking the key up).
+pub fn self_described<'b>(report: &EnvelopeReport, bytes: &'b [u8]) -> Option<SelfDescribed<'b>> {
+    if report.key_source != Some(KeyOrigin::Birth)
+        || report
+            .reasons
+            .iter()
+            .any(|r| r.index == Some(0) || r.code == ReasonCode::IdMismatch)
+    {
+        return None;
+    }
+    let envelope = EnvelopeRef::decode(bytes).ok()?;
+    if envelope.kind() != Kind::Birth {
+        return None;
+    }
+    let birth = BirthAttestation::parse(envelope.attestation("birth")?).ok()?;
+    envelope
+        .from_sigil()
+        .names_key(birth.key)
+        .then_some(SelfDescribed {
+            key: birth.key,
+            description: birth.description,
+        })
+}
