@@ -4,6 +4,7 @@
 
 use herald_core::cbor::{Limits, MAX_NESTING, ValueRef};
 use herald_core::{EnvelopeRef, ReasonCode, Scope, Sigil};
+use herald_verify::described::{SelfDescribed, self_described};
 use herald_verify::report::{EnvelopeReport, Source, hex};
 use herald_verify::sequence::{Piece, pieces};
 use herald_verify::{AuditOptions, InclusionProof, Input, Keyring, Report, audit, display};
@@ -81,10 +82,15 @@ impl Session {
         let Some(report) = &self.report else {
             return "[]".into();
         };
+        let described: Vec<SelfDescribed<'_>> = report
+            .envelopes
+            .iter()
+            .filter_map(|entry| self_described(entry, self.bytes_of(entry)?))
+            .collect();
         let nodes: Vec<Node<'_>> = report
             .envelopes
             .iter()
-            .map(|entry| self.node(entry))
+            .map(|entry| self.node(entry, &described))
             .collect();
         serde_json::to_string(&nodes).unwrap_or_default()
     }
@@ -160,16 +166,24 @@ impl Session {
         serde_json::to_string(&heads).unwrap_or_default()
     }
 
-    fn node<'s>(&'s self, entry: &'s EnvelopeReport) -> Node<'s> {
+    fn node<'s>(&'s self, entry: &'s EnvelopeReport, described: &[SelfDescribed<'s>]) -> Node<'s> {
         let envelope = self
             .bytes_of(entry)
             .and_then(|b| EnvelopeRef::decode(b).ok());
+        let label = entry.from.as_deref().and_then(|f| self.label(f));
         Node {
             id: entry.id.as_deref(),
             parent: entry.parent.as_deref(),
             trace: entry.trace.as_deref(),
             from: entry.from.as_deref(),
-            label: entry.from.as_deref().and_then(|f| self.label(f)),
+            label,
+            described: entry
+                .from
+                .as_deref()
+                .filter(|_| label.is_none())
+                .and_then(|f| Sigil::parse(f).ok())
+                .and_then(|f| described.iter().find(|d| f.names_key(d.key)))
+                .map(|d| d.description),
             to: envelope.as_ref().and_then(|e| e.to()).map(|(to, _)| to),
             kind: entry.kind.map(|k| k.name()),
             ts: envelope.as_ref().map(EnvelopeRef::ts),
@@ -272,6 +286,10 @@ struct Node<'a> {
     trace: Option<&'a str>,
     from: Option<&'a str>,
     label: Option<&'a str>,
+    /// Without a keyring label: the self-description of `from`'s key, from
+    /// the birth in the set that introduced it (PROFILE P7; self-asserted,
+    /// herald_verify::described).
+    described: Option<&'a str>,
     to: Option<&'a str>,
     kind: Option<&'static str>,
     ts: Option<u64>,
