@@ -6,6 +6,7 @@
 //! sigil.
 
 use herald_core::{PublicKey, Sigil, SigilForm};
+use herald_verify::described::Descriptions;
 use herald_verify::{Audited, Keyring};
 
 /// Characters of a self-description shown before it is cut with `…`.
@@ -16,7 +17,7 @@ pub(crate) const DESCRIPTION_CHARS: usize = 40;
 pub(crate) struct Names<'k> {
     keyring: &'k Keyring,
     /// Keys introduced by a birth of the set, with their descriptions.
-    described: Vec<(PublicKey, String)>,
+    described: Descriptions<'k>,
 }
 
 /// A sender's name as found.
@@ -28,20 +29,13 @@ enum Found<'n> {
 impl<'k> Names<'k> {
     /// The names of `report`'s senders: `keyring`'s labels and the
     /// descriptions of the set's births.
-    pub(crate) fn of(report: &Audited<'_>, keyring: &'k Keyring) -> Self {
-        let mut described: Vec<(PublicKey, String)> = Vec::new();
-        for k in 0..report.len() {
-            let Some(d) = report.self_described(k) else {
-                continue;
-            };
-            let Ok(key) = PublicKey::from_bytes(d.key) else {
-                continue;
-            };
-            if !described.iter().any(|(k, _)| *k == key) {
-                described.push((key, d.description.to_owned()));
-            }
+    pub(crate) fn of(report: &Audited<'k>, keyring: &'k Keyring) -> Self {
+        Self {
+            keyring,
+            described: (0..report.len())
+                .filter_map(|k| report.self_described(k))
+                .collect(),
         }
-        Self { keyring, described }
     }
 
     fn find(&self, sigil: &Sigil) -> Option<Found<'_>> {
@@ -50,10 +44,11 @@ impl<'k> Names<'k> {
         {
             return Some(Found::Label(label, key));
         }
-        self.described
-            .iter()
-            .find(|(key, _)| sigil.names_key(key.as_bytes()))
-            .map(|(key, d)| Found::Described(d, *key))
+        let d = self.described.get(sigil)?;
+        Some(Found::Described(
+            d.description,
+            PublicKey::from_bytes(d.key).ok()?,
+        ))
     }
 
     /// A sender as a text line shows it: `label (sigil:short…)` for a

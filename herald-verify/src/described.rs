@@ -7,8 +7,11 @@
 //! such (quoted, marked self-described), never as a keyring label, and
 //! let a keyring label win where there is one.
 
+use alloc::vec::Vec;
+use std::collections::HashMap;
+
 use herald_core::attestation::BirthAttestation;
-use herald_core::{EnvelopeRef, Kind, ReasonCode};
+use herald_core::{EnvelopeRef, Kind, ReasonCode, Sigil, SigilForm};
 
 use crate::report::{EnvelopeReport, KeyOrigin};
 
@@ -49,4 +52,50 @@ pub fn self_described<'b>(report: &EnvelopeReport, bytes: &'b [u8]) -> Option<Se
             key: birth.key,
             description: birth.description,
         })
+}
+
+/// The self-described keys of a set, looked up by any sigil form that
+/// names them (in constant time: a set may hold a birth per envelope).
+#[derive(Clone, Debug, Default)]
+pub struct Descriptions<'b> {
+    /// By the 10 bytes of key hash every sigil form starts with (P2).
+    by_prefix: HashMap<[u8; 10], Vec<SelfDescribed<'b>>>,
+}
+
+impl<'b> Descriptions<'b> {
+    /// No key described.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add a described key; a key already described keeps its first
+    /// description (its births in set order).
+    pub fn insert(&mut self, described: SelfDescribed<'b>) {
+        let sigil = Sigil::from_key(described.key, SigilForm::Short);
+        let mut prefix = [0u8; 10];
+        prefix.copy_from_slice(sigil.hash_prefix());
+        let slot = self.by_prefix.entry(prefix).or_default();
+        if !slot.iter().any(|d| d.key == described.key) {
+            slot.push(described);
+        }
+    }
+
+    /// The described key `sigil` names, if any.
+    pub fn get(&self, sigil: &Sigil) -> Option<&SelfDescribed<'b>> {
+        let prefix: [u8; 10] = sigil.hash_prefix().get(..10)?.try_into().ok()?;
+        self.by_prefix
+            .get(&prefix)?
+            .iter()
+            .find(|d| sigil.names_key(d.key))
+    }
+}
+
+impl<'b> FromIterator<SelfDescribed<'b>> for Descriptions<'b> {
+    fn from_iter<I: IntoIterator<Item = SelfDescribed<'b>>>(iter: I) -> Self {
+        let mut all = Self::new();
+        for d in iter {
+            all.insert(d);
+        }
+        all
+    }
 }

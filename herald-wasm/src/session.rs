@@ -4,7 +4,7 @@
 
 use herald_core::cbor::{Limits, MAX_NESTING, ValueRef};
 use herald_core::{EnvelopeRef, ReasonCode, Scope, Sigil};
-use herald_verify::described::{SelfDescribed, self_described};
+use herald_verify::described::{Descriptions, self_described};
 use herald_verify::report::{EnvelopeReport, Source, hex};
 use herald_verify::sequence::{Piece, pieces};
 use herald_verify::{AuditOptions, InclusionProof, Input, Keyring, Report, audit, display};
@@ -82,7 +82,7 @@ impl Session {
         let Some(report) = &self.report else {
             return "[]".into();
         };
-        let described: Vec<SelfDescribed<'_>> = report
+        let described: Descriptions<'_> = report
             .envelopes
             .iter()
             .filter_map(|entry| self_described(entry, self.bytes_of(entry)?))
@@ -166,7 +166,7 @@ impl Session {
         serde_json::to_string(&heads).unwrap_or_default()
     }
 
-    fn node<'s>(&'s self, entry: &'s EnvelopeReport, described: &[SelfDescribed<'s>]) -> Node<'s> {
+    fn node<'s>(&'s self, entry: &'s EnvelopeReport, described: &Descriptions<'s>) -> Node<'s> {
         let envelope = self
             .bytes_of(entry)
             .and_then(|b| EnvelopeRef::decode(b).ok());
@@ -182,7 +182,7 @@ impl Session {
                 .as_deref()
                 .filter(|_| label.is_none())
                 .and_then(|f| Sigil::parse(f).ok())
-                .and_then(|f| described.iter().find(|d| f.names_key(d.key)))
+                .and_then(|f| described.get(&f))
                 .map(|d| d.description),
             to: envelope.as_ref().and_then(|e| e.to()).map(|(to, _)| to),
             kind: entry.kind.map(|k| k.name()),
