@@ -9,7 +9,7 @@ const KEYRING_LINE = /^(sigil:\S+)\s+ed25519\s+[0-9a-f]{64}\s+(\S.*?)\s*$/;
 // What a self-described name is, on hover and in the legend (PROFILE P7).
 export const SELF_DESCRIBED = "self-described: the key's own description from its birth envelope, not a keyring label (nobody vouched for it)";
 
-/** Characters of a self-description shown before it is cut. */
+/** Characters of a self-description shown before it is cut (as `herald verify`). */
 const DESCRIBED_CHARS = 40;
 
 /**
@@ -40,7 +40,9 @@ export class Names {
   /** `sigil`'s self-description, quoted and cut, when it has no label; else undefined. */
   quoted(sigil) {
     if (!sigil || this.label(sigil) !== undefined || !this.described.has(sigil)) return undefined;
-    return `"${cut(this.described.get(sigil), DESCRIBED_CHARS + 1)}"`;
+    const chars = [...this.described.get(sigil)];
+    const shown = chars.slice(0, DESCRIBED_CHARS).join('');
+    return `"${shown}${chars.length > DESCRIBED_CHARS ? '…' : ''}"`;
   }
 
   /** The label of `sigil`, or undefined. */
