@@ -1,7 +1,7 @@
 //! The trace DAG of a verification as a picture (issue 20): `herald verify
 //! --format dot|mermaid|svg`. The same graph as the inspector's: one node
-//! per envelope, coloured by status and labelled by keyring label or
-//! sigil; an edge from each parent to each reply (fan-out and several
+//! per envelope, coloured by status and labelled by keyring label, a
+//! birth's quoted self-description (crate::names) or sigil; an edge from each parent to each reply (fan-out and several
 //! traces alike); lifecycle kinds (P7) drawn rounded and marked `◆`; a
 //! reply whose parent is not in the set hangs from a dashed "missing
 //! parent" node, and an edge into a `trace_mismatch` is dashed red.
@@ -11,10 +11,11 @@
 
 use std::io::{self, Write};
 
-use herald_core::{Kind, ReasonCode, Sigil, SigilForm, Status};
-use herald_verify::{CompactReport, EnvelopeReport, Keyring};
+use herald_core::{Kind, ReasonCode, Status};
+use herald_verify::CompactReport;
 
 use crate::error::CliError;
+use crate::names::Names;
 use crate::render::short;
 use crate::tree::{Forest, forest};
 use herald_verify::hex;
@@ -59,12 +60,12 @@ enum Part {
 /// of a million envelopes holds one envelope's report at a time; issue 14).
 fn parts<'r>(
     report: &'r CompactReport<'_>,
-    keyring: &'r Keyring,
+    names: &'r Names<'r>,
     links: &'r Forest,
 ) -> impl Iterator<Item = Part> + 'r {
     let nodes = report.envelopes().enumerate().map(|(i, e)| {
         let kind = e.kind.filter(|k| *k != Kind::Message);
-        let who = who(&e, keyring);
+        let who = names.node(e.from.as_deref());
         let first = match kind {
             Some(k) => format!("◆ {who} · {}", k.name()),
             None => who,
@@ -108,25 +109,6 @@ fn parts<'r>(
     nodes.chain(ghosts).chain(edges)
 }
 
-/// The sender as drawn: its keyring label, else its short sigil.
-fn who(e: &EnvelopeReport, keyring: &Keyring) -> String {
-    let Some(from) = e.from.as_deref() else {
-        return "unparsed".into();
-    };
-    let Ok(sigil) = Sigil::parse(from) else {
-        return from.to_owned();
-    };
-    match keyring.lookup(&sigil) {
-        Some((key, _)) => match keyring.label(&key) {
-            Some(label) => label.to_owned(),
-            None => key.sigil(SigilForm::Short).to_string(),
-        },
-        None => sigil
-            .to_form(SigilForm::Short)
-            .map_or_else(|| from.to_owned(), |s| s.to_string()),
-    }
-}
-
 /// Fill colours by status, as the inspector's.
 fn fill(status: Option<Status>) -> &'static str {
     match status {
@@ -137,12 +119,12 @@ fn fill(status: Option<Status>) -> &'static str {
 }
 
 /// The DOT text of the picture, written to `out`.
-fn dot(out: &mut dyn Write, report: &CompactReport<'_>, keyring: &Keyring) -> io::Result<()> {
+fn dot(out: &mut dyn Write, report: &CompactReport<'_>, names: &Names<'_>) -> io::Result<()> {
     out.write_all(
         b"digraph trace {\n  rankdir=TB;\n  node [shape=box, style=filled, fontcolor=white, fontsize=11];\n",
     )?;
     let links = forest(report);
-    for part in parts(report, keyring, &links) {
+    for part in parts(report, names, &links) {
         out.write_all(match part {
             Part::Node {
                 key,
@@ -189,10 +171,10 @@ fn dot_escape(text: &str) -> String {
 }
 
 /// The Mermaid flowchart of the picture, written to `out`.
-fn mermaid(out: &mut dyn Write, report: &CompactReport<'_>, keyring: &Keyring) -> io::Result<()> {
+fn mermaid(out: &mut dyn Write, report: &CompactReport<'_>, names: &Names<'_>) -> io::Result<()> {
     out.write_all(b"flowchart TD\n")?;
     let links = forest(report);
-    for part in parts(report, keyring, &links) {
+    for part in parts(report, names, &links) {
         out.write_all(
             match part {
                 Part::Node {
@@ -259,9 +241,9 @@ pub(crate) fn check(report: &CompactReport<'_>, format: Format) -> Result<(), Cl
 }
 
 /// The SVG of the picture, laid out by layout-rs from [`dot`].
-fn svg(report: &CompactReport<'_>, keyring: &Keyring) -> Result<String, String> {
+fn svg(report: &CompactReport<'_>, names: &Names<'_>) -> Result<String, String> {
     let mut text = Vec::new();
-    dot(&mut text, report, keyring).map_err(|e| e.to_string())?;
+    dot(&mut text, report, names).map_err(|e| e.to_string())?;
     let text = String::from_utf8(text).map_err(|e| e.to_string())?;
     let mut parser = layout::gv::DotParser::new(&text);
     let graph = parser
@@ -279,12 +261,12 @@ fn svg(report: &CompactReport<'_>, keyring: &Keyring) -> Result<String, String> 
 pub(crate) fn write(
     out: &mut dyn Write,
     report: &CompactReport<'_>,
-    keyring: &Keyring,
+    names: &Names<'_>,
     format: Format,
 ) -> io::Result<()> {
     match format {
-        Format::Dot => dot(out, report, keyring),
-        Format::Mermaid => mermaid(out, report, keyring),
-        Format::Svg => out.write_all(svg(report, keyring).map_err(io::Error::other)?.as_bytes()),
+        Format::Dot => dot(out, report, names),
+        Format::Mermaid => mermaid(out, report, names),
+        Format::Svg => out.write_all(svg(report, names).map_err(io::Error::other)?.as_bytes()),
     }
 }

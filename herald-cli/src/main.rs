@@ -17,6 +17,7 @@ mod inspector;
 mod json;
 mod keyfile;
 mod logging;
+mod names;
 mod notice;
 mod output;
 mod progress;

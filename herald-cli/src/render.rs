@@ -4,8 +4,10 @@
 
 use std::io::{self, IsTerminal, Write};
 
-use herald_core::{ReasonCode, Sigil, SigilForm, Status};
-use herald_verify::{CompactReport, EnvelopeReport, KeyOrigin, Keyring, ProofReport, ReportReason};
+use herald_core::{ReasonCode, Status};
+use herald_verify::{CompactReport, EnvelopeReport, KeyOrigin, ProofReport, ReportReason};
+
+use crate::names::Names;
 
 use crate::tree;
 
@@ -46,8 +48,9 @@ impl Style {
 /// How to render.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Options<'a> {
-    /// Labels of keyring keys, shown beside their signers' short sigils.
-    pub(crate) keyring: &'a Keyring,
+    /// Senders' names: keyring labels beside their short sigils, births'
+    /// self-descriptions (crate::names).
+    pub(crate) names: &'a Names<'a>,
     /// Colour.
     pub(crate) style: Style,
     /// A line per reason with its detail.
@@ -61,20 +64,6 @@ pub(crate) struct Options<'a> {
 /// The first [`SHORT_ID`] hex digits of an id, or `-`.
 pub(crate) fn short(id: Option<&str>) -> &str {
     id.map_or("-", |id| id.get(..SHORT_ID).unwrap_or(id))
-}
-
-/// A signer as shown: `label (sigil:short:…)` when a keyring line labels
-/// its key (issue 18), else the sigil as the envelope names it.
-pub(crate) fn signer(from: Option<&str>, keyring: &Keyring) -> String {
-    let Some(from) = from else {
-        return String::from("-");
-    };
-    let labelled = Sigil::parse(from).ok().and_then(|sigil| {
-        let (key, _) = keyring.lookup(&sigil)?;
-        let label = keyring.label(&key)?;
-        Some(format!("{label} ({})", key.sigil(SigilForm::Short)))
-    });
-    labelled.unwrap_or_else(|| from.to_owned())
 }
 
 /// `code[index]` (or `code`).
@@ -132,7 +121,7 @@ pub(crate) fn write_report(
     opts: &Options,
 ) -> io::Result<()> {
     let width = (0..report.len())
-        .map(|k| signer(report.from(k), opts.keyring).len())
+        .map(|k| opts.names.signer(report.from(k)).len())
         .max()
         .unwrap_or(1)
         .min(64);
@@ -182,7 +171,7 @@ pub(crate) fn write_report(
     }
     if opts.tree {
         let mut drawn = Vec::new();
-        tree::write(&mut drawn, report, &opts.style, opts.keyring)?;
+        tree::write(&mut drawn, report, &opts.style, opts.names)?;
         if !drawn.is_empty() {
             writeln!(out)?;
             out.write_all(&drawn)?;
@@ -241,7 +230,7 @@ fn write_envelope(
     let mut line = format!(
         "{:<SHORT_ID$}  {:<width$}  {}  {}",
         short(e.id.as_deref()),
-        signer(e.from.as_deref(), opts.keyring),
+        opts.names.signer(e.from.as_deref()),
         opts.style.status(e.status()),
         reasons.join(", ")
     );

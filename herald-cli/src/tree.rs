@@ -16,11 +16,12 @@ use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
 use herald_core::ReasonCode;
-use herald_verify::{CompactReport, Keyring, TraceCounts};
+use herald_verify::{CompactReport, TraceCounts};
 
 use herald_verify::hex;
 
-use crate::render::{Style, short, signer};
+use crate::names::Names;
+use crate::render::{Style, short};
 
 /// Deepest level drawn; below it a subtree is one "… N more" line.
 pub(crate) const MAX_DEPTH: usize = 32;
@@ -125,7 +126,7 @@ struct Drawing<'a> {
     report: &'a CompactReport<'a>,
     forest: &'a Forest,
     style: &'a Style,
-    keyring: &'a Keyring,
+    names: &'a Names<'a>,
     visited: Vec<bool>,
     lines: usize,
 }
@@ -139,7 +140,7 @@ impl Drawing<'_> {
             "{}  {}  {}",
             short(e.id.as_deref()),
             self.style.status(e.status()),
-            signer(e.from.as_deref(), self.keyring)
+            self.names.signer(e.from.as_deref())
         );
         if self.forest.repeat[i] {
             label.push_str("  (repeat)");
@@ -225,7 +226,7 @@ pub(crate) fn write(
     out: &mut dyn Write,
     report: &CompactReport<'_>,
     style: &Style,
-    keyring: &Keyring,
+    names: &Names<'_>,
 ) -> io::Result<()> {
     let forest = forest(report);
     // The counts of the traces that can be headed: each root drawn takes a
@@ -245,7 +246,7 @@ pub(crate) fn write(
         report,
         forest: &forest,
         style,
-        keyring,
+        names,
         visited: vec![false; report.len()],
         lines: 0,
     };

@@ -18,6 +18,7 @@ mod auditlog;
 mod batch;
 mod bundle;
 mod compact;
+mod described;
 mod display;
 mod explain;
 mod facts;
@@ -44,6 +45,9 @@ pub use compact::{CompactReport, Links, TraceCounts};
 pub use input::Input;
 // What each reason code means, with its PROFILE section (`herald explain`).
 pub use explain::{Explanation, explain};
+// A birth's self-description: how a key the set learned from its birth is
+// named for people (never a keyring label).
+pub use described::{Descriptions, SelfDescribed, self_described};
 pub use reasons::{LISTED_PER_CODE, Unlisted};
 pub use report::{
     EnvelopeReport, ProofReport, Report, ReportReason, SignedBy, Source, Summary, TraceReport, hex,

@@ -5,8 +5,8 @@
 use herald_core::cbor::{Limits, MAX_NESTING, ValueRef};
 use herald_core::{EnvelopeRef, ReasonCode, Scope, Sigil};
 use herald_verify::{
-    AuditOptions, EnvelopeReport, InclusionProof, Input, Keyring, Piece, Report, Source, audit,
-    display_diagnostic, display_json, hex, sequence_pieces,
+    AuditOptions, Descriptions, EnvelopeReport, InclusionProof, Input, Keyring, Piece, Report,
+    Source, audit, display_diagnostic, display_json, hex, self_described, sequence_pieces,
 };
 use serde::Serialize;
 
@@ -82,10 +82,15 @@ impl Session {
         let Some(report) = &self.report else {
             return "[]".into();
         };
+        let described: Descriptions<'_> = report
+            .envelopes
+            .iter()
+            .filter_map(|entry| self_described(entry, self.bytes_of(entry)?))
+            .collect();
         let nodes: Vec<Node<'_>> = report
             .envelopes
             .iter()
-            .map(|entry| self.node(entry))
+            .map(|entry| self.node(entry, &described))
             .collect();
         serde_json::to_string(&nodes).unwrap_or_default()
     }
@@ -161,16 +166,24 @@ impl Session {
         serde_json::to_string(&heads).unwrap_or_default()
     }
 
-    fn node<'s>(&'s self, entry: &'s EnvelopeReport) -> Node<'s> {
+    fn node<'s>(&'s self, entry: &'s EnvelopeReport, described: &Descriptions<'s>) -> Node<'s> {
         let envelope = self
             .bytes_of(entry)
             .and_then(|b| EnvelopeRef::decode(b).ok());
+        let label = entry.from.as_deref().and_then(|f| self.label(f));
         Node {
             id: entry.id.as_deref(),
             parent: entry.parent.as_deref(),
             trace: entry.trace.as_deref(),
             from: entry.from.as_deref(),
-            label: entry.from.as_deref().and_then(|f| self.label(f)),
+            label,
+            described: entry
+                .from
+                .as_deref()
+                .filter(|_| label.is_none())
+                .and_then(|f| Sigil::parse(f).ok())
+                .and_then(|f| described.get(&f))
+                .map(|d| d.description),
             to: envelope.as_ref().and_then(|e| e.to()).map(|(to, _)| to),
             kind: entry.kind.map(|k| k.name()),
             ts: envelope.as_ref().map(EnvelopeRef::ts),
@@ -273,6 +286,10 @@ struct Node<'a> {
     trace: Option<&'a str>,
     from: Option<&'a str>,
     label: Option<&'a str>,
+    /// Without a keyring label: the self-description of `from`'s key, from
+    /// the birth in the set that introduced it (PROFILE P7; self-asserted,
+    /// herald_verify::described).
+    described: Option<&'a str>,
     to: Option<&'a str>,
     kind: Option<&'static str>,
     ts: Option<u64>,

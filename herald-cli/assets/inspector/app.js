@@ -95,6 +95,7 @@ function run() {
   state.names = new Names();
   for (const k of state.keyrings) state.names.addKeyring(k.text);
   for (const n of state.nodes) state.names.learn(n.from, n.label);
+  for (const n of state.nodes) state.names.describe(n.from, n.described);
   const t1 = performance.now();
   state.graph = links(state.nodes);
   state.selected = null;

@@ -6,9 +6,19 @@
 // A keyring line with a label (CLI.md *Keyring*).
 const KEYRING_LINE = /^(sigil:\S+)\s+ed25519\s+[0-9a-f]{64}\s+(\S.*?)\s*$/;
 
-/** Sigil → label, from keyring text and from what the verifier resolved. */
+// What a self-described name is, on hover and in the legend (PROFILE P7).
+export const SELF_DESCRIBED = "self-described: the key's own description from its birth envelope, not a keyring label (nobody vouched for it)";
+
+/** Characters of a self-description shown before it is cut (as `herald verify`). */
+const DESCRIBED_CHARS = 40;
+
+/**
+ * Sigil → label, from keyring text and from what the verifier resolved;
+ * and sigil → self-description, for a key a birth in the set introduced
+ * (PROFILE P7): shown quoted and marked, and only where no label is.
+ */
 export class Names {
-  constructor() { this.labels = new Map(); }
+  constructor() { this.labels = new Map(); this.described = new Map(); }
 
   /** Learn the labels of keyring text (lines without one are skipped). */
   addKeyring(text) {
@@ -22,13 +32,26 @@ export class Names {
     if (sigil && label && !this.labels.has(sigil)) this.labels.set(sigil, label);
   }
 
+  /** Learn that `sigil`'s key describes itself as `description` (its birth's). */
+  describe(sigil, description) {
+    if (sigil && description != null && !this.described.has(sigil)) this.described.set(sigil, description);
+  }
+
+  /** `sigil`'s self-description, quoted and cut, when it has no label; else undefined. */
+  quoted(sigil) {
+    if (!sigil || this.label(sigil) !== undefined || !this.described.has(sigil)) return undefined;
+    const chars = [...this.described.get(sigil)];
+    const shown = chars.slice(0, DESCRIBED_CHARS).join('');
+    return `"${shown}${chars.length > DESCRIBED_CHARS ? '…' : ''}"`;
+  }
+
   /** The label of `sigil`, or undefined. */
   label(sigil) { return sigil ? this.labels.get(sigil) : undefined; }
 
   /** What to call `sigil`: its label, else the sigil shortened. */
   call(sigil) {
     if (!sigil) return '—';
-    return this.label(sigil) ?? shortSigil(sigil);
+    return this.label(sigil) ?? this.quoted(sigil) ?? shortSigil(sigil);
   }
 
   /** A `<span class="who">` naming `sigil`, the sigil itself on hover. */
@@ -37,13 +60,20 @@ export class Names {
     span.className = 'who';
     span.textContent = this.call(sigil);
     if (sigil) span.title = sigil;
+    if (this.quoted(sigil) !== undefined) {
+      span.classList.add('self-described');
+      span.dataset.testid = 'self-described';
+      span.title = `${SELF_DESCRIBED}:\n"${this.described.get(sigil)}"\n${sigil}`;
+    }
     return span;
   }
 
   /** `label (sigil:…)`, or the sigil alone: for text where both belong. */
   full(sigil) {
     const label = this.label(sigil);
-    return label ? `${label} (${sigil})` : sigil;
+    if (label) return `${label} (${sigil})`;
+    const quoted = this.quoted(sigil);
+    return quoted ? `${quoted} (self-described, ${sigil})` : sigil;
   }
 }
 

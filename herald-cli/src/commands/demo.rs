@@ -287,7 +287,7 @@ pub(crate) fn show(
         &mut buf,
         &report,
         &render::Options {
-            keyring: &read.keyring,
+            names: &crate::names::Names::of(&report, &read.keyring),
             style: Style::for_stdout(),
             verbose: false,
             tree: true,

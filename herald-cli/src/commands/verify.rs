@@ -42,7 +42,7 @@ pub(crate) struct Options {
 pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let read = read(opts)?;
     let report = read.audit();
-    let keyring = &read.keyring;
+    let names = crate::names::Names::of(&report, &read.keyring);
     if let Some(format) = opts.format {
         crate::graph::check(&report, format)?;
     }
@@ -51,7 +51,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     if let Some(format) = opts.format {
-        crate::graph::write(&mut stdout, &report, keyring, format)
+        crate::graph::write(&mut stdout, &report, &names, format)
     } else if opts.json {
         write_json(&mut stdout, &report)
     } else {
@@ -60,7 +60,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
             &mut stdout,
             &report,
             &render::Options {
-                keyring,
+                names: &names,
                 style,
                 verbose: opts.verbose,
                 tree: opts.tree,

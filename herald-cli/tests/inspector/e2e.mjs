@@ -354,6 +354,47 @@ await test('a bad keyring line and bytes that are not envelopes are named, not g
   assert.equal(await page.getAttribute('[data-testid=reasons] .reason', 'data-code'), 'malformed');
 });
 
+// A key not in any keyring, learned from its birth in the set (PROFILE P7):
+// the MCP tool identity `herald mcp proxy` draws per session, with its
+// description. It is named by that description, quoted and marked
+// self-described (not passed off as a label); a keyring label wins.
+const TOOL_DESCRIPTION = 'herald-mcp tool-side identity of one MCP session, vouched for by the tool_sandbox co-signature';
+const tool = join(tmp, 'tool');
+spawnSync('mkdir', ['-p', tool]);
+for (const args of [
+  ['keygen', '--output', join(tool, 'tool')],
+  ['new', '--key', join(tool, 'tool.key'), '--kind', 'birth', '--description', TOOL_DESCRIPTION,
+    '--payload-json', '{"mcp":"tool_identity","server":{"name":"example-server","version":"1.0.0"}}', '-o', join(tool, 'birth.cbor')],
+  ['reply', '--key', join(tool, 'tool.key'), '--parent', join(tool, 'birth.cbor'), '--payload-json', '"tool result"', '-o', join(tool, 'result.cbor')],
+]) {
+  const r = spawnSync(opts.herald, args, { encoding: 'utf8' });
+  assert.equal(r.status, 0, `herald ${args.join(' ')}: ${r.stderr}`);
+}
+
+await test('a key introduced by its birth is named by its quoted self-description, marked as such; a label wins', async () => {
+  await loadFiles([join(tool, 'birth.cbor'), join(tool, 'result.cbor')]);
+  assert.equal(await nodes().count(), 2);
+  const quoted = `"${TOOL_DESCRIPTION.slice(0, 40)}…"`;
+  const who = await page.locator('[data-testid=row] .from .who').evaluateAll((els) => els.map((e) => [e.textContent, e.title, e.dataset.testid]));
+  assert.equal(who.length, 2);
+  for (const [name, title, testid] of who) {
+    assert.equal(name, quoted);
+    assert.equal(testid, 'self-described');
+    assert.match(title, /self-described: the key's own description from its birth envelope, not a keyring label/);
+    assert.ok(title.includes(TOOL_DESCRIPTION), title);
+    assert.match(title, /\nsigil:/);
+  }
+  const graphText = (await page.locator('[data-testid=node] > text').allTextContents()).join('\n');
+  assert.ok(graphText.includes(`"${TOOL_DESCRIPTION.slice(0, 20)}`), `the graph shows the quoted description: ${graphText}`);
+  assert.ok(!/sigil:/.test(graphText), `no raw sigil on the graph: ${graphText}`);
+  const hover = await page.locator('[data-testid=node] > title').first().textContent();
+  assert.match(hover, /from "herald-mcp tool-side identity[^"]*" \(self-described, sigil:/);
+  // With the key's keyring line (label "tool"), the label is shown instead.
+  await loadFiles([join(tool, 'birth.cbor'), join(tool, 'result.cbor'), join(tool, 'tool.pub')]);
+  const labelled = await page.locator('[data-testid=row] .from .who').evaluateAll((els) => els.map((e) => [e.textContent, e.dataset.testid ?? '']));
+  assert.deepEqual(labelled, [['tool', ''], ['tool', '']]);
+});
+
 await test(`${BIG} envelopes load and verify in the page in under 3 s and stay responsive`, async () => {
   const t0 = Date.now();
   await loadFiles([join(big, 'trace.cbor'), join(big, 'keyring')]);

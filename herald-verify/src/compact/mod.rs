@@ -136,6 +136,21 @@ impl<'a> CompactReport<'a> {
         self.kept.get(k).and_then(CompactEnvelope::key_source)
     }
 
+    /// Envelope `k`'s key and self-description when it is a birth that
+    /// introduced its key into the set ([`crate::self_described`]).
+    pub fn self_described(&self, k: usize) -> Option<crate::SelfDescribed<'a>> {
+        if self.key_source(k) != Some(KeyOrigin::Birth) {
+            return None;
+        }
+        let bytes: &'a [u8] = self.bytes.get(self.kept.get(k)?.entry()?)?;
+        // Only a birth is formed again: a set may hold a million
+        // envelopes signed by a key one birth introduced.
+        if herald_core::EnvelopeRef::decode(bytes).ok()?.kind() != herald_core::Kind::Birth {
+            return None;
+        }
+        crate::described::self_described(&self.envelope(k)?, bytes)
+    }
+
     /// Envelope `k`'s `from` sigil, when it parsed.
     pub fn from(&self, k: usize) -> Option<&str> {
         match self.kept.get(k)? {
