@@ -355,7 +355,11 @@ fn the_architecture_describes_every_crate_and_exactly_its_modules() {
             ));
         }
     }
-    assert!(wrong.is_empty(), "docs/architecture.md:\n{}", wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md:\n{}",
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -392,7 +396,10 @@ fn the_architecture_declares_every_module_import() {
             continue;
         }
         let Some(lines) = blocks.get(&krate) else {
-            wrong.push(format!("### {krate} is missing; the code implies:\n{}", render(&real)));
+            wrong.push(format!(
+                "### {krate} is missing; the code implies:\n{}",
+                render(&real)
+            ));
             continue;
         };
         let declared = arrows(lines);
@@ -422,7 +429,11 @@ fn the_architecture_declares_every_module_import() {
             ));
         }
     }
-    assert!(wrong.is_empty(), "docs/architecture.md, *Who calls whom*:\n{}", wrong.join("\n\n"));
+    assert!(
+        wrong.is_empty(),
+        "docs/architecture.md, *Who calls whom*:\n{}",
+        wrong.join("\n\n")
+    );
 }
 
 #[test]
@@ -435,8 +446,14 @@ fn imports_are_read_from_paths_not_comments() {
     assert_eq!(after(&code, "crate::"), ["alpha", "beta", "delta"]);
     assert_eq!(after(&code, "super::super::"), ["epsilon"]);
     let src = Path::new("/s/src");
-    assert_eq!(module_path(src, Path::new("/s/src/a/b.rs")), Some(vec!["a".into(), "b".into()]));
-    assert_eq!(module_path(src, Path::new("/s/src/a/mod.rs")), Some(vec!["a".into()]));
+    assert_eq!(
+        module_path(src, Path::new("/s/src/a/b.rs")),
+        Some(vec!["a".into(), "b".into()])
+    );
+    assert_eq!(
+        module_path(src, Path::new("/s/src/a/mod.rs")),
+        Some(vec!["a".into()])
+    );
     assert_eq!(module_path(src, Path::new("/s/src/lib.rs")), None);
     assert_eq!(module_path(src, Path::new("/s/src/bin/x.rs")), None);
 }
