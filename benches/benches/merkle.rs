@@ -1,5 +1,5 @@
 //! Target (6) of docs/performance.md: an inclusion proof generated and
-//! verified in a 1 000 000-leaf `herald_verify::merkle::Tree` against the
+//! verified in a 1 000 000-leaf `herald_merkle::Tree` against the
 //! same in a 1 000-leaf tree (leaf indices spread over the whole tree); and
 //! the same through the audit log itself (`auditlog::Log`, a file log): the
 //! proof object `herald log prove` writes (leaf read from the file, tree
@@ -13,10 +13,8 @@ use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use herald_core::SigningKey;
-use herald_verify::{
-    Keyring, Leaf, Log, Provenance,
-    merkle::{Tree, leaf_hash, verify_inclusion},
-};
+use herald_merkle::{Tree, leaf_hash, verify_inclusion};
+use herald_verify::{Keyring, Leaf, Log, Provenance};
 
 fn indices(n: u64) -> Vec<u64> {
     let mut x = 0x9e37_79b9_7f4a_7c15_u64;

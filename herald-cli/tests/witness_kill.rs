@@ -12,9 +12,9 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
+use herald_merkle::{Tree, leaf_hash};
 use herald_tlog::checkpoint::{Checkpoint, SignedCheckpoint};
 use herald_tlog::note::NoteVerifier;
-use herald_verify::merkle::{Tree, leaf_hash};
 use herald_witness::client::{self, add_checkpoint_body};
 
 const ORIGIN: &str = "example.test/killed";

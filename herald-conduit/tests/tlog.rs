@@ -12,10 +12,10 @@ mod support;
 use std::sync::Arc;
 
 use herald_core::{EnvelopeRef, SigilForm, SigningKey};
+use herald_merkle::verify_inclusion;
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::tiles::{FetchError, TileReader};
 use herald_tlog::{Note, NoteVerifier};
-use herald_verify::merkle::verify_inclusion;
 use herald_verify::{Leaf, SignedTreeHead};
 use support::*;
 

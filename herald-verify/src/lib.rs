@@ -30,9 +30,6 @@ mod keyfile;
 mod keyring;
 mod lifecycle;
 mod live;
-/// The audit log's Merkle tree (RFC 9162): its types are in this crate's API.
-#[doc(no_inline)]
-pub use herald_merkle as merkle;
 mod reasons;
 mod receipt;
 mod report;

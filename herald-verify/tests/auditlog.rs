@@ -13,13 +13,13 @@ use std::time::Instant;
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, EnvelopeRef, ReasonCode, SigilForm, SigningKey};
+use herald_merkle::{self as merkle, Tree};
 use herald_testkit::{key, nonce};
 use herald_verify::{
     AuditObject, CHECKPOINT_SLOT, CheckError, ConsistencyProof, EnvelopeMismatch, FormatError,
     InclusionProof, Keyring, LOG_CHECKPOINT_FILE, LOG_DATA_FILE, Leaf, Log, LogError, Provenance,
     SignedTreeHead, SthError, TreeHead,
     internal::{HEADER_LEN, scan_leaf_file},
-    merkle::{self, Tree},
 };
 use sha2::{Digest, Sha256};
 

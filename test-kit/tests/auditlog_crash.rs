@@ -129,7 +129,7 @@ fn acknowledged_leaves_survive_sigkill() {
     // Every acknowledged leaf, from every writer, is still there.
     let log = Log::open(&log_dir).unwrap();
     assert!(log.recovery().is_none(), "{:?}", log.recovery());
-    let mut tree = herald_verify::merkle::Tree::new();
+    let mut tree = herald_merkle::Tree::new();
     for index in 0..log.len() {
         let l = leaf(index);
         assert_eq!(log.index_of(l.id()), Some(index), "leaf {index} lost");

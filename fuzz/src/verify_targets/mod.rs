@@ -11,17 +11,16 @@ use std::sync::OnceLock;
 
 use herald_core::cbor::{self, Limits};
 use herald_core::{PublicKey, Sigil, SigningKey, Status};
+use herald_merkle::{
+    self as merkle, Hash, Tree, consistency_proof_len, inclusion_proof_len, leaf_hash,
+    root_from_leaves, verify_consistency, verify_inclusion,
+};
 use herald_verify::{
     AuditObject, AuditOptions, Bundle, CheckError, ConsistencyProof, InclusionProof, Input,
     Keyring, Leaf, LogError, MAX_LEAF_LEN, MAX_LISTED_UNPARSED, Piece, Provenance, ReadLimits,
     SignedTreeHead, SplitError, SthError, Summary, TreeHead, audit, encode_bundle,
     internal::{HEADER_LEN, LeafScan, scan_leaf_file},
-    is_bundle, key_line, merkle,
-    merkle::{
-        Hash, Tree, consistency_proof_len, inclusion_proof_len, leaf_hash, root_from_leaves,
-        verify_consistency, verify_inclusion,
-    },
-    not_envelopes, read_sequence, split_sequence,
+    is_bundle, key_line, not_envelopes, read_sequence, split_sequence,
 };
 use sha2::{Digest, Sha256};
 

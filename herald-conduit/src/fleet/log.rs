@@ -15,8 +15,8 @@
 use std::time::{Duration, Instant};
 
 use herald_core::{SigilForm, SigningKey};
+use herald_merkle::{Tree, leaf_hash};
 use herald_tlog::TileKind;
-use herald_verify::merkle::{Tree, leaf_hash};
 use herald_verify::{ConsistencyProof, InclusionProof, Leaf, SignedTreeHead, TreeHead};
 use tokio_postgres::Client;
 

@@ -192,14 +192,12 @@ impl Drop for Cluster {
 
 /// The fleet's log as stored: the tree of `log_leaves`, each leaf at its
 /// index (no gap), each id once (no duplicate); and the ids.
-pub async fn stored_log(
-    client: &tokio_postgres::Client,
-) -> (herald_verify::merkle::Tree, Vec<[u8; 32]>) {
+pub async fn stored_log(client: &tokio_postgres::Client) -> (herald_merkle::Tree, Vec<[u8; 32]>) {
     let rows = client
         .query("SELECT seq, leaf, id FROM log_leaves ORDER BY seq", &[])
         .await
         .unwrap();
-    let mut tree = herald_verify::merkle::Tree::new();
+    let mut tree = herald_merkle::Tree::new();
     let mut ids = Vec::new();
     let mut seen = std::collections::HashSet::new();
     for (i, row) in rows.iter().enumerate() {
@@ -208,7 +206,7 @@ pub async fn stored_log(
             i64::try_from(i).unwrap(),
             "a gap in the log"
         );
-        tree.push(herald_verify::merkle::leaf_hash(&row.get::<_, Vec<u8>>(1)));
+        tree.push(herald_merkle::leaf_hash(&row.get::<_, Vec<u8>>(1)));
         let id: [u8; 32] = row.get::<_, Vec<u8>>(2).try_into().unwrap();
         assert!(seen.insert(id), "a duplicate leaf");
         ids.push(id);
@@ -219,7 +217,7 @@ pub async fn stored_log(
 /// Every head is signed by `key`, of a prefix of `tree`, and consistent
 /// with every other (an RFC 9162 consistency proof between every pair).
 pub fn assert_one_tree(
-    tree: &herald_verify::merkle::Tree,
+    tree: &herald_merkle::Tree,
     heads: &[herald_verify::SignedTreeHead],
     key: &herald_core::PublicKey,
 ) {
@@ -230,7 +228,7 @@ pub fn assert_one_tree(
     for (i, h1) in heads.iter().enumerate() {
         for h2 in &heads[i + 1..] {
             let proof = tree.consistency_proof(h1.size(), h2.size()).unwrap();
-            herald_verify::merkle::verify_consistency(
+            herald_merkle::verify_consistency(
                 h1.size(),
                 h2.size(),
                 &proof,

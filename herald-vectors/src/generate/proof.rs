@@ -9,9 +9,9 @@
 
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Sigil, SigilForm, SigningKey};
+use herald_merkle::{Hash, Tree, empty_root};
 use herald_verify::{
     CONSENT_ATTESTATION, ConsistencyProof, InclusionProof, Leaf, SignedTreeHead, TreeHead,
-    merkle::{Hash, Tree, empty_root},
 };
 
 use super::{Gen, T0, hex};

@@ -24,7 +24,7 @@ use herald_tlog::policy::Policy;
 
 use super::{Log, LogError, TreeHead};
 use crate::bundle::LogPolicy;
-use crate::merkle::Tree;
+use herald_merkle::Tree;
 
 impl TiledLog for Log {
     type Error = LogError;

@@ -37,7 +37,7 @@ use herald_core::PublicKey;
 use super::file::LogError;
 use super::sth::SignedTreeHead;
 use crate::files;
-use crate::merkle::Tree;
+use herald_merkle::Tree;
 
 /// The checkpoint file in a log directory.
 pub const CHECKPOINT_FILE: &str = "checkpoint";

@@ -56,7 +56,7 @@ use super::leaf::MAX_LEAF_LEN;
 use super::{ConsistencyProof, InclusionProof, Leaf, SignedTreeHead, TreeHead};
 use crate::files::{self, FileError};
 use crate::keyring::key_line;
-use crate::merkle::{self, Hash, Tree};
+use herald_merkle::{self as merkle, Hash, Tree};
 
 use super::config::CONFIG_MAGIC;
 pub use super::config::{CONFIG_FILE, KEY_FILE};

@@ -27,7 +27,7 @@ use herald_core::cbor::{Map, Value, ValueRef};
 use herald_core::{EnvelopeRef, Sigil};
 
 use super::{Fields, FormatError, decode_item, sha256};
-use crate::merkle::{self, Hash};
+use herald_merkle::{self as merkle, Hash};
 
 /// The attestation type that lets a leaf carry `from`, `to` and `ts` (P9).
 pub const CONSENT_ATTESTATION: &str = "log_metadata_consent";

@@ -17,7 +17,7 @@ use std::path::Path;
 
 use super::leaf::MAX_LEAF_LEN;
 use super::{Leaf, LogError, sha256};
-use crate::merkle::{self, Hash, Tree};
+use herald_merkle::{self as merkle, Hash, Tree};
 
 /// The leaf file in a log directory.
 pub const DATA_FILE: &str = "leaves.dat";

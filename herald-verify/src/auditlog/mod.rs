@@ -1,7 +1,7 @@
 //! The audit log (PROFILE.md P9, spec §5.3, EXT §2): leaves, signed tree
 //! heads, inclusion and consistency proof objects, and a file-backed,
 //! crash-safe, append-only log. The Merkle tree itself is
-//! [`crate::merkle`] (RFC 9162).
+//! herald-merkle (RFC 9162).
 //!
 //! - [`leaf`]: the P9 leaf of an envelope, `{id, parent_hash, trace_hash,
 //!   bucket}` and, with the sender's `log_metadata_consent`, `from`, `to`,
@@ -39,7 +39,7 @@ use core::fmt;
 use herald_core::Sigil;
 use herald_core::cbor::{DecodeError, ValueRef};
 
-use crate::merkle::Hash;
+use herald_merkle::Hash;
 
 pub use file::{Appended, Log, LogError, Recovery};
 pub use leaf::Leaf;

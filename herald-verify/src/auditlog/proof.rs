@@ -25,7 +25,7 @@ use herald_core::cbor::{Map, Value};
 use herald_core::{EnvelopeRef, KeyResolver, PublicKey, Sigil};
 
 use super::{Fields, FormatError, Leaf, SignedTreeHead, SthError, decode_item};
-use crate::merkle::{self, Hash, ProofError};
+use herald_merkle::{self as merkle, Hash, ProofError};
 
 /// Largest proof object a reader accepts, bytes: an inclusion proof holds
 /// a leaf of at most [`super::leaf::MAX_LEAF_LEN`] bytes, a path of at most

@@ -19,7 +19,7 @@ use herald_core::cbor::{Map, Value, ValueRef};
 use herald_core::{KeyResolver, PublicKey, ReasonCode, STH_TAG, Sigil, SigningKey};
 
 use super::{Fields, FormatError, decode_item};
-use crate::merkle::Hash;
+use herald_merkle::Hash;
 
 const OBJECT: &str = "signed tree head";
 const KEYS: &[&str] = &["ts", "log", "sig", "root", "size"];
