@@ -1,6 +1,6 @@
 //! docs/architecture.md names every module of herald-core, herald-verify
 //! and herald-cli, and
-//! every module it names exists (issue 15): the map a newcomer reads is the
+//! every module it names exists: the map a newcomer reads is the
 //! territory.
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
