@@ -11,7 +11,7 @@
 # directory, e.g. the many-signature envelopes of docs/fuzzing.md.
 #
 # Every target runs with -rss_limit_mb=256: its inputs are at most 8 KiB
-# (or MAX_LEN from the environment), and issue 14 bounds every path by
+# (or MAX_LEN from the environment), and the memory bound holds every path to
 # 2 x input + 64 MiB, so a target that reaches 256 MB has blown up.
 #
 # New inputs go to a scratch corpus (/tmp/fzw/TARGET); the committed corpus

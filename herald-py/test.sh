@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Build, lint and test herald-py (issue 23) in one command:
+# Build, lint and test herald-py (docs/python.md) in one command:
 #   herald-py/test.sh [PYTEST ARGS...]
 # It makes its own venv (never installs globally), installs
 # requirements-test.txt there, checks the crate's formatting and clippy,
@@ -52,6 +52,7 @@ export HERALD_VECTORS="$root/vectors/conformance"
 cd "$here"
 step "$venv/bin/python" -m pytest -q tests "$@"
 
-# Issue 23: Python's verify costs at most 1.2x the CLI's on one 10 000-envelope
-# trace, both measured here (docs/performance.md).
+# The Python bindings' budget: Python's verify costs at most 1.2x the
+# CLI's on one 10 000-envelope trace, both measured here
+# (docs/performance.md).
 step "$venv/bin/python" benches/verify_throughput.py "$HERALD_BIN"

@@ -106,7 +106,7 @@ impl Parts {
             .payload(Value::text(self.payload.as_str()))
     }
 
-    /// Build and sign: what the issue calls build + encode + id + origin sign.
+    /// Build and sign: what docs/performance.md calls build + encode + id + origin sign.
     pub fn sign(&self, key: &SigningKey) -> Envelope {
         match self.builder().sign(key) {
             Ok(e) => e,

@@ -1,10 +1,11 @@
-//! The trace DAG of a verification as a picture (issue 20): `herald verify
-//! --format dot|mermaid|svg`. The same graph as the inspector's: one node
-//! per envelope, coloured by status and labelled by keyring label, a
-//! birth's quoted self-description (crate::names) or sigil; an edge from each parent to each reply (fan-out and several
-//! traces alike); lifecycle kinds (P7) drawn rounded and marked `◆`; a
-//! reply whose parent is not in the set hangs from a dashed "missing
-//! parent" node, and an edge into a `trace_mismatch` is dashed red.
+//! The trace DAG of a verification as a picture (docs/inspector.md): `herald
+//! verify --format dot|mermaid|svg`. The same graph as the inspector's: one
+//! node per envelope, coloured by status and labelled by keyring label, a
+//! birth's quoted self-description (crate::names) or sigil; an edge from each
+//! parent to each reply (fan-out and several traces alike); lifecycle kinds
+//! (P7) drawn rounded and marked `◆`; a reply whose parent is not in the set
+//! hangs from a dashed "missing parent" node, and an edge into a
+//! `trace_mismatch` is dashed red.
 //!
 //! SVG is laid out by layout-rs from the DOT text (a Graphviz-style layered
 //! layout in pure Rust): no layout engine is written here.
@@ -57,7 +58,8 @@ enum Part {
 }
 
 /// Every node, then every edge, each formed as it is reached (a picture
-/// of a million envelopes holds one envelope's report at a time; issue 14).
+/// of a million envelopes holds one envelope's report at a time: the
+/// memory bound).
 fn parts<'r>(
     report: &'r CompactReport<'_>,
     names: &'r Names<'r>,

@@ -1,6 +1,7 @@
 //! Envelope ids given on the command line by a unique prefix of their hex
-//! form (issue 18): at least [`MIN_DIGITS`] hex digits, case-insensitive;
-//! an ambiguous prefix is an error that lists every match.
+//! form (ids by unique prefix): at least [`MIN_DIGITS`] hex digits,
+//! case-insensitive; an ambiguous prefix is an error that lists every
+//! match.
 
 use herald_verify::hex;
 

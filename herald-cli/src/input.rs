@@ -167,7 +167,8 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
 
 /// Open the input file `path`: a regular file only, so a FIFO or a device
 /// is refused by name instead of blocking `open` or reading without end
-/// (issue 14, B6). Pipes come in as `-`.
+/// (docs/performance.md *Memory under hostile input*, B6). Pipes come in
+/// as `-`.
 fn open(path: &Path) -> Result<(std::fs::File, std::fs::Metadata), CliError> {
     herald_verify::open_regular(path).map_err(|e| match e {
         e @ herald_verify::FileError::NotRegular { .. } => {
@@ -213,8 +214,9 @@ pub(crate) enum Item<'a> {
 /// text (`not_envelopes`).
 ///
 /// One item at a time: a caller that reports or stops as it goes holds one
-/// item, not one per input byte (issue 14, B2: ten million one-byte items
-/// once cost 1.65 GB collected with their error texts).
+/// item, not one per input byte (docs/performance.md *Memory under hostile
+/// input*, B2: ten million one-byte items once cost 1.65 GB collected with
+/// their error texts).
 pub(crate) fn items(bytes: &[u8]) -> Box<dyn Iterator<Item = Item<'_>> + '_> {
     if let Some(what) = not_envelopes(bytes) {
         // A key file or text: one line, not one per byte offset.

@@ -154,7 +154,7 @@ pub(crate) fn write_report(
         .count();
     if from_bundle > 0 {
         // Why a bundle's envelopes can be valid where the loose files are
-        // unknown_signer (issue 18).
+        // unknown_signer (names instead of hashes).
         writeln!(
             out,
             "note: {from_bundle} envelope{} verified under a key the bundle itself carries (it \

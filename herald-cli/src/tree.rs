@@ -30,7 +30,7 @@ pub(crate) const MAX_DEPTH: usize = 32;
 pub(crate) const MAX_LINES: usize = 2_000;
 
 /// The parent links of a report's envelopes (also drawn by [`crate::graph`]),
-/// in a few bytes per envelope (issue 14: a million envelopes are drawn
+/// in a few bytes per envelope (the memory bound: a million envelopes are drawn
 /// 2 000 lines deep, and what the drawing holds must not outweigh them).
 pub(crate) struct Forest {
     /// Entry `i`'s children, in input order: `kids[first[i]..first[i + 1]]`.

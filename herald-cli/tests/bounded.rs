@@ -1,9 +1,10 @@
-//! Issue 14: memory proportional to the input on every path, and files
-//! that are not regular refused instead of blocked on. Each case runs the
-//! real binary on an input built here and reads its peak resident set size
-//! (`support::rss`); the bound is the issue's, `2 × input + 64 MiB`.
-//! Run with `--nocapture` to see the figures (docs/performance.md,
-//! "Memory under hostile input").
+//! The memory bound (docs/performance.md *Memory under hostile input*):
+//! memory proportional to the input on every path, and files that are not
+//! regular refused instead of blocked on. Each case runs the real binary
+//! on an input built here and reads its peak resident set size
+//! (`support::rss`); the bound is `2 × input + 64 MiB`. Run
+//! with `--nocapture` to see the figures (docs/performance.md, "Memory
+//! under hostile input").
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -21,7 +22,7 @@ use support::herald;
 use herald_testkit::T0 as TS;
 const MIB: u64 = 1 << 20;
 
-/// The issue's bound for an input of `size` bytes.
+/// The memory bound for an input of `size` bytes.
 fn bound(size: u64) -> u64 {
     2 * size + 64 * MIB
 }
@@ -94,7 +95,7 @@ fn cosigned(n: usize, bad: bool, key: impl Fn(usize) -> SigningKey) -> Vec<u8> {
 /// B1: envelopes with thousands of co-signatures by one pinned key. Each
 /// co-signature signs the body with every signature before it, so copying
 /// each signed message (what the verifier once did) costs the square of
-/// the count: the issue measured 279 MB for 2 000, 1.10 GB for 4 000 and
+/// the count: it once took 279 MB for 2 000, 1.10 GB for 4 000 and
 /// 4.39 GB for four copies of those, against bounds of 64–68 MiB here.
 ///
 /// With `HERALD_MANY_SIGNATURE_SEEDS=DIR` the shapes are also written to
@@ -465,10 +466,10 @@ fn b7_a_million_empty_maps_cost_the_input() {
 /// (`id_mismatch`) and its signature fails (`bad_signature`). Every one
 /// decodes and is reported, with two reasons and a leaf of the trace each:
 /// the report state per envelope must stay well under the input's own
-/// size (issue 14; 514 MB = 5.3 × input before reports were kept as codes).
-/// The key's birth comes first, so every copy goes through the lifecycle
-/// rules of an identity with lifecycle envelopes too (762 MB = 7.9 × input
-/// while those rules kept decoded views and full reports).
+/// size (the memory bound; 514 MB = 5.3 × input before reports were kept
+/// as codes). The key's birth comes first, so every copy goes through the
+/// lifecycle rules of an identity with lifecycle envelopes too (762 MB =
+/// 7.9 × input while those rules kept decoded views and full reports).
 #[test]
 fn many_small_invalid_envelopes_cost_the_input() {
     const COUNT: usize = 300_000;
@@ -561,8 +562,8 @@ fn many_small_invalid_envelopes_cost_the_input() {
 /// 60 000 valid births of one identity, each co-signed `lineage_consent`
 /// by the parent its lineage names: every one is reported with that
 /// consent, which a report kept as codes has no field for. The consents
-/// are kept beside the codes, not by forming each report in full (issue
-/// 14; 100 000 such births peaked at 296 868 KiB = 4.9 × input before
+/// are kept beside the codes, not by forming each report in full (the
+/// memory bound; 100 000 such births peaked at 296 868 KiB = 4.9 × input before
 /// the lifecycle kept codes, 193 364 KiB while these births were formed
 /// in full, 168 852 KiB now).
 #[test]

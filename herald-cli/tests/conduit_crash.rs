@@ -1,9 +1,10 @@
 //! `herald conduit serve` killed with SIGKILL at random moments under load,
-//! at least 20 times, restarted each time (issue 16): nothing acknowledged
-//! is lost — every acknowledged id is in the store, the inbox and the log,
-//! its nonce is still a replay — and every tree head seen is consistent
-//! with every later one (neighbours and a sample of pairs proven, the
-//! rest by transitivity). Bounded: each run and each request has a timeout.
+//! at least 20 times, restarted each time (docs/conduit.md *The durability
+//! promise*): nothing acknowledged is lost — every acknowledged id is in
+//! the store, the inbox and the log, its nonce is still a replay — and
+//! every tree head seen is consistent with every later one (neighbours and
+//! a sample of pairs proven, the rest by transitivity). Bounded: each run
+//! and each request has a timeout.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;

@@ -1,14 +1,14 @@
-//! Issue 14: the densest sets an audit lists. The smallest envelope that
-//! decodes is about 190 bytes (no signature), and an audit lists at most
-//! `max_envelopes` (1 000 000) of them, so at that count the bound
-//! `2 × input + 64 MiB` leaves each envelope its own size plus 67 bytes of
-//! state: about 257 bytes. These sets are too large to run here; the
-//! tests run 200 000 envelopes of each shape (own traces, a chain, a fan,
-//! orphans with four reasons each) and check the state each one
-//! costs beyond its bytes against that figure (at this count the 64 MiB
-//! would hide it), in text, `--json` and `--format dot`.
-//! docs/performance.md, "Memory under hostile input", has the figures of
-//! the million-envelope runs.
+//! The memory bound: the densest sets an audit lists. The smallest
+//! envelope that decodes is about 190 bytes (no signature), and an audit
+//! lists at most `max_envelopes` (1 000 000) of them, so at that count the
+//! bound `2 × input + 64 MiB` leaves each envelope its own size plus 67
+//! bytes of state: about 257 bytes. These sets are too large to run here;
+//! the tests run 200 000 envelopes of each shape (own traces, a chain, a
+//! fan, orphans with four reasons each) and check the state each one costs
+//! beyond its bytes against that figure (at this count the 64 MiB would
+//! hide it), in text, `--json` and `--format dot`. docs/performance.md,
+//! "Memory under hostile input", has the figures of the million-envelope
+//! runs.
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 

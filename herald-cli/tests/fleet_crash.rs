@@ -1,12 +1,13 @@
 //! A fleet of three `herald conduit serve --store postgres://...` on one
 //! throwaway PostgreSQL, SIGKILLed at random under load 21 times — every
 //! other kill the log's sequencer (the holder of the advisory lock, found
-//! in `pg_locks`) — each restarted (issue 22). Then: nothing acknowledged
-//! is lost (store, inbox, log, its nonce still a replay, through any
-//! conduit), the log has no gap and no duplicate, every stored tree head
-//! and every head seen in a 201 is consistent with every other, and the
-//! load's accounting balances (201 + 503 + cut connections = posts; the
-//! database holds every 201 and nothing that was not posted).
+//! in `pg_locks`) — each restarted (docs/conduit.md *Fleet*). Then:
+//! nothing acknowledged is lost (store, inbox, log, its nonce still a
+//! replay, through any conduit), the log has no gap and no duplicate,
+//! every stored tree head and every head seen in a 201 is consistent with
+//! every other, and the load's accounting balances (201 + 503 + cut
+//! connections = posts; the database holds every 201 and nothing that was
+//! not posted).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[allow(dead_code, unreachable_pub)]

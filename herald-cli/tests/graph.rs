@@ -1,6 +1,7 @@
-//! `herald verify --format dot|mermaid|svg` (issue 20): the trace DAG of the
-//! demo, of its tampered copy, and of conformance vectors with a broken
-//! chain and a lifecycle kind, through the real binary.
+//! `herald verify --format dot|mermaid|svg` (docs/inspector.md): the
+//! trace DAG of the demo, of its tampered copy, and of conformance
+//! vectors with a broken chain and a lifecycle kind, through the real
+//! binary.
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -1,8 +1,9 @@
 //! `herald inspect --serve` and `--export-site` through the real binary
-//! (issue 20): the listening line, the embedded files, the per-run token
-//! given only on that line (never in an answer), the Host and token checks,
-//! the kinds the signing endpoint refuses, and a key kept to loopback.
-//! The browser tests are tests/inspector/e2e.mjs (run by .ci/run).
+//! (docs/inspector.md): the listening line, the embedded files, the per-run
+//! token given only on that line (never in an answer), the Host and token
+//! checks, the kinds the signing endpoint refuses, and a key kept to
+//! loopback. The browser tests are tests/inspector/e2e.mjs (run by
+//! .ci/run).
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 

@@ -767,10 +767,10 @@ fn herald_umask_000(d: &Path, args: &[&str]) -> support::Run {
     }
 }
 
-/// Issue 14, B5: a log is owner-only whatever the umask, a log others may
-/// write is refused, and a local writer who rewrites a leaf record (its
-/// checksum recomputed) cannot make the log sign a second root for a size
-/// it signed.
+/// docs/performance.md *Memory under hostile input*, B5: a log is
+/// owner-only whatever the umask, a log others may write is refused, and
+/// a local writer who rewrites a leaf record (its checksum recomputed)
+/// cannot make the log sign a second root for a size it signed.
 #[cfg(unix)]
 #[test]
 fn the_log_is_owner_only_and_a_rewritten_leaf_is_refused() {

@@ -1,5 +1,6 @@
 """The official MCP Python SDK client (`mcp` from PyPI) through
-`herald mcp proxy` in front of server-everything (issue 19). Run by
+`herald mcp proxy` in front of server-everything (docs/mcp.md *How it is
+tested*). Run by
 .ci/run in its own step:
 
     python mcp-python-client.py HERALD_BIN SERVER_EVERYTHING_BIN

@@ -1,9 +1,9 @@
 //! `herald mcp proxy` against a real MCP server nobody here wrote
-//! (`@modelcontextprotocol/server-everything` from the npm registry; issue
-//! 19): the client sees what it sees without the wrapper (apart from the
-//! `herald/…` keys in `_meta`), progress and cancellation pass through, the
-//! trace verifies, tampering is caught, and no form of a secret key appears
-//! in any byte of the session.
+//! (`@modelcontextprotocol/server-everything` from the npm registry;
+//! docs/mcp.md *How it is tested*): the client sees what it sees without
+//! the wrapper (apart from the `herald/…` keys in `_meta`), progress and
+//! cancellation pass through, the trace verifies, tampering is caught, and
+//! no form of a secret key appears in any byte of the session.
 //!
 //! The server comes from `$HERALD_MCP_EVERYTHING` (set by `.ci/run`, which
 //! installs it) or is installed with npm into this target's scratch dir;

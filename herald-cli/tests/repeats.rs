@@ -1,4 +1,4 @@
-//! Issue 14: envelopes whose every item is a reason. A non-map item of
+//! The memory bound: envelopes whose every item is a reason. A non-map item of
 //! `attestations` is a `malformed` reason and costs its sender one byte; an
 //! unknown top-level key is an `unknown_field` warning for seven. Listed one
 //! by one, 300 envelopes of 65 536 one-byte attestations (19.7 MB) took
@@ -9,7 +9,7 @@
 //! at its index, one byte each, and every one is listed. The tests check
 //! the counts add up, the status is the one every reason implies, and the
 //! state beyond the input and a one-envelope baseline stays under the
-//! input's own size (the issue's `2 × input + 64 MiB` without the 64 MiB,
+//! input's own size (the memory bound's `2 × input + 64 MiB` without the 64 MiB,
 //! which would hide it here).
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -152,7 +152,7 @@ fn check_memory(d: &Path, set: &[u8], one: &[u8], expect: i32) {
             m.peak,
             base.peak
         );
-        // Under 1.5 x the input (the issue's bound for any input is
+        // Under 1.5 x the input (the memory bound for any input is
         // 2 x input + 64 MiB): the listed reasons cost about the input
         // (one byte of detail each); the rest is the allocator's slack,
         // which varies with the threads the batch check runs on.

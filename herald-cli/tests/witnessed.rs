@@ -1,12 +1,13 @@
-//! Issue 17 end to end with real processes on 127.0.0.1:0: a notary
-//! conduit with two `herald witness serve` witnesses publishes its
-//! checkpoint with both cosignatures at `GET /checkpoint`; a verifier with
-//! a 2-of-2 tlog-policy accepts proofs against it (`log verify-proof`, and
-//! `herald verify` over a bundle carrying the cosigned checkpoint) and
-//! refuses them when a cosignature is missing; a down witness neither
-//! blocks nor fails a post; a second conduit with the same key and origin
-//! (a forked log) is refused by the witness and caught by `log monitor`,
-//! whose evidence `log verify-evidence` checks offline.
+//! The split-view defence (spec §5.3, docs/audit-log.md *C2SP forms*) end
+//! to end with real processes on 127.0.0.1:0: a notary conduit with two
+//! `herald witness serve` witnesses publishes its checkpoint with both
+//! cosignatures at `GET /checkpoint`; a verifier with a 2-of-2 tlog-policy
+//! accepts proofs against it (`log verify-proof`, and `herald verify` over
+//! a bundle carrying the cosigned checkpoint) and refuses them when a
+//! cosignature is missing; a down witness neither blocks nor fails a post;
+//! a second conduit with the same key and origin (a forked log) is refused
+//! by the witness and caught by `log monitor`, whose evidence `log
+//! verify-evidence` checks offline.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
 mod support;

@@ -1,6 +1,7 @@
-//! A conduit fleet on one real PostgreSQL (issue 22): a throwaway cluster
-//! started here (support/pg.rs), conduits on 127.0.0.1:0 sharing it with
-//! `--store postgres://...`, sharing the conduit key.
+//! A conduit fleet on one real PostgreSQL (docs/conduit.md *Fleet*): a
+//! throwaway cluster started here (support/pg.rs), conduits on
+//! 127.0.0.1:0 sharing it with `--store postgres://...`, sharing the
+//! conduit key.
 //!
 //! - the same envelope posted to three conduits at once is acknowledged
 //!   identically; a replay through another conduit is 409; inboxes read the

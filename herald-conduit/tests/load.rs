@@ -1,9 +1,9 @@
-//! Load (issue 16): 50 concurrent clients post 20 000 envelopes — valid
-//! ones, exact repeats, replays, forgeries, oversize and garbage mixed.
-//! Every valid envelope is acknowledged exactly once, every other post gets
-//! its refusal or 400, and afterwards the log, the inbox and `/v1/traces`
-//! hold exactly the acknowledged set and every proof verifies.
-//! `HERALD_LOAD_POSTS` changes the total.
+//! Load (docs/performance.md *(8)*): 50 concurrent clients post 20 000
+//! envelopes — valid ones, exact repeats, replays, forgeries, oversize and
+//! garbage mixed. Every valid envelope is acknowledged exactly once, every
+//! other post gets its refusal or 400, and afterwards the log, the inbox
+//! and `/v1/traces` hold exactly the acknowledged set and every proof
+//! verifies. `HERALD_LOAD_POSTS` changes the total.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;

@@ -172,12 +172,11 @@ impl fmt::Display for Status {
     }
 }
 
-/// The text of [`Detail::UnknownKey`]: every reason has a non-empty detail
-/// (issue 18).
+/// The text of [`Detail::UnknownKey`]: every reason has a non-empty detail.
 const UNKNOWN_KEY: &str = "a top-level field outside P3: signed and kept, not interpreted";
 
 /// What a reason says beyond its code. `Hash`, so a verifier can keep
-/// each distinct detail once (issue 14).
+/// each distinct detail once (the memory bound).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Detail {

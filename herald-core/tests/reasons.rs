@@ -1401,7 +1401,7 @@ fn unknown_field_is_a_warning() {
         env.as_bytes().get(offset..offset + 13),
         Some(&b"\x6cx-trace-note"[..])
     );
-    // Every reason has a non-empty detail (issue 18).
+    // Every reason has a non-empty detail.
     assert!(!out.reasons[0].detail.to_string().is_empty());
     // Covered by the signature: changing it breaks the origin and the id.
     let raw = Raw::from_bytes(env.as_bytes()).set("x-trace-note", Value::text("ho"));

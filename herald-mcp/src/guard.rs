@@ -1,7 +1,7 @@
-//! `herald mcp guard` (issue 19, item 7): replay defence on the way in. The
-//! same stdio plumbing as [`crate::proxy`], facing a server: a `tools/call`
-//! is forwarded only when its `params._meta["herald/envelope"]` holds a
-//! request envelope that
+//! `herald mcp guard` (docs/mcp.md *Replay defence on the way in*): replay
+//! defence on the way in. The same stdio plumbing as [`crate::proxy`],
+//! facing a server: a `tools/call` is forwarded only when its
+//! `params._meta["herald/envelope"]` holds a request envelope that
 //!
 //! 1. signs exactly this call: payload `{mcp: "tools/call", name,
 //!    arguments}` equal, after P1, to the call's name and arguments

@@ -1,8 +1,9 @@
-//! Streamable HTTP downstream (MCP transport "Streamable HTTP", issue 19
-//! item 1): `herald mcp proxy --listen ADDR` serves MCP at `/mcp`, each
-//! MCP session with its own server child and its own trace, exactly as
-//! over stdio (`proxy::serve_session`: the session's messages are
-//! fed to the same wrapper through an in-memory pipe).
+//! Streamable HTTP downstream (MCP transport "Streamable HTTP",
+//! docs/mcp.md *Over HTTP*): `herald mcp proxy --listen ADDR` serves
+//! MCP at `/mcp`, each MCP session with its own server child and its
+//! own trace, exactly as over stdio (`proxy::serve_session`: the
+//! session's messages are fed to the same wrapper through an in-memory
+//! pipe).
 //!
 //! - `POST /mcp`: one JSON-RPC message. A request is answered with an SSE
 //!   stream (`text/event-stream`) carrying the progress notifications of

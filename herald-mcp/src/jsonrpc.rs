@@ -5,8 +5,8 @@ use data_encoding::{BASE64, HEXLOWER};
 use herald_core::Envelope;
 use serde_json::{Map, Value};
 
-/// The `_meta` keys the wrapper adds (issue 19, item 2): namespaced, so a
-/// client that does not know HERALD ignores them.
+/// The `_meta` keys the wrapper adds (docs/mcp.md *What is signed*):
+/// namespaced, so a client that does not know HERALD ignores them.
 pub mod meta {
     /// This message's envelope id, hex.
     pub const ID: &str = "herald/id";

@@ -1,4 +1,4 @@
-//! The HERALD MCP wrapper (issue 19; spec §5.1 *Translator*, §10 Phase 3).
+//! The HERALD MCP wrapper (docs/mcp.md; spec §5.1 *Translator*, §10 Phase 3).
 //!
 //! It sits between an MCP client (the model's host) and an MCP server (the
 //! tools) and turns every `tools/call` and its result into signed HERALD

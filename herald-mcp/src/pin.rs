@@ -1,4 +1,4 @@
-//! Tool-definition pinning (issue 19, item 4).
+//! Tool-definition pinning (docs/mcp.md *What is pinned*).
 //!
 //! A server's tool set is the `tools` of its complete `tools/list` result
 //! (every page). Its digest is SHA-256 over the P1 encoding of the map

@@ -1,4 +1,4 @@
-//! `herald mcp proxy` (issue 19): between an MCP client (the model's host)
+//! `herald mcp proxy` (docs/mcp.md): between an MCP client (the model's host)
 //! and an MCP server (the tools), over stdio on both sides.
 //!
 //! ```text

@@ -1,4 +1,5 @@
-//! The signing layer: one MCP session is one trace (issue 19, item 2).
+//! The signing layer: one MCP session is one trace (docs/mcp.md *What is
+//! signed*).
 //!
 //! - **Tool-side identity.** The result of a tool is signed by an identity
 //!   of the tool side, and co-signed `tool_sandbox` (P6) by the sandbox key.

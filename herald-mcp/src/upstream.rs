@@ -1,6 +1,7 @@
-//! The server side of the wrapper (issue 19 item 1): a command started as
-//! a child and spoken to over stdio, or an MCP server at a URL spoken to
-//! over streamable HTTP (`upstream/streamable.rs`).
+//! The server side of the wrapper (docs/mcp.md *Putting it in front of a
+//! server*): a command started as a child and spoken to over stdio, or
+//! an MCP server at a URL spoken to over streamable HTTP
+//! (`upstream/streamable.rs`).
 //!
 //! Either way the wrapper sees the same thing: newline-delimited JSON-RPC
 //! to write and to read.

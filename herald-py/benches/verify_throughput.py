@@ -1,5 +1,5 @@
-"""Benchmark (issue 23): verify throughput from Python against the `herald`
-CLI on the same 10 000-envelope trace, in the same run.
+"""Benchmark (docs/python.md *Performance*): verify throughput from Python
+against the `herald` CLI on the same 10 000-envelope trace, in the same run.
 
     python benches/verify_throughput.py HERALD_BIN [--envelopes N] [--rounds R] [--max-ratio X]
 

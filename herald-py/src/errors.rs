@@ -1,4 +1,4 @@
-//! The exceptions of `herald` (issue 23): every failure is a subclass of
+//! The exceptions of `herald` (docs/python.md): every failure is a subclass of
 //! `HeraldError` carrying, as attributes, what a program needs to act on
 //! it: the P11 reason `code` (and signature `index`), or the P1 decode
 //! `rule` and byte `offset`.

@@ -1,4 +1,4 @@
-//! `herald._native`: the Python face of herald-rs (issue 23). Everything
+//! `herald._native`: the Python face of herald-rs (docs/python.md). Everything
 //! here is a thin conversion layer over herald-core and herald-verify, so
 //! Python gets the same encoder, decoder and verifier as the `herald`
 //! command, never a second implementation. The pure-Python package

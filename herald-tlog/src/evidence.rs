@@ -1,4 +1,4 @@
-//! Split-view evidence (issue 17; spec §5.3, THREATS §4.4): two checkpoints
+//! Split-view evidence (spec §5.3, THREATS §4.4): two checkpoints
 //! validly signed by one log key for one origin that cannot both be true,
 //! kept as a self-contained proof of misbehaviour that anyone checks
 //! offline.

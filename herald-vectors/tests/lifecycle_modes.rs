@@ -1,11 +1,11 @@
-//! One P8 engine, two modes (issue 15): every lifecycle conformance case
-//! (a `verify` or `bundle` case holding a birth, molt, deprecation or
-//! duress) is judged by a trace audit and by a live `Receiver` fed the
-//! same envelopes in `ts` order, the bundle's inclusion proofs offered as
-//! soon as their molt has arrived. The verdicts (status and reason codes)
-//! must be equal, except where docs/lifecycle.md ("Live mode") says arrival
-//! order makes them differ: those cases are listed below with the live
-//! verdict they must have instead.
+//! One P8 engine, two modes (docs/lifecycle.md *Live mode*): every
+//! lifecycle conformance case (a `verify` or `bundle` case holding a birth,
+//! molt, deprecation or duress) is judged by a trace audit and by a live
+//! `Receiver` fed the same envelopes in `ts` order, the bundle's inclusion
+//! proofs offered as soon as their molt has arrived. The verdicts (status
+//! and reason codes) must be equal, except where docs/lifecycle.md ("Live
+//! mode") says arrival order makes them differ: those cases are listed
+//! below with the live verdict they must have instead.
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 

@@ -27,11 +27,12 @@
 //! key never makes a log or a Herald trusted: a proof's signed tree head
 //! verifies only under a key the verifier pinned ([`Keyring::pinned`]).
 //!
-//! Witnesses (issue 17): when the verifier gives a [`LogPolicy`] (`herald
-//! verify --log-policy`), a proof counts only when one of the bundle's
-//! `checkpoints` is its tree head, signed by the log and cosigned by the
-//! policy's quorum. That is decided here, in `check_proofs`, once for
-//! every proof, so a molt (P8 rule 3) is proven only under the policy too.
+//! Witnesses (docs/audit-log.md *C2SP forms*): when the verifier gives a
+//! [`LogPolicy`] (`herald verify --log-policy`), a proof counts only when
+//! one of the bundle's `checkpoints` is its tree head, signed by the log
+//! and cosigned by the policy's quorum. That is decided here, in
+//! `check_proofs`, once for every proof, so a molt (P8 rule 3) is proven
+//! only under the policy too.
 
 use alloc::{
     collections::{BTreeMap, BTreeSet},

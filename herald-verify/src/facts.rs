@@ -1,5 +1,5 @@
 //! What an audit keeps of each envelope that decoded, in place of its
-//! decoded view (issue 14): fixed-size facts, about a third of an
+//! decoded view (the memory bound): fixed-size facts, about a third of an
 //! [`EnvelopeRef`]'s size. A step that needs more (the lifecycle of an
 //! identity with lifecycle envelopes, a bundled proof's envelope) decodes
 //! the envelope again from its bytes.

@@ -130,7 +130,8 @@ pub fn save(path: &Path, key: &SigningKey) -> Result<(), FileError> {
 /// Load the key of the secret key file `path`, refusing a file that group
 /// or others may read (CLI.md) and anything but a regular file.
 pub fn load(path: &Path) -> Result<SigningKey, KeyFileError> {
-    // A regular file only: a FIFO would block `open` (issue 14, B6).
+    // A regular file only: a FIFO would block `open` (docs/performance.md
+    // *Memory under hostile input*, B6).
     let (mut file, meta) = open_regular(path).map_err(KeyFileError::File)?;
     let mut buf = Zeroizing::new([0u8; MAX_LEN]);
     let mut len = 0;
@@ -151,7 +152,7 @@ pub fn load(path: &Path) -> Result<SigningKey, KeyFileError> {
     };
     let head = buf.get(..len).unwrap_or_default();
     // What the file is decides the message: a public key file given as the
-    // secret key is named as such, not told to `chmod 600` (issue 18).
+    // secret key is named as such, not told to `chmod 600`.
     if head.starts_with(b"sigil:") || head.starts_with(b"#") {
         return Err(KeyFileError::PublicKeyFile(path.to_path_buf()));
     }

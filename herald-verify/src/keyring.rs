@@ -1,16 +1,17 @@
 //! Keyrings: the pinned-cache channel of spec §2.1, in the text format of
 //! CLI.md (`<sigil> ed25519 <64 lowercase hex>` per line), each line
 //! optionally ending with a label naming the key for people (`… alice`,
-//! issue 18; see [`is_label`]). A label is a display name only: it never
+//! see [`is_label`]). A label is a display name only: it never
 //! changes which key verifies what.
 //!
-//! Loading is bounded (issue 14, B3/B6): a keyring file is read only if it
-//! is a regular file of at most [`MAX_KEYRING_BYTES`] (a FIFO, a device or
-//! `/dev/zero` is refused by name, never opened for reading); a directory's
-//! `*.pub` files together are capped the same way and counted against
-//! [`MAX_KEYRING_FILES`], and a `*.pub` entry that is not a regular file (a
-//! FIFO, a directory, a broken or looping symbolic link) is skipped and
-//! reported in [`Loaded::skipped`].
+//! Loading is bounded (docs/performance.md *Memory under hostile input*,
+//! B3/B6): a keyring file is read only if it is a regular file of at most
+//! [`MAX_KEYRING_BYTES`] (a FIFO, a device or `/dev/zero` is refused by
+//! name, never opened for reading); a directory's `*.pub` files together
+//! are capped the same way and counted against [`MAX_KEYRING_FILES`], and a
+//! `*.pub` entry that is not a regular file (a FIFO, a directory, a broken
+//! or looping symbolic link) is skipped and reported in
+//! [`Loaded::skipped`].
 
 use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use core::fmt;

@@ -79,7 +79,7 @@ pub(crate) fn status_of(code: ReasonCode, index: Option<u32>) -> Status {
 impl ReportReason {
     /// The report form of `reason`, found in `envelope`: as [`From`], and
     /// an unknown field named by the key the envelope holds at the
-    /// reason's offset (issue 18: the detail names the field).
+    /// reason's offset (the detail names the field).
     pub fn of(reason: &herald_core::Reason, envelope: &[u8]) -> Self {
         if let herald_core::Detail::UnknownKey { offset } = reason.detail
             && let Some(Ok((herald_core::cbor::ValueRef::Text(key), _))) = envelope
@@ -337,9 +337,9 @@ pub struct Report {
     pub proofs: Vec<ProofReport>,
     /// Items that did not decode as envelopes past the first
     /// [`crate::trace::MAX_LISTED_UNPARSED`]: counted in `summary` as
-    /// invalid, not listed in `envelopes` (issue 14, B7: a report per
-    /// one-byte item once cost a kilobyte each). Absent from the JSON
-    /// when 0.
+    /// invalid, not listed in `envelopes` (docs/performance.md *Memory
+    /// under hostile input*, B7: a report per one-byte item once cost a
+    /// kilobyte each). Absent from the JSON when 0.
     pub unlisted: usize,
 }
 
@@ -412,8 +412,9 @@ impl Report {
 
     /// Write the report as `herald verify --json` prints it (without the
     /// final newline): the CLI.md JSON form with `"format":
-    /// "herald-verify/1"` as its first member (issue 18; additive), so a reader can tell which
-    /// shape it has. The CLI and the inspector's WASM build both write this.
+    /// "herald-verify/1"` as its first member (additive), so a reader can
+    /// tell which shape it has. The CLI and the inspector's WASM build both
+    /// write this.
     pub fn write_document(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         write_document(self, out)
     }

@@ -1,8 +1,9 @@
 //! Signature verdicts an audit has already computed, so that it never
-//! verifies one signature twice (issue 15): a birth's origin checked in
-//! step 2 to learn its key is not verified again in step 3, and an
-//! envelope checked again with a molt's new key (step 3c) verifies only
-//! its origin under that key, its co-signatures answered from step 3.
+//! verifies one signature twice (one lifecycle engine,
+//! docs/lifecycle.md): a birth's origin checked in step 2 to learn its
+//! key is not verified again in step 3, and an envelope checked again
+//! with a molt's new key (step 3c) verifies only its origin under that
+//! key, its co-signatures answered from step 3.
 //!
 //! A verdict is keyed by everything that decides it within one envelope:
 //! the key, the signature and the domain tag (P5); the body follows from

@@ -387,7 +387,7 @@ fn policy_required_scope_gives_partial() {
 }
 
 /// An item that does not decode as an envelope (here an unsupported `v`)
-/// still names the `id` and `from` it carries (issue 18), and only those
+/// still names the `id` and `from` it carries, and only those
 /// that parse.
 #[test]
 fn an_undecodable_envelope_names_its_id_and_from() {
@@ -422,8 +422,7 @@ fn an_undecodable_envelope_names_its_id_and_from() {
     assert_eq!(r.envelopes[1].from, None);
 }
 
-/// An unknown top-level field is a warning whose detail names the field
-/// (issue 18).
+/// An unknown top-level field is a warning whose detail names the field.
 #[test]
 fn an_unknown_field_is_named() {
     let a = key(1);

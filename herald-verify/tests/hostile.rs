@@ -231,8 +231,9 @@ fn four_mib_of_zeros_split_into_one_item_per_byte() {
 }
 
 /// `audit` over a stream of one-byte items: every one is malformed, the
-/// first `MAX_LISTED_UNPARSED` listed and the rest counted (issue 14, B7);
-/// the memory per input byte is printed (finding F2).
+/// first `MAX_LISTED_UNPARSED` listed and the rest counted
+/// (docs/performance.md *Memory under hostile input*, B7); the memory
+/// per input byte is printed (finding F2).
 fn stream_audit(byte: u8, len: usize, detail: &str) -> Usage {
     let (r, u) = audit_one(vec![byte; len]);
     u.report(&format!("audit {} KiB of {byte:#04x}", len >> 10), len);

@@ -1,4 +1,4 @@
-//! `Receiver::precheck_all` (a conduit's batch of posts, issue 16): its
+//! `Receiver::precheck_all` (a conduit's batch of posts, CONDUIT.md): its
 //! signatures verified in batch equations, every report the same as
 //! receiving the envelopes one at a time. The inputs mix what changes a
 //! verdict: forgeries inside a batch chunk, births and molts whose keys

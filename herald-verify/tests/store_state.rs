@@ -1,6 +1,7 @@
-//! Issue 14, B4: a replay store is refused, never reset. A truncated, empty,
-//! foreign or header-less store is an error naming the file; only a path
-//! where nothing exists gets a new store, built whole and owner-only.
+//! docs/performance.md *Memory under hostile input*, B4: a replay store
+//! is refused, never reset. A truncated, empty, foreign or header-less
+//! store is an error naming the file; only a path where nothing exists
+//! gets a new store, built whole and owner-only.
 
 // Helpers unwrap: a failure is the test failing.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]

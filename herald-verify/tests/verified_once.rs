@@ -1,9 +1,10 @@
-//! Each signature is verified once per audit and key (issue 15): step 2's
-//! birth checks are reused by step 3, and an envelope checked again with a
-//! molt's new key (step 3c) verifies only its origin under that key. The
-//! audit counts its signature equations (`internal::audit_counted`), and
-//! the count must be exactly what this set needs, worked out by hand below,
-//! on the parallel path and the sequential one alike.
+//! Each signature is verified once per audit and key (docs/lifecycle.md):
+//! step 2's birth checks are reused by step 3, and an envelope checked
+//! again with a molt's new key (step 3c) verifies only its origin under
+//! that key. The audit counts its signature equations
+//! (`internal::audit_counted`), and the count must be exactly what this set
+//! needs, worked out by hand below, on the parallel path and the sequential
+//! one alike.
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 

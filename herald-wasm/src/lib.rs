@@ -1,7 +1,8 @@
 //! herald-verify for the browser: the verifier compiled to
 //! `wasm32-unknown-unknown`, so that the inspector page (`herald inspect
-//! --serve`, issue 20) checks dropped files on the user's machine with the
-//! same code, and the same verdicts, as `herald verify --json` (CLI.md).
+//! --serve`, docs/inspector.md) checks dropped files on the user's
+//! machine with the same code, and the same verdicts, as `herald verify
+//! --json` (CLI.md).
 //!
 //! The module has a plain C ABI ([`ffi`]): no wasm-bindgen, no generated
 //! JavaScript glue, no dependency beyond the workspace's. The page loads it

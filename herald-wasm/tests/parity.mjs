@@ -1,5 +1,6 @@
 // The WASM verifier gives the verdicts of `herald verify --json`, byte for
-// byte, on every case of the conformance vectors (issue 20).
+// byte, on every case of the conformance vectors (docs/inspector.md *The
+// WebAssembly verifier*).
 //
 //   node herald-wasm/tests/parity.mjs WASM HERALD VECTORS_DIR
 //

@@ -1,5 +1,5 @@
-//! Conduit throughput against the library's own cost (issue 16,
-//! docs/performance.md *(8)*): in one run, (1) the single-envelope verify
+//! Conduit throughput against the library's own cost
+//! (docs/performance.md *(8)*): in one run, (1) the single-envelope verify
 //! (`herald_core::check`) + sign (a `conduit_receipt` co-signature) cost,
 //! one thread, and (2) a relay + notary conduit on loopback under 50
 //! concurrent clients posting pre-signed envelopes. Reports posts/s, the
@@ -7,7 +7,7 @@
 //! against `--batch-ms`. It also reports CPU time per post, of the whole
 //! process and of the conduit alone (the clients run on their own runtime,
 //! whose threads are named `bench-client` and whose CPU time is taken out),
-//! and `(verify + sign)` over the conduit's: the issue's ratio per core
+//! and `(verify + sign)` over the conduit's: the target's ratio per core
 //! used, which does not depend on the share of the machine the process
 //! gets.
 //!
@@ -16,10 +16,10 @@
 //! open (the load shape of a busy agent or an upstream relay: many posts in
 //! flight, no TCP handshake per post), and reports that row too.
 //!
-//! With a fourth argument, a PostgreSQL URL (issue 22, docs/performance.md
-//! *(9)*): the same load, in the same run, on one fleet conduit and on two
-//! (clients alternating) sharing that database, with their throughput and
-//! p99 as ratios to the redb conduit's.
+//! With a fourth argument, a PostgreSQL URL (the fleet,
+//! docs/performance.md *(9)*): the same load, in the same run, on one
+//! fleet conduit and on two (clients alternating) sharing that database,
+//! with their throughput and p99 as ratios to the redb conduit's.
 //!
 //! `cargo run --release -p herald-benches --bin conduit [POSTS] [BATCH_MS] [CLIENTS] [POSTGRES_URL] [--keep-alive N]`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -32,7 +32,8 @@ use herald_core::cbor::Value;
 use herald_core::{CheckOptions, Envelope, EnvelopeBuilder, Nonce, Scope, SigilForm, SigningKey};
 use herald_verify::{Keyring, Provenance};
 
-/// Concurrent clients unless the third argument says otherwise (issue 16: 50).
+/// Concurrent clients unless the third argument says otherwise
+/// (docs/performance.md *(8)*: 50).
 const CLIENTS: usize = 50;
 
 fn now() -> u64 {

@@ -1,6 +1,6 @@
-//! MCP wrapper overhead (issue 19, docs/performance.md *(10)*): in one run,
+//! MCP wrapper overhead (docs/performance.md *(10)*): in one run,
 //! the latency of a `tools/call` (server-everything's `echo`) made directly
-//! and through `herald mcp proxy`, and the budget the issue sets for the
+//! and through `herald mcp proxy`, and the budget docs/performance.md *(10)* sets for the
 //! difference: 2 × (one envelope sign + verify) + one trace-file append
 //! (write + fdatasync), measured here on the same machine and disk.
 //!

@@ -1,9 +1,9 @@
-//! The whole-process target of docs/performance.md (issue 13): `herald
-//! verify` of one 10 000-envelope trace (three agents, short payloads, one
-//! keyring), as a separate process, against a sequential loop of SHA-256 +
-//! ed25519-dalek `verify_strict` over the same envelopes and signatures,
-//! on this thread. The two are measured alternately in one run; the
-//! medians of the rounds give the ratio. Goal: at most 0.30.
+//! The whole-process target of docs/performance.md (PROFILE revision 2):
+//! `herald verify` of one 10 000-envelope trace (three agents, short
+//! payloads, one keyring), as a separate process, against a sequential
+//! loop of SHA-256 + ed25519-dalek `verify_strict` over the same envelopes
+//! and signatures, on this thread. The two are measured alternately in one
+//! run; the medians of the rounds give the ratio. Goal: at most 0.30.
 //!
 //! Usage: `cargo build --release -p herald-cli && cargo run --release -p
 //! herald-benches --bin process [ROUNDS]` (default 7 rounds). The `herald`

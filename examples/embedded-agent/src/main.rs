@@ -56,7 +56,7 @@ static WRONG_PARENT: &[u8] = include_bytes!("../data/wrong-parent.cbor");
 /// appended: anyone can make it from the real one.
 static ENV0_JUNK: &[u8] = include_bytes!("../data/env0-junk-cosigned.cbor");
 
-/// Where the reply is signed into (the fixed 1 KiB buffer).
+/// Where the reply is signed into (a fixed 1 KiB buffer, docs/embedded.md).
 #[cfg(feature = "sign")]
 const REPLY_BUF: usize = 1024;
 

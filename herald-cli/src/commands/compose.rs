@@ -233,9 +233,9 @@ fn json_text(flag: &str, text: &str) -> Result<String, CliError> {
 /// `--attest TYPE=VALUE` (`json_only`: `--attest-json TYPE=JSON`).
 ///
 /// VALUE is JSON when it parses as JSON (CLI.md: `--attest TYPE=JSON`), or
-/// is `@FILE`; otherwise it is bare text (`--attest model=claude`, issue
-/// 18). A VALUE that starts like a JSON object, array or string but does
-/// not parse is an error, never quietly text.
+/// is `@FILE`; otherwise it is bare text (`--attest model=claude`,
+/// bare-text attestations). A VALUE that starts like a JSON object, array
+/// or string but does not parse is an error, never quietly text.
 fn attestation(flag: &str, arg: &str, json_only: bool) -> Result<(String, Value), CliError> {
     let Some((ty, text)) = arg.split_once('=').filter(|(ty, _)| !ty.is_empty()) else {
         let form = if json_only { "TYPE=JSON" } else { "TYPE=VALUE" };

@@ -20,7 +20,7 @@ const PREVIEW: usize = 72;
 
 /// Items that are not envelopes listed one by one; past this many, they are
 /// counted (ten million one-byte items would otherwise be ten million
-/// lines, issue 14 B2).
+/// lines, docs/performance.md *Memory under hostile input*, B2).
 const MAX_LISTED_BAD: u64 = 100;
 
 /// Run `inspect`: exit 1 if some input is not envelopes.

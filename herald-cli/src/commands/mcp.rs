@@ -1,5 +1,5 @@
-//! `herald mcp proxy` and `herald mcp guard` (issue 19): the MCP wrapper. The stable form (CLI.md
-//! extension, scripts depend on it):
+//! `herald mcp proxy` and `herald mcp guard` (docs/mcp.md): the MCP
+//! wrapper. The stable form (CLI.md extension, scripts depend on it):
 //!
 //! ```text
 //! herald mcp proxy --key AGENT.key --sandbox-key TOOL.key --trace FILE

@@ -58,8 +58,8 @@ pub(crate) fn parse_sigil(flag: &str, text: &str) -> Result<Sigil, CliError> {
 }
 
 /// A signer or recipient given to `flag`: a sigil, a public key file
-/// (`bob.pub`, holding one key) or a label of a `keyring` line (issue 18).
-/// The key's default sigil stands for a file or a label.
+/// (`bob.pub`, holding one key) or a label of a `keyring` line (keyring
+/// labels). The key's default sigil stands for a file or a label.
 pub(crate) fn resolve_sigil(flag: &str, text: &str, keyring: &Keyring) -> Result<Sigil, CliError> {
     if text.starts_with("sigil:") {
         return parse_sigil(flag, text);

@@ -26,7 +26,7 @@ pub(crate) struct Options {
     pub(crate) now: Option<u64>,
     /// JSON output (CLI.md shape).
     pub(crate) json: bool,
-    /// The trace DAG as a picture instead of a report (issue 20).
+    /// The trace DAG as a picture instead of a report (docs/inspector.md).
     pub(crate) format: Option<crate::graph::Format>,
     /// Scopes the policy requires.
     pub(crate) require: Vec<String>,
@@ -169,7 +169,7 @@ pub(crate) fn load_keyrings(paths: &[PathBuf]) -> Result<Keyring, CliError> {
 }
 
 /// Load one `--keyring`; a directory's skipped `*.pub` entries are noted
-/// on standard error (issue 14, B6).
+/// on standard error (docs/performance.md *Memory under hostile input*, B6).
 fn load_one(keyring: &mut Keyring, path: &Path) -> Result<(), CliError> {
     let loaded = keyring
         .load(path)

@@ -1,6 +1,7 @@
-//! The inspector's static files, embedded in the binary (issue 20): the
-//! page, its scripts and styles, the vendored layout library, the
-//! WebAssembly verifier (herald-wasm/build.sh) and the profile it links to.
+//! The inspector's static files, embedded in the binary
+//! (docs/inspector.md): the page, its scripts and styles, the vendored
+//! layout library, the WebAssembly verifier (herald-wasm/build.sh) and the
+//! profile it links to.
 
 use std::path::Path;
 

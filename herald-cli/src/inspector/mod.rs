@@ -1,8 +1,8 @@
-//! `herald inspect --serve` and `--export-site` (issue 20): the inspector
-//! web app. The page verifies in the browser (herald-wasm); this server
-//! only hands it its files, the FILES and keyrings of the command line, and
-//! (with `--key`) signs what the compose tab builds and sends it to a
-//! conduit. It listens on loopback unless told otherwise, and never on
+//! `herald inspect --serve` and `--export-site` (docs/inspector.md): the
+//! inspector web app. The page verifies in the browser (herald-wasm); this
+//! server only hands it its files, the FILES and keyrings of the command
+//! line, and (with `--key`) signs what the compose tab builds and sends it
+//! to a conduit. It listens on loopback unless told otherwise, and never on
 //! another address while it holds a key.
 //!
 //! The per-run token that opens `/api/` is handed out of band: printed once,

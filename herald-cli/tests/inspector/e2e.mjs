@@ -1,5 +1,6 @@
 // End-to-end tests of `herald inspect --serve` in headless Chromium
-// (issue 20), driven by playwright-core with Debian's chromium.
+// (docs/inspector.md *Tests*), driven by playwright-core with Debian's
+// chromium.
 //
 //   node e2e.mjs --herald PATH --trace-writer PATH [--screenshot docs/inspector.png]
 //

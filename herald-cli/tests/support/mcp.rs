@@ -1,4 +1,5 @@
-//! The real MCP server the MCP tests run (issue 19), nobody here wrote:
+//! The real MCP server the MCP tests run (docs/mcp.md *How it is
+//! tested*), nobody here wrote:
 //! `@modelcontextprotocol/server-everything` from the npm registry.
 
 use std::path::{Path, PathBuf};

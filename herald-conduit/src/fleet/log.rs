@@ -1,12 +1,13 @@
-//! The fleet's one audit log (issue 22, P9). Leaves are appended by the
-//! accepting transactions (`log_leaves`, dense `seq`); one conduit at a
-//! time is the **sequencer**: it holds the PostgreSQL session advisory
-//! lock [`SEQUENCER_LOCK`] on a connection of its own, builds the tree from
-//! the leaves, signs tree heads with the fleet key and stores them in
-//! `tree_heads`. If it dies its connection closes, PostgreSQL releases the
-//! lock, and another conduit takes it over: it rebuilds the same tree from
-//! the same append-only leaves, so every head it signs extends every head
-//! signed before (consistency proofs between every pair: tested).
+//! The fleet's one audit log (P9; docs/conduit.md *Fleet*). Leaves are
+//! appended by the accepting transactions (`log_leaves`, dense `seq`); one
+//! conduit at a time is the **sequencer**: it holds the PostgreSQL session
+//! advisory lock [`SEQUENCER_LOCK`] on a connection of its own, builds the
+//! tree from the leaves, signs tree heads with the fleet key and stores
+//! them in `tree_heads`. If it dies its connection closes, PostgreSQL
+//! releases the lock, and another conduit takes it over: it rebuilds the
+//! same tree from the same append-only leaves, so every head it signs
+//! extends every head signed before (consistency proofs between every pair:
+//! tested).
 //!
 //! Any conduit serves proofs, the checkpoint and the tiles: each keeps the
 //! tree of the leaves read so far and extends it to the latest stored head

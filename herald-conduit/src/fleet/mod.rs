@@ -1,6 +1,7 @@
-//! The fleet backend (issue 22): several conduits on one PostgreSQL
-//! database, sharing the replay cache, lifecycle, envelopes, inboxes and
-//! one audit log (`--store postgres://...`; docs/conduit.md, "Fleet").
+//! The fleet backend (docs/conduit.md *Fleet*): several conduits on one
+//! PostgreSQL database, sharing the replay cache, lifecycle, envelopes,
+//! inboxes and one audit log (`--store postgres://...`; docs/conduit.md,
+//! "Fleet").
 //!
 //! The live-reception rules are herald-verify's [`Receiver`]'s, run over
 //! this database through [`LiveState`] (`TxnState` inside the accepting

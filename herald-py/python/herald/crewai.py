@@ -1,4 +1,4 @@
-"""CrewAI middleware: record a crew's run as one HERALD trace (issue 23).
+"""CrewAI middleware: record a crew's run as one HERALD trace (docs/python.md).
 
     recorder = HeraldCrewRecorder(agent_key, "crew.herald", tool_sandbox_key=sandbox_key)
     result = recorder.kickoff(crew, inputs={...})

@@ -1,5 +1,5 @@
 """LangChain / LangGraph middleware: a callback handler that turns a run
-into one HERALD trace (issue 23).
+into one HERALD trace (docs/python.md).
 
 - The start of the outermost chain or agent (LangGraph's graph run) is the
   trace's genesis.

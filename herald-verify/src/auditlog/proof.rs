@@ -31,7 +31,7 @@ use herald_merkle::{self as merkle, Hash, ProofError};
 /// a leaf of at most [`super::leaf::MAX_LEAF_LEN`] bytes, a path of at most
 /// [`super::MAX_PATH`] hashes (2 KiB) and a signed tree head of about 200
 /// bytes; a consistency proof two heads and a path. 16 KiB is far above
-/// either, and a file past it is refused before it is read (issue 14).
+/// either, and a file past it is refused before it is read (the memory bound).
 pub const MAX_PROOF_LEN: u64 = 16 << 10;
 
 const INCLUSION: &str = "inclusion proof";

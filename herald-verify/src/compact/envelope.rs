@@ -303,7 +303,7 @@ mod tests {
     }
 
     /// What an audit keeps per decoded envelope beyond its facts stays
-    /// small (issue 14; docs/performance.md): a reason is 12 bytes, a
+    /// small (the memory bound; docs/performance.md): a reason is 12 bytes, a
     /// report as codes 64 with up to three reasons in place and the
     /// missing parent and replay beside them.
     #[test]

@@ -1,5 +1,5 @@
 //! A trace audit's result with each envelope's report kept compact
-//! ([`CompactReport`], from [`crate::audit_compact`]; issue 14): reason
+//! ([`CompactReport`], from [`crate::audit_compact`]; the memory bound): reason
 //! codes and small indices, the envelope's fixed-size facts and its bytes
 //! in the input; the hex ids, the detail texts and the input's name are
 //! formed only when a report is asked for or written.

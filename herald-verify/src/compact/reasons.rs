@@ -11,7 +11,7 @@ use crate::reasons::{Item, ReasonList, Unlisted};
 
 /// An envelope's reasons as kept: up to three in place, more on the heap
 /// (most envelopes have a few; a heap block for them would cost more than
-/// the reasons, issue 14).
+/// the reasons: the memory bound).
 #[derive(Clone, Debug)]
 pub(crate) enum CompactReasons {
     /// `items[..len]`.

@@ -8,12 +8,12 @@
 //! identity judged against that record by [`rules`]. Lineage comes last,
 //! across identities.
 //!
-//! Memory stays proportional to the set whatever its shape (issue 14): the
-//! rules judge from each envelope's facts ([`Stamp`]) and write into its
+//! Memory stays proportional to the set whatever its shape (the memory bound):
+//! the rules judge from each envelope's facts ([`Stamp`]) and write into its
 //! report as the audit keeps it, as codes ([`JudgedEnvelope`]); an envelope is
 //! decoded again only where a rule reads more than its facts (a molt's
-//! payload, a birth's attestations, a co-signature's scope), one at a
-//! time, and not kept.
+//! payload, a birth's attestations, a co-signature's scope), one at a time,
+//! and not kept.
 //!
 //! P8 rule 3 (an envelope signed by a molted-in key counts only with an
 //! inclusion proof of the molt in an audit log whose STH the verifier
@@ -112,7 +112,7 @@ pub(crate) fn apply(
     // (with a readable attestation) stands for it in the walk, so only
     // births of children not yet known are decoded here. Each birth is
     // decoded again below for its own rules: keeping the views between the
-    // two passes would hold one per birth (issue 14).
+    // two passes would hold one per birth (the memory bound).
     for &b in &births {
         let Some(child) = audit.sender(b).and_then(|s| s.identity) else {
             continue;

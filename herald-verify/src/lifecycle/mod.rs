@@ -81,7 +81,7 @@ impl KeyResolver for Molted<'_> {
 }
 
 /// A report as the P8 rules read it: formed in full (live reception) or
-/// kept as codes by a trace audit ([`crate::compact`], issue 14).
+/// kept as codes by a trace audit ([`crate::compact`]: the memory bound).
 pub(crate) trait Findings {
     /// Each reason's code and signature index.
     fn codes(&self) -> impl Iterator<Item = (ReasonCode, Option<u32>)> + '_;

@@ -3,8 +3,8 @@
 //! themselves stay in [`crate::live`] and [`crate::lifecycle`]; a backend
 //! only answers these four questions. Two implement it: the redb
 //! [`Store`] (inside a write transaction, [`StoreTxn`]) and the conduit
-//! fleet's PostgreSQL database (herald-conduit, issue 22), so the rules are
-//! never written twice.
+//! fleet's PostgreSQL database (herald-conduit, docs/conduit.md *Fleet*),
+//! so the rules are never written twice.
 //!
 //! An implementation must make [`LiveState::claim`] exact (two
 //! transactions never both get [`Claim::Fresh`] for one pair) and must

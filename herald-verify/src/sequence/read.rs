@@ -84,7 +84,7 @@ pub fn read(reader: &mut dyn Read, limits: &ReadLimits) -> Result<Vec<u8>, ReadE
 
 /// [`read`], reserving `expected` bytes (at most `max_bytes`) at once: for
 /// a file of known size the buffer is exactly the file, where growing it by
-/// doubling could hold up to twice the input (issue 14).
+/// doubling could hold up to twice the input (the memory bound).
 pub fn read_expecting(
     reader: &mut dyn Read,
     limits: &ReadLimits,

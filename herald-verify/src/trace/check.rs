@@ -80,7 +80,7 @@ pub(super) struct Record<'a> {
 }
 
 /// The record of entry `e` from what [`check_with`] said: a decoded
-/// envelope's report as codes (issue 14), any other item's in full.
+/// envelope's report as codes (the memory bound), any other item's in full.
 fn record_of<'a>(
     e: &Entry<'a>,
     checked: Checked<'a>,

@@ -9,7 +9,8 @@ use crate::report::{EnvelopeReport, ReportReason, Source, hex};
 
 /// One item to check: its bytes, inside its input's (borrowed, not
 /// copied per item; its input and offset follow from the slices when a
-/// report is formed, [`crate::compact`]: docs/fuzzing.md F2, issue 14 B7).
+/// report is formed, [`crate::compact`]: docs/fuzzing.md F2,
+/// docs/performance.md *Memory under hostile input* B7).
 pub(super) struct Entry<'a> {
     pub(super) bytes: &'a [u8],
 }

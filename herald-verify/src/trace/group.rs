@@ -3,7 +3,7 @@
 //! set answers; a repeated envelope is one node, listed once) and its
 //! counts (CLI.md `traces`).
 //!
-//! Sized for a set where every envelope is its own trace (issue 14): a
+//! Sized for a set where every envelope is its own trace (the memory bound): a
 //! trace is kept in 28 bytes, the leaves of all traces in one vector
 //! grouped by trace, and a node is told by the first eight bytes of its
 //! computed id, the full id recomputed only where those are equal.

@@ -2,8 +2,9 @@
 //! by parent (spec §3.3a) and by nonce (P10).
 //!
 //! Each table is keyed by ids borrowed from the facts and holds listed
-//! entries as `u32`, sized once for what it will hold (issue 14: a table
-//! grown by doubling holds its old and new buckets together).
+//! entries as `u32`, sized once for what it will hold (the memory
+//! bound: a table grown by doubling holds its old and new buckets
+//! together).
 
 use std::collections::HashMap;
 

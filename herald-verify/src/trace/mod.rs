@@ -83,7 +83,8 @@ impl Default for AuditOptions {
             limits: Limits::DEFAULT,
             // Items that are not envelopes past the first thousand cost
             // nothing; an envelope's state is its facts and its report as
-            // codes, a few hundred bytes (issue 14, docs/performance.md).
+            // codes, a few hundred bytes (the memory bound,
+            // docs/performance.md).
             max_envelopes: 1_000_000,
             learn_birth_keys: true,
             log_policy: None,
@@ -93,7 +94,8 @@ impl Default for AuditOptions {
 
 /// Items that do not decode as envelopes (malformed, unsupported version)
 /// listed in full in a report; past these, they are counted in
-/// [`Report::unlisted`] and hold no memory (issue 14, B7).
+/// [`Report::unlisted`] and hold no memory (docs/performance.md *Memory
+/// under hostile input*, B7).
 pub const MAX_LISTED_UNPARSED: usize = 1_000;
 
 /// Verify every envelope of `inputs` as one set (CLI.md: all files form one
@@ -108,8 +110,8 @@ pub fn audit(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report
 }
 
 /// As [`audit`], each envelope's report kept as codes until it is formed
-/// or written ([`CompactReport`]; issue 14: a report's texts cost more than a
-/// small envelope).
+/// or written ([`CompactReport`]; the memory bound: a report's texts
+/// cost more than a small envelope).
 pub fn audit_compact<'a>(
     inputs: &'a [Input],
     keyring: &Keyring,

@@ -1,6 +1,7 @@
-//! Test helper for the inspector's browser test (issue 20), not a user
-//! tool: writes a trace of N envelopes as a CBOR sequence, and the keyring
-//! of its two signers, labelled `left` and `right`.
+//! Test helper for the inspector's browser test (docs/inspector.md
+//! *Tests*), not a user tool: writes a trace of N envelopes as a CBOR
+//! sequence, and the keyring of its two signers, labelled `left` and
+//! `right`.
 //!
 //! Usage: `herald-trace-writer <out dir> <count> <ts>`: `trace.cbor` and
 //! `keyring` in `out dir`. Envelope 0 is the genesis; envelope i > 0

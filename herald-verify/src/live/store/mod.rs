@@ -11,17 +11,17 @@
 //! | `molts` | molt envelope id (32 bytes) | the molting identity (10 bytes) |
 //! | `meta` | `format`, `owner` | [`STORE_FORMAT`] (8 bytes, big-endian); the owner's name (UTF-8) |
 //!
-//! State is refused, never reset (issue 14): [`Store::open`] opens only a
-//! store that exists, is not empty, passes redb's integrity check and
-//! carries this format and the expected owner (the name its creator gave,
-//! e.g. the conduit key's sigil), so a truncated store, or one copied from
-//! another service, is an error naming the file, not a fresh empty cache
-//! that would let every acknowledged nonce be replayed. [`Store::create`]
-//! makes a new one only where nothing exists: it builds the whole store
-//! (tables and `meta`) in a temporary file of the same directory and links
-//! it into place, so a crash leaves either no store or a complete one. The
-//! file is mode 0600 whatever the umask, and a store that group or others
-//! may write is refused.
+//! State is refused, never reset (docs/performance.md *Memory under hostile
+//! input*, B4): [`Store::open`] opens only a store that exists, is not empty,
+//! passes redb's integrity check and carries this format and the expected owner
+//! (the name its creator gave, e.g. the conduit key's sigil), so a truncated
+//! store, or one copied from another service, is an error naming the file, not
+//! a fresh empty cache that would let every acknowledged nonce be replayed.
+//! [`Store::create`] makes a new one only where nothing exists: it builds the
+//! whole store (tables and `meta`) in a temporary file of the same directory
+//! and links it into place, so a crash leaves either no store or a complete
+//! one. The file is mode 0600 whatever the umask, and a store that group or
+//! others may write is refused.
 //!
 //! The `lifecycle` record (written by [`crate::lifecycle`], see
 //! docs/lifecycle.md "Live mode") is the map
