@@ -6,8 +6,9 @@
 //! live reception ([`Receiver`] over a [`LiveState`], the redb [`Store`]
 //! one of them), keyrings and key files, the audit log ([`Log`] and its
 //! proofs, PROFILE.md P9), proof bundles, receipts and sequence reading.
-//! [`merkle`] (RFC 9162) is the one public module; the hooks of this
-//! workspace's fuzz targets and benchmarks are under a hidden `internal`.
+//! The Merkle tree (RFC 9162) is herald-merkle's; the hooks of this
+//! workspace's fuzz targets and benchmarks are under a hidden `internal`,
+//! the one public module.
 #![no_std]
 #![forbid(unsafe_code)]
 
