@@ -58,9 +58,10 @@ impl Running {
         }
     }
     pub async fn post(&self, body: &[u8]) -> Response {
-        client::post(self.addr, "/v1/envelopes", body, T)
-            .await
-            .unwrap()
+        self.try_post(body).await.unwrap()
+    }
+    pub async fn try_post(&self, body: &[u8]) -> Result<Response, client::ClientError> {
+        client::post(self.addr, "/v1/envelopes", body, T).await
     }
     pub async fn get(&self, path: &str) -> Response {
         client::get(self.addr, path, T).await.unwrap()
