@@ -10,4 +10,5 @@
 #![forbid(unsafe_code)]
 
 pub mod client;
+mod linger;
 pub mod server;

@@ -16,6 +16,9 @@
 //!   `accept` waits and new clients queue in the kernel's backlog until a
 //!   connection ends), and [`serve`] raises the descriptor soft limit to
 //!   the hard limit ([`raise_fd_limit`]);
+//! - make a refusal given before the body was read arrive as a reset: a
+//!   connection closes lingering: its write side shut first, then what the
+//!   client still sends read and discarded for at most [`LINGER`];
 //! - keep the process from exiting: on shutdown the listener is closed,
 //!   each connection finishes the request it is answering and closes, and
 //!   those still open after [`Limits::shutdown_grace`] are closed.
@@ -34,6 +37,9 @@ use hyper_util::service::TowerToHyperService;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
 use tokio::task::JoinSet;
+
+pub use crate::linger::LINGER;
+use crate::linger::Lingering;
 
 /// Connections the kernel completes and queues for `accept` (listen(2)'s
 /// backlog; the kernel caps it at `net.core.somaxconn`). A burst of new
@@ -239,7 +245,8 @@ pub async fn serve(
                 .timer(TokioTimer::new())
                 .header_read_timeout(header_read_timeout)
                 .keep_alive(true);
-            let mut conn = pin!(builder.serve_connection(TokioIo::new(stream), service));
+            let mut conn =
+                pin!(builder.serve_connection(TokioIo::new(Lingering::new(stream)), service));
             let stopping = async move {
                 let _ = stopped.wait_for(|s| *s).await;
             };
