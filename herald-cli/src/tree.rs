@@ -68,18 +68,26 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
     // envelope whose carried id is not its own (`id_mismatch`) is nobody's
     // parent, as in the audit (P13 revision 2): drawn, but owning no id.
     let owns = |i: usize| !report.has(i, ReasonCode::IdMismatch) && report.links(i).is_some();
-    let mut by_id: HashMap<&[u8; 32], u32> =
-        HashMap::with_capacity((0..n).filter(|&i| owns(i)).count());
+    let id = |i: u32| report.links(i as usize).map(|l| l.id);
+    // The owners of ids, sorted by id (4 bytes an envelope where a hash
+    // map took about 20): of entries carrying one id, the first owns it
+    // and the later ones are repeats.
+    let mut owners: Vec<u32> = (0..n).filter(|&i| owns(i)).map(at).collect();
+    owners.sort_unstable_by(|&a, &b| id(a).cmp(&id(b)).then(a.cmp(&b)));
     let mut repeat = vec![false; n];
-    for (i, repeated) in repeat.iter_mut().enumerate() {
-        if let Some(id) = report.links(i).filter(|_| owns(i)).map(|l| l.id) {
-            if by_id.contains_key(id) {
-                *repeated = true;
-            } else {
-                by_id.insert(id, at(i));
-            }
+    owners.dedup_by(|later, earlier| {
+        let same = id(*later) == id(*earlier);
+        if same {
+            repeat[*later as usize] = true;
         }
-    }
+        same
+    });
+    let owner = |parent: &[u8; 32]| {
+        owners
+            .binary_search_by(|&j| id(j).cmp(&Some(parent)))
+            .ok()
+            .map(|k| owners[k])
+    };
     // Each entry's parent entry (u32::MAX: none in the set), its children
     // counted, then placed.
     let mut parent = vec![u32::MAX; n];
@@ -91,8 +99,8 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
         };
         match links.parent {
             None => roots.push(at(i)),
-            Some(id) => match by_id.get(id) {
-                Some(&j) => {
+            Some(pid) => match owner(pid) {
+                Some(j) => {
                     *p = j;
                     first[j as usize + 1] += 1;
                 }
@@ -100,18 +108,24 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
             },
         }
     }
-    drop(by_id);
+    drop(owners);
     for i in 0..n {
         first[i + 1] += first[i];
     }
-    let mut placed = first.clone();
+    // Placed from the last entry back, each at the end of its parent's
+    // range, so children keep input order and `first[p + 1]` ends at the
+    // start of `p`'s range; shifted back by one, `first` is the index again
+    // (no second array of n counters).
     let mut kids = vec![0u32; first[n] as usize];
-    for (i, &p) in parent.iter().enumerate() {
-        if let Some(slot) = placed.get_mut(p as usize) {
-            kids[*slot as usize] = at(i);
-            *slot += 1;
+    for (i, &p) in parent.iter().enumerate().rev() {
+        if let Some(end) = first.get_mut(p as usize + 1) {
+            *end -= 1;
+            kids[*end as usize] = at(i);
         }
     }
+    drop(parent);
+    first.rotate_left(1);
+    first[n] = at(kids.len());
     Forest {
         first,
         kids,
