@@ -23,7 +23,6 @@ mod described;
 mod display;
 mod explain;
 mod facts;
-mod files;
 mod input;
 #[doc(hidden)]
 pub mod internal;
@@ -67,7 +66,7 @@ pub use batch::{
 };
 
 // Keys: keyrings (CLI.md), secret key files, local files.
-pub use files::{FileError, Io, create_private_dir, create_private_file, open_regular};
+pub use herald_fs::{FileError, Io, create_private_dir, create_private_file, open_regular};
 pub use keyfile::{
     KeyFileError, encode as encode_key_file, is_key_file, load as load_key_file,
     save as save_key_file,
