@@ -10,6 +10,9 @@
 //!   measured against the builder's route to size the change proposed in
 //!   docs/performance.md.
 //! - [`TraceSet`]: 10 000 envelopes in 100 traces by 16 signers.
+//! - [`ProcessTrace`]: the whole-process benchmark's trace and keyring as
+//!   `herald verify` reads them (also the trace `herald verify --json` is
+//!   held byte-stable on, herald-cli/tests/verify_json_stable.rs).
 
 use herald_core::cbor::{Encoder, Value};
 use herald_core::{
@@ -586,6 +589,22 @@ impl TraceSet {
             .collect()
     }
 
+    /// A keyring file pinning every signer, as `herald verify --keyring`
+    /// reads it (CLI.md *Keyrings*): one `SIGIL ed25519 HEX` line each.
+    pub fn keyring_file(&self) -> String {
+        self.keys
+            .iter()
+            .map(|k| {
+                let pk = k.public_key();
+                format!(
+                    "{} ed25519 {}\n",
+                    pk.sigil(SigilForm::Default),
+                    data_encoding::HEXLOWER.encode(pk.as_bytes())
+                )
+            })
+            .collect()
+    }
+
     /// A keyring pinning every signer.
     pub fn keyring(&self) -> herald_verify::Keyring {
         let mut k = herald_verify::Keyring::new();
@@ -593,5 +612,41 @@ impl TraceSet {
             k.insert(key.public_key(), herald_verify::Provenance::Pinned);
         }
         k
+    }
+}
+
+/// Envelopes in the whole-process benchmark's trace.
+pub const PROCESS_N: usize = 10_000;
+
+/// The whole-process benchmark's input (`src/bin/process.rs`,
+/// docs/performance.md): one trace of [`PROCESS_N`] envelopes by three
+/// signers, 40-byte payloads, written to files as `herald verify` reads
+/// them.
+#[derive(Debug)]
+pub struct ProcessTrace {
+    /// The envelopes and their signers.
+    pub set: TraceSet,
+    /// `DIR/trace.cbor`: the envelopes as one CBOR sequence.
+    pub trace: std::path::PathBuf,
+    /// `DIR/keyring`: every signer pinned ([`TraceSet::keyring_file`]).
+    pub keyring: std::path::PathBuf,
+    /// The `--now` it is verified at: one second per envelope after [`T0`].
+    pub now: u64,
+}
+
+impl ProcessTrace {
+    /// Build the trace and write its two files into `dir`.
+    pub fn write(dir: &std::path::Path) -> std::io::Result<Self> {
+        let set = TraceSet::with_payload(PROCESS_N, 1, 3, 40);
+        let trace = dir.join("trace.cbor");
+        std::fs::write(&trace, set.sequence())?;
+        let keyring = dir.join("keyring");
+        std::fs::write(&keyring, set.keyring_file())?;
+        Ok(Self {
+            set,
+            trace,
+            keyring,
+            now: T0 + PROCESS_N as u64,
+        })
     }
 }

@@ -19,8 +19,7 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use herald_benches::{T0, TraceSet};
-use herald_core::SigilForm;
+use herald_benches::ProcessTrace;
 use sha2::{Digest, Sha256};
 
 fn vectors() -> PathBuf {
@@ -124,31 +123,14 @@ fn verify_json_is_byte_stable_on_the_conformance_cases() {
 
 #[test]
 fn verify_json_is_byte_stable_on_the_bench_trace() {
-    const N: usize = 10_000;
-    // As benches/src/bin/process.rs builds it and runs `herald verify`.
-    let set = TraceSet::with_payload(N, 1, 3, 40);
+    // The trace benches/src/bin/process.rs runs `herald verify` on.
     let dir = scratch("bench");
-    let trace = dir.join("trace.cbor");
-    std::fs::write(&trace, set.sequence()).unwrap();
-    let keyring = dir.join("keyring");
-    let text: String = set
-        .keys
-        .iter()
-        .map(|k| {
-            let pk = k.public_key();
-            format!(
-                "{} ed25519 {}\n",
-                pk.sigil(SigilForm::Default),
-                data_encoding::HEXLOWER.encode(pk.as_bytes())
-            )
-        })
-        .collect();
-    std::fs::write(&keyring, text).unwrap();
-    let now = (T0 + N as u64).to_string();
+    let input = ProcessTrace::write(&dir).unwrap();
+    let now = input.now.to_string();
     let (code, stdout) = verify_json(&[
-        trace.as_os_str(),
+        input.trace.as_os_str(),
         "--keyring".as_ref(),
-        keyring.as_os_str(),
+        input.keyring.as_os_str(),
         "--now".as_ref(),
         now.as_ref(),
     ]);

@@ -26,7 +26,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 use data_encoding::BASE64;
 use herald_core::cbor::{Value as CborValue, to_value};
 use herald_core::{EnvelopeRef, Status};
-use herald_verify::Receiver;
+use herald_verify::EnvelopeReport;
 use serde_json::{Value, json};
 use tokio::io::AsyncRead;
 
@@ -41,16 +41,32 @@ pub const REASONS: &str = "herald/reasons";
 /// Default freshness bound, seconds: the P10 default skew.
 pub const DEFAULT_MAX_AGE: u64 = 300;
 
+/// Live reception of one request envelope (P10, P11, P13): its report
+/// against the keyring of admitted sigils and the persistent replay cache.
+/// The CLI gives herald-verify's `Receiver::receive` over its redb `Store`
+/// (`--state`), so that this crate links no store of its own.
+pub type Receive = Box<
+    dyn Fn(&[u8]) -> Result<EnvelopeReport, Box<dyn std::error::Error + Send + Sync>> + Send + Sync,
+>;
+
 /// What `herald mcp guard` is given.
-#[derive(Debug)]
 pub struct GuardConfig {
     /// The live receiver: the keyring of admitted sigils and the
     /// persistent replay cache.
-    pub receiver: Receiver,
+    pub receive: Receive,
     /// Oldest a request envelope may be, seconds.
     pub max_age: u64,
     /// The server: a command started as a child, or a URL.
     pub upstream: Upstream,
+}
+
+impl std::fmt::Debug for GuardConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GuardConfig")
+            .field("max_age", &self.max_age)
+            .field("upstream", &self.upstream)
+            .finish_non_exhaustive()
+    }
 }
 
 /// Run the guard until the server exits; the server's exit code.
@@ -61,11 +77,11 @@ pub fn run_guard(config: GuardConfig) -> Result<i32, ProxyError> {
         .map_err(ProxyError::Io)?;
     let code = runtime.block_on(async move {
         let GuardConfig {
-            receiver,
+            receive,
             max_age,
             upstream,
         } = config;
-        let guard = Arc::new(Guard { receiver, max_age });
+        let guard = Arc::new(Guard { receive, max_age });
         stdio::serve(
             &upstream,
             crate::own_stdio::stdin(),
@@ -81,7 +97,7 @@ pub fn run_guard(config: GuardConfig) -> Result<i32, ProxyError> {
 }
 
 struct Guard {
-    receiver: Receiver,
+    receive: Receive,
     max_age: u64,
 }
 
@@ -151,9 +167,7 @@ impl Guard {
             return one("call_mismatch", &detail);
         }
         let now = now();
-        let report = self
-            .receiver
-            .receive(&bytes)
+        let report = (self.receive)(&bytes)
             .map_err(|e| vec![("malformed", format!("replay cache: {e}"))])?;
         let mut reasons: Vec<(&'static str, String)> = report
             .reasons

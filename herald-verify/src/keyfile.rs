@@ -20,7 +20,7 @@ use data_encoding::HEXLOWER;
 use herald_core::SigningKey;
 use zeroize::Zeroizing;
 
-use crate::files::{FileError, create_private_file, open_regular};
+use herald_fs::{FileError, create_private_file, open_regular};
 
 /// First line of a key file.
 pub(crate) const MAGIC: &str = "herald-secret-key-v1";

@@ -17,8 +17,8 @@ use alloc::{collections::BTreeMap, string::String, vec::Vec};
 use core::fmt;
 use std::path::{Path, PathBuf};
 
-use crate::files::{self, FileError, Io};
 use herald_core::{KeyError, KeyResolver, KeySource, PublicKey, Sigil, SigilError, SigilForm};
+use herald_fs::{self as files, FileError, Io};
 
 /// Where a key in a [`Keyring`] came from (reported per envelope, P7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -4,7 +4,7 @@
 //! Every item is reached by one path, at the crate root (the modules are
 //! private): the trace audit of `herald verify` ([`audit`], [`Report`]),
 //! live reception ([`Receiver`] over a [`LiveState`], the redb [`Store`]
-//! one of them), keyrings and key files, the audit log ([`Log`] and its
+//! one of them; feature `store`, on by default), keyrings and key files, the audit log ([`Log`] and its
 //! proofs, PROFILE.md P9), proof bundles, receipts and sequence reading.
 //! The Merkle tree (RFC 9162) is herald-merkle's; the hooks of this
 //! workspace's fuzz targets and benchmarks are under a hidden `internal`,
@@ -23,13 +23,13 @@ mod described;
 mod display;
 mod explain;
 mod facts;
-mod files;
 mod input;
 #[doc(hidden)]
 pub mod internal;
 mod keyfile;
 mod keyring;
 mod lifecycle;
+#[cfg(feature = "store")]
 mod live;
 mod reasons;
 mod receipt;
@@ -66,7 +66,7 @@ pub use batch::{
 };
 
 // Keys: keyrings (CLI.md), secret key files, local files.
-pub use files::{FileError, Io, create_private_dir, create_private_file, open_regular};
+pub use herald_fs::{FileError, Io, create_private_dir, create_private_file, open_regular};
 pub use keyfile::{
     KeyFileError, encode as encode_key_file, is_key_file, load as load_key_file,
     save as save_key_file,
@@ -76,11 +76,17 @@ pub use keyring::{
     Provenance, key_line, labelled_key_line,
 };
 
-// Live reception (P8, P10): the receiver, its state, the redb store.
+// Live reception (P8, P10): the receiver, its state, the redb store
+// (feature `store`, on by default; a crate that only audits traces, reads
+// sequences or checks receipts turns it off and links no redb).
 pub use lifecycle::{IdentityRecord, RecordedBirth, RecordedMolt};
+#[cfg(feature = "store")]
 pub use live::proof::{MoltProofError, ProvenMolt};
+#[cfg(feature = "store")]
 pub use live::state::{IdentityKey, LiveState, StoreReader, StoreTxn};
+#[cfg(feature = "store")]
 pub use live::store::{Claim, MAX_OWNER, STORE_FORMAT, Store, StoreError};
+#[cfg(feature = "store")]
 pub use live::{CACHE_WINDOW, Clock, PRECHECK_CHUNK, Prechecked, Receiver, SystemClock};
 
 // The audit log (P9): the log, its objects, its files.

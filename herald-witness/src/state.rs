@@ -9,24 +9,25 @@
 //! ```
 //!
 //! Every update writes a temporary file, syncs it, renames it over the
-//! state file and syncs the directory, so after a crash at any moment the
-//! file is either the old or the new record, never a mix, and a cosignature
-//! is only ever sent after its record is durable. A state file that does
+//! state file and syncs the directory ([`herald_fs::replace`]), so after a
+//! crash at any moment the file is either the old or the new record, never
+//! a mix, and a cosignature is only ever sent after its record is durable. A state file that does
 //! not parse stops the witness (it never silently restarts from zero, which
 //! would let it cosign a rolled-back tree).
 //!
 //! The directory is created mode 0700 and the file written mode 0600
 //! whatever the umask, and a directory group or others may write is
-//! refused (the rule herald-verify keeps its own state by): what the
-//! witness vouches for is its owner's alone to read and rewrite.
+//! refused (herald-fs's rule, the one herald-verify keeps its own state
+//! by): what the witness vouches for is its owner's alone to read and
+//! rewrite.
 
 use core::fmt;
 use std::collections::BTreeMap;
-use std::fs::{self, File};
-use std::io::Write;
+use std::fs;
 use std::path::{Path, PathBuf};
 
 use data_encoding::BASE64;
+use herald_fs::FileError;
 use herald_merkle::Hash;
 
 /// The state file's name in the state directory.
@@ -48,34 +49,9 @@ pub struct Latest {
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum StateError {
-    /// An I/O error on this file.
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The error.
-        error: std::io::Error,
-    },
-    /// The state directory or file could not be created owner-only.
-    Create {
-        /// The directory or file.
-        path: PathBuf,
-        /// What was being done (`create directory`, `create`, `open`).
-        action: &'static str,
-        /// The error.
-        error: std::io::Error,
-    },
-    /// The state directory is not a directory.
-    NotDirectory {
-        /// The path.
-        path: PathBuf,
-    },
-    /// Group or others may write the existing state directory.
-    Exposed {
-        /// The directory.
-        path: PathBuf,
-        /// Its permission bits.
-        mode: u32,
-    },
+    /// The state directory or file could not be created, read or written
+    /// owner-only (herald-fs's rule: [`FileError`]).
+    File(FileError),
     /// The file is not a state file.
     Corrupt {
         /// The file.
@@ -85,23 +61,16 @@ pub enum StateError {
     },
 }
 
+impl From<FileError> for StateError {
+    fn from(e: FileError) -> Self {
+        StateError::File(e)
+    }
+}
+
 impl fmt::Display for StateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StateError::Io { path, error } => write!(f, "{}: {error}", path.display()),
-            StateError::Create {
-                path,
-                action,
-                error,
-            } => write!(f, "{}: cannot {action}: {error}", path.display()),
-            StateError::NotDirectory { path } => write!(f, "{}: not a directory", path.display()),
-            StateError::Exposed { path, mode } => write!(
-                f,
-                "{}: mode {mode:04o} lets group or others write it; \
-                 run `chmod go-w {}` if that is not intended",
-                path.display(),
-                path.display()
-            ),
+            StateError::File(e) => e.fmt(f),
             StateError::Corrupt { path, line } => write!(
                 f,
                 "{}: line {line} is not `<size> <base64 root> <origin>` (refusing to start: a \
@@ -112,7 +81,14 @@ impl fmt::Display for StateError {
     }
 }
 
-impl std::error::Error for StateError {}
+impl std::error::Error for StateError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            StateError::File(e) => Some(e),
+            StateError::Corrupt { .. } => None,
+        }
+    }
+}
 
 /// The latest cosigned tree of every origin, and where it is kept.
 #[derive(Debug)]
@@ -125,16 +101,12 @@ impl State {
     /// Open the state in `dir` (created if missing; a missing file is an
     /// empty state).
     pub fn open(dir: &Path) -> Result<Self, StateError> {
-        let io = |path: &Path| {
-            let path = path.to_path_buf();
-            move |error| StateError::Io { path, error }
-        };
-        create_private_dir(dir)?;
+        herald_fs::create_private_dir(dir)?;
         let path = dir.join(STATE_FILE);
         let text = match fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-            Err(e) => return Err(io(&path)(e)),
+            Err(e) => return Err(FileError::io(&path, "read", e).into()),
         };
         let mut latest = BTreeMap::new();
         if !text.is_empty() {
@@ -184,82 +156,10 @@ impl State {
         }
         let path = self.dir.join(STATE_FILE);
         let tmp = self.dir.join(format!("{STATE_FILE}.tmp"));
-        let io = |p: &Path| {
-            let path = p.to_path_buf();
-            move |error| StateError::Io { path, error }
-        };
-        // A temporary file left by a crash is stale: replaced, owner-only.
-        match fs::remove_file(&tmp) {
-            Err(e) if e.kind() != std::io::ErrorKind::NotFound => return Err(io(&tmp)(e)),
-            _ => {}
-        }
-        let mut f = create_private_file(&tmp)?;
-        f.write_all(text.as_bytes()).map_err(io(&tmp))?;
-        f.sync_all().map_err(io(&tmp))?;
-        drop(f);
-        fs::rename(&tmp, &path).map_err(io(&path))?;
-        File::open(&self.dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io(&self.dir))?;
+        herald_fs::replace(&path, &tmp, text.as_bytes())?;
         self.latest = next;
         Ok(())
     }
-}
-
-/// Create the directory `path` and any missing parents, each created mode
-/// 0700 whatever the umask; an existing `path` must be a directory that
-/// group and others cannot write.
-fn create_private_dir(path: &Path) -> Result<(), StateError> {
-    let failed = |action| {
-        move |error| StateError::Create {
-            path: path.to_path_buf(),
-            action,
-            error,
-        }
-    };
-    let mut builder = fs::DirBuilder::new();
-    builder.recursive(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::DirBuilderExt;
-        builder.mode(0o700);
-    }
-    builder.create(path).map_err(failed("create directory"))?;
-    let meta = fs::metadata(path).map_err(failed("open"))?;
-    if !meta.is_dir() {
-        return Err(StateError::NotDirectory {
-            path: path.to_path_buf(),
-        });
-    }
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let mode = meta.permissions().mode() & 0o7777;
-        if mode & 0o022 != 0 {
-            return Err(StateError::Exposed {
-                path: path.to_path_buf(),
-                mode,
-            });
-        }
-    }
-    Ok(())
-}
-
-/// Create the new file `path` (it must not exist), mode 0600 whatever the
-/// umask, for writing.
-fn create_private_file(path: &Path) -> Result<File, StateError> {
-    let mut options = fs::OpenOptions::new();
-    options.write(true).create_new(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    options.open(path).map_err(|error| StateError::Create {
-        path: path.to_path_buf(),
-        action: "create",
-        error,
-    })
 }
 
 #[cfg(all(test, unix))]
@@ -314,7 +214,10 @@ mod tests {
         fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
         let err = State::open(&dir).unwrap_err();
         assert!(
-            matches!(err, StateError::Exposed { mode: 0o777, .. }),
+            matches!(
+                err,
+                StateError::File(FileError::Exposed { mode: 0o777, .. })
+            ),
             "{err}"
         );
         assert!(err.to_string().contains("chmod go-w"), "{err}");
@@ -323,10 +226,10 @@ mod tests {
         fs::write(&file, b"").unwrap();
         assert!(matches!(
             State::open(&file),
-            Err(StateError::Create {
+            Err(StateError::File(FileError::Io(herald_fs::Io {
                 action: "create directory",
                 ..
-            })
+            })))
         ));
     }
 }

@@ -212,3 +212,28 @@ fn corrupt_state_refuses_to_start() {
     let e = Witness::open("w", herald_testkit::key(9), logs, dir.path()).unwrap_err();
     assert!(e.to_string().contains("refusing to start"), "{e}");
 }
+
+#[test]
+fn a_state_that_cannot_be_stored_is_a_500_naming_no_path() {
+    let dir = tempfile::tempdir().unwrap();
+    let s = start(dir.path());
+    // The temporary file's place taken by a directory that is not empty:
+    // the update cannot write its state.
+    let tmp = dir
+        .path()
+        .join(format!("{}.tmp", herald_witness::state::STATE_FILE));
+    std::fs::create_dir(&tmp).unwrap();
+    std::fs::write(tmp.join("x"), b"x").unwrap();
+    let t = tree(3, 0);
+    let cp = checkpoint(&t, 3, &log_key()).note().to_text();
+    let r = post(&s, 0, &[], &cp);
+    assert_eq!(r.status, 500);
+    let body = String::from_utf8_lossy(&r.body);
+    assert_eq!(body, "storing the checkpoint failed\n");
+    let dir_name = dir.path().display().to_string();
+    assert!(!body.contains(&dir_name), "{body}");
+    // Nothing was cosigned, and the witness still answers once it can.
+    assert_eq!(s.witness.latest(ORIGIN), None);
+    std::fs::remove_dir_all(&tmp).unwrap();
+    assert_eq!(post(&s, 0, &[], &cp).status, 200);
+}

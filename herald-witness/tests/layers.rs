@@ -1,6 +1,7 @@
 //! The log's layers (docs/audit-log.md, *C2SP forms*): herald-merkle
 //! depends on sha2 alone; herald-tlog on herald-core and herald-merkle of
-//! the workspace; herald-witness on those three, never on herald-verify or
+//! the workspace; herald-witness on those three (and herald-fs, std only,
+//! the file rule it shares with herald-verify), never on herald-verify or
 //! redb. Read from `cargo metadata`, over normal dependencies, transitively
 //! through the workspace's own crates.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -79,6 +80,8 @@ fn the_log_is_layered() {
             .collect::<BTreeSet<_>>()
     };
     assert_eq!(all["herald-merkle"], set(&["sha2"]));
+    // The file rule herald-witness shares with herald-verify: std only.
+    assert_eq!(all["herald-fs"], set(&[]));
     assert_eq!(
         workspace_crates(&all, "herald-tlog"),
         set(&["herald-core", "herald-merkle"])

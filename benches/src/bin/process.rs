@@ -20,11 +20,8 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ed25519_dalek::{Signature, VerifyingKey};
-use herald_benches::{OwnedItem, T0, TraceSet};
-use herald_core::SigilForm;
+use herald_benches::{OwnedItem, PROCESS_N as N, ProcessTrace};
 use sha2::{Digest, Sha256};
-
-const N: usize = 10_000;
 
 fn herald_bin() -> PathBuf {
     if let Some(p) = std::env::var_os("HERALD_BIN") {
@@ -52,24 +49,9 @@ fn main() {
 
     // One trace (every envelope answers an earlier one), three signers,
     // 40-byte payloads.
-    let set = TraceSet::with_payload(N, 1, 3, 40);
     let dir = tempfile_dir();
-    let seq = dir.join("trace.cbor");
-    std::fs::write(&seq, set.sequence()).unwrap();
-    let keyring = dir.join("keyring");
-    let text: String = set
-        .keys
-        .iter()
-        .map(|k| {
-            let pk = k.public_key();
-            format!(
-                "{} ed25519 {}\n",
-                pk.sigil(SigilForm::Default),
-                data_encoding::HEXLOWER.encode(pk.as_bytes())
-            )
-        })
-        .collect();
-    std::fs::write(&keyring, text).unwrap();
+    let input = ProcessTrace::write(&dir).unwrap();
+    let (set, seq, keyring) = (&input.set, &input.trace, &input.keyring);
 
     let owned: Vec<OwnedItem> = set.origin_items();
     let dalek: Vec<(VerifyingKey, Signature, &[u8])> =
@@ -79,11 +61,11 @@ fn main() {
         let start = Instant::now();
         let status = Command::new(&herald)
             .arg("verify")
-            .arg(&seq)
+            .arg(seq)
             .arg("--keyring")
-            .arg(&keyring)
+            .arg(keyring)
             .arg("--now")
-            .arg((T0 + N as u64).to_string())
+            .arg(input.now.to_string())
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .status()

@@ -233,7 +233,10 @@ fn guard(args: GuardArgs) -> Result<ExitCode, CliError> {
     let store = Store::open_or_create(args.state.join("guard.redb"), "herald-mcp-guard")
         .map_err(|e| CliError::new(format!("--state {}: {e}", args.state.display())))?;
     let config = GuardConfig {
-        receiver: Receiver::new(store, keyring),
+        receive: {
+            let receiver = Receiver::new(store, keyring);
+            Box::new(move |envelope| Ok(receiver.receive(envelope)?))
+        },
         max_age: args.max_age,
         upstream: args.server.upstream(),
     };

@@ -36,7 +36,7 @@ use herald_core::PublicKey;
 
 use super::file::LogError;
 use super::sth::SignedTreeHead;
-use crate::files;
+use herald_fs as files;
 use herald_merkle::Tree;
 
 /// The checkpoint file in a log directory.
@@ -153,20 +153,11 @@ impl Checkpoint {
     }
 
     /// Replace the file with `bytes`: a new file, synced, renamed over the
-    /// old one, the directory synced.
+    /// old one, the directory synced ([`files::replace`]).
     fn replace(&self, bytes: &[u8]) -> Result<(), LogError> {
         let dir = self.path.parent().unwrap_or(Path::new("."));
         let temp = dir.join(std::format!(".{CHECKPOINT_FILE}.new"));
-        let _ = std::fs::remove_file(&temp);
-        let mut file = files::create_private_file(&temp)?;
-        file.write_all(bytes)
-            .and_then(|()| file.sync_all())
-            .map_err(|e| LogError::io(&temp, "write", e))?;
-        std::fs::rename(&temp, &self.path).map_err(|e| LogError::io(&self.path, "replace", e))?;
-        if let Ok(d) = File::open(dir) {
-            let _ = d.sync_all();
-        }
-        Ok(())
+        Ok(files::replace(&self.path, &temp, bytes)?)
     }
 }
 

@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 use herald_core::PublicKey;
 
 use super::LogError;
-use crate::files;
 use crate::keyring::Keyring;
+use herald_fs as files;
 
 /// The log's public key (a keyring line) in a log directory.
 pub const KEY_FILE: &str = "log.pub";

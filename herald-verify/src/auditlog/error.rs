@@ -8,8 +8,8 @@ use std::path::{Path, PathBuf};
 
 use super::SthError;
 use super::leaf::MAX_LEAF_LEN;
-use crate::files::{FileError, Io};
 use crate::report::hex;
+use herald_fs::{FileError, Io};
 use herald_merkle::ProofError;
 
 /// The log could not be created, opened, appended to or asked for a proof.

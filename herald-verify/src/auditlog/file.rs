@@ -54,8 +54,8 @@ use herald_core::{EnvelopeRef, PublicKey, Sigil, SigilForm, SigningKey};
 use super::checkpoint::{CHECKPOINT_FILE, Checkpoint};
 use super::leaf::MAX_LEAF_LEN;
 use super::{ConsistencyProof, InclusionProof, Leaf, SignedTreeHead, TreeHead};
-use crate::files::{self, FileError};
 use crate::keyring::key_line;
+use herald_fs::{self as files, FileError};
 use herald_merkle::{self as merkle, Hash, Tree};
 
 use super::config::CONFIG_MAGIC;

@@ -8,6 +8,10 @@
 //! from the whole set ([`super::audit`]). Both judge envelopes against it
 //! with the same rules ([`super::rules`]).
 
+// The codec and the molt steps of the live side serve only the `store`
+// feature (live reception); a build without it keeps the audit's half.
+#![cfg_attr(not(feature = "store"), allow(dead_code))]
+
 use alloc::vec::Vec;
 
 use herald_core::attestation::{BirthAttestation, DuressWitness, MoltPolicy};

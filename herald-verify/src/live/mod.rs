@@ -76,9 +76,6 @@ type Seen = (Option<Identity>, Option<IdentityRecord>);
 /// verification per signature (docs/performance.md, `verify_batch` of 64).
 pub const PRECHECK_CHUNK: usize = 64;
 
-/// The default clock skew tolerated, seconds (P10).
-pub(crate) const DEFAULT_SKEW: u64 = 300;
-
 /// The time source of a [`Receiver`]: Unix seconds.
 pub trait Clock: Send + Sync {
     /// The current time, Unix seconds.
@@ -178,7 +175,7 @@ impl Receiver {
         Self {
             store,
             keyring,
-            skew: DEFAULT_SKEW,
+            skew: crate::trace::DEFAULT_SKEW,
             required_scopes: Vec::new(),
             learn_birth_keys: true,
             limits: Limits::DEFAULT,

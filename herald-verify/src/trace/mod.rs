@@ -74,11 +74,15 @@ pub struct AuditOptions {
     pub log_policy: Option<std::sync::Arc<dyn bundle::LogPolicy>>,
 }
 
+/// The default clock skew tolerated, seconds (P10), of an audit and of a
+/// live receiver alike.
+pub(crate) const DEFAULT_SKEW: u64 = 300;
+
 impl Default for AuditOptions {
     fn default() -> Self {
         Self {
             now: None,
-            skew: crate::live::DEFAULT_SKEW,
+            skew: DEFAULT_SKEW,
             required_scopes: Vec::new(),
             limits: Limits::DEFAULT,
             // Items that are not envelopes past the first thousand cost

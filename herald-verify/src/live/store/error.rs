@@ -5,7 +5,7 @@ use core::fmt;
 use std::path::{Path, PathBuf};
 
 use super::{MAX_OWNER, STORE_FORMAT};
-use crate::files::FileError;
+use herald_fs::FileError;
 
 /// The replay store could not be used. Every variant names the file.
 #[derive(Debug)]

@@ -62,7 +62,7 @@ pub(crate) use replay::{claim_in, contains_in};
 use alloc::string::{String, ToString};
 use std::path::{Path, PathBuf};
 
-use crate::files::{self, FileError};
+use herald_fs::{self as files, FileError};
 
 use redb::{Database, Durability, ReadableDatabase, TableDefinition};
 

@@ -1,20 +1,27 @@
-//! Local files the verifier reads or keeps: regular files only, size caps
-//! checked before reading, owner-only modes for state.
+//! Local files HERALD reads or keeps, by one rule: regular files only,
+//! size caps checked before reading, owner-only modes for state, and state
+//! replaced atomically and durably.
 //!
 //! Every reader of a keyring, key file, bundle, proof, log or store goes
 //! through [`open_regular`] or [`read_capped`], so a FIFO, a device or a
 //! directory is refused with its name instead of blocking `open` or reading
 //! without end, and a file past its cap is refused before a byte of it is
-//! read. State (the audit log, the replay and lifecycle store) is created
-//! owner-only whatever the umask ([`create_private_dir`],
+//! read. State (herald-verify's audit log, replay and lifecycle store and
+//! secret key files; herald-witness's record of what it cosigned) is
+//! created owner-only whatever the umask ([`create_private_dir`],
 //! [`create_private_file`]), and refused when group or others may write it
 //! ([`check_private`]): a local writer could otherwise rewrite what the
-//! state vouches for.
+//! state vouches for. A state file rewritten in place is [`replace`]d: a
+//! new file synced, renamed over the old one, the directory synced, so a
+//! crash at any moment leaves the old bytes or the new, never a mix.
+//!
+//! [`Io`] is the one shape of an I/O failure in HERALD's errors: the path,
+//! the operation, the operating system's error.
+#![forbid(unsafe_code)]
 
-use alloc::vec::Vec;
-use core::fmt;
+use std::fmt;
 use std::fs::{File, FileType, Metadata};
-use std::io::{self, Read};
+use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 
 /// A local file could not be used. Every variant names the file.
@@ -23,12 +30,19 @@ use std::path::{Path, PathBuf};
 pub enum FileError {
     /// The operating system refused an operation.
     Io(Io),
-    /// The path names something other than a regular file (or directory,
-    /// where one is expected): a FIFO, a socket, a device, ….
+    /// The path names something other than a regular file: a FIFO, a
+    /// socket, a device, a directory, ….
     NotRegular {
         /// The path.
         path: PathBuf,
         /// What it is, in words ("a FIFO").
+        kind: &'static str,
+    },
+    /// The path, where a directory is expected, names something else.
+    NotDirectory {
+        /// The path.
+        path: PathBuf,
+        /// What it is, in words ("a regular file").
         kind: &'static str,
     },
     /// The file is larger than the cap for its kind.
@@ -50,10 +64,10 @@ pub enum FileError {
 }
 
 /// The operating system refused `action` on `path`: the one shape of an
-/// I/O failure in this crate's errors ([`FileError::Io`],
-/// [`KeyringError::Io`](crate::KeyringError::Io),
-/// [`LogError::Io`](crate::LogError::Io)); each error words it as it always
-/// has (CLI.md error lines).
+/// I/O failure in HERALD's errors ([`FileError::Io`], herald-verify's
+/// `KeyringError` and `LogError`, herald-witness's `StateError`, …),
+/// worded `PATH: cannot ACTION: ERROR` (CLI.md error lines). A path is
+/// local: an error holding one is never sent to a remote client.
 #[derive(Debug)]
 #[non_exhaustive]
 pub struct Io {
@@ -105,6 +119,7 @@ impl FileError {
         match self {
             Self::Io(Io { path, .. })
             | Self::NotRegular { path, .. }
+            | Self::NotDirectory { path, .. }
             | Self::TooLarge { path, .. }
             | Self::Exposed { path, .. } => path,
         }
@@ -117,6 +132,9 @@ impl fmt::Display for FileError {
             Self::Io(io) => io.fmt(f),
             Self::NotRegular { path, kind } => {
                 write!(f, "{}: {kind}, not a regular file", path.display())
+            }
+            Self::NotDirectory { path, kind } => {
+                write!(f, "{}: {kind}, not a directory", path.display())
             }
             Self::TooLarge { path, what, limit } => write!(
                 f,
@@ -144,7 +162,7 @@ impl std::error::Error for FileError {
 }
 
 /// What a file type is, in words.
-pub(crate) fn kind(file_type: &FileType) -> &'static str {
+pub fn kind(file_type: &FileType) -> &'static str {
     #[cfg(unix)]
     {
         use std::os::unix::fs::FileTypeExt;
@@ -199,22 +217,14 @@ fn regular(path: &Path, meta: &Metadata) -> Result<(), FileError> {
 
 /// The bytes of the regular file `path`, refusing one of more than `limit`
 /// bytes before reading it (its size), and while reading (a file that grows).
-pub(crate) fn read_capped(
-    path: &Path,
-    limit: u64,
-    what: &'static str,
-) -> Result<Vec<u8>, FileError> {
+pub fn read_capped(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
     let (file, meta) = open_regular(path)?;
     read_opened(path, file, &meta, limit, what)
 }
 
 /// [`read_capped`] for state: also refused when group or others may write
 /// it ([`check_private`]), on the same open handle.
-pub(crate) fn read_private(
-    path: &Path,
-    limit: u64,
-    what: &'static str,
-) -> Result<Vec<u8>, FileError> {
+pub fn read_private(path: &Path, limit: u64, what: &'static str) -> Result<Vec<u8>, FileError> {
     let (file, meta) = open_regular(path)?;
     check_private(path, &meta)?;
     read_opened(path, file, &meta, limit, what)
@@ -248,7 +258,7 @@ fn read_opened(
 
 /// Refuse `path` (whose metadata is `meta`) when group or others may write
 /// it. On other platforms than Unix there are no mode bits to check.
-pub(crate) fn check_private(path: &Path, meta: &Metadata) -> Result<(), FileError> {
+pub fn check_private(path: &Path, meta: &Metadata) -> Result<(), FileError> {
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
@@ -281,7 +291,7 @@ pub fn create_private_dir(path: &Path) -> Result<(), FileError> {
         .map_err(|e| FileError::io(path, "create directory", e))?;
     let meta = std::fs::metadata(path).map_err(|e| FileError::io(path, "open", e))?;
     if !meta.is_dir() {
-        return Err(FileError::NotRegular {
+        return Err(FileError::NotDirectory {
             path: path.to_path_buf(),
             kind: kind(&meta.file_type()),
         });
@@ -304,13 +314,52 @@ pub fn create_private_file(path: &Path) -> Result<File, FileError> {
         .map_err(|e| FileError::io(path, "create", e))
 }
 
+/// Replace the file `path` with `bytes`, atomically and durably: `temp`
+/// (in the same directory; one a crash left behind is removed first) is
+/// created owner-only, written and synced, then renamed over `path`, and
+/// the directory is synced, so after a crash at any moment `path` holds
+/// the old bytes or the new, never a mix, and the new are on disk when
+/// this returns.
+pub fn replace(path: &Path, temp: &Path, bytes: &[u8]) -> Result<(), FileError> {
+    match std::fs::remove_file(temp) {
+        Err(e) if e.kind() != io::ErrorKind::NotFound => {
+            return Err(FileError::io(temp, "remove", e));
+        }
+        _ => {}
+    }
+    let mut file = create_private_file(temp)?;
+    file.write_all(bytes)
+        .and_then(|()| file.sync_all())
+        .map_err(|e| FileError::io(temp, "write", e))?;
+    drop(file);
+    std::fs::rename(temp, path).map_err(|e| FileError::io(path, "replace", e))?;
+    sync_parent(path)
+}
+
+/// Sync the directory holding `path`, so that a rename or a creation in it
+/// survives a crash. Only Unix opens a directory as a file; elsewhere the
+/// rename is all there is.
+fn sync_parent(path: &Path) -> Result<(), FileError> {
+    #[cfg(unix)]
+    {
+        let dir = match path.parent() {
+            Some(d) if !d.as_os_str().is_empty() => d,
+            _ => Path::new("."),
+        };
+        File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| FileError::io(dir, "sync", e))?;
+    }
+    #[cfg(not(unix))]
+    let _ = path;
+    Ok(())
+}
+
 #[cfg(all(test, unix))]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
     use super::*;
-    use std::format;
     use std::os::unix::fs::PermissionsExt;
-    use std::string::ToString;
 
     fn mode(path: &Path) -> u32 {
         std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -333,6 +382,35 @@ mod tests {
             matches!(err, FileError::Exposed { mode: 0o777, .. }),
             "{err}"
         );
+        // A file where the directory should be: named, with what was tried.
+        let err = create_private_dir(&file).unwrap_err();
+        assert!(
+            matches!(
+                &err,
+                FileError::Io(Io {
+                    action: "create directory",
+                    ..
+                })
+            ),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_replaced_file_holds_the_new_bytes_owner_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("state");
+        let temp = dir.path().join("state.tmp");
+        std::fs::write(&path, b"old").unwrap();
+        // A temporary file a crash left behind, readable by all.
+        std::fs::write(&temp, b"stale").unwrap();
+        std::fs::set_permissions(&temp, std::fs::Permissions::from_mode(0o644)).unwrap();
+        replace(&path, &temp, b"new").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(mode(&path), 0o600);
+        assert!(!temp.exists());
+        let err = replace(&dir.path().join("no/such"), &dir.path().join("no/t"), b"x").unwrap_err();
+        assert!(err.to_string().contains("cannot create"), "{err}");
     }
 
     #[test]
