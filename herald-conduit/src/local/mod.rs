@@ -282,9 +282,12 @@ impl Txn for LocalTxn<'_, '_> {
         self.tables.get(id).map_err(|e| e.to_string())
     }
 
-    fn judge(&mut self, pre: Prechecked<'_>) -> Result<EnvelopeReport, String> {
+    fn judge(&mut self, pre: &Prechecked<'_>) -> Result<EnvelopeReport, String> {
         self.receiver
-            .finish(&mut StoreTxn::new(self.receiver.store(), self.txn), pre)
+            .finish(
+                &mut StoreTxn::new(self.receiver.store(), self.txn),
+                pre.clone(),
+            )
             .map_err(|e| e.to_string())
     }
 
@@ -346,7 +349,7 @@ impl Backend for Local {
                             steps.push(if Instant::now() >= job.deadline {
                                 Step::Done(Outcome::Refused(Refusal::Deadline))
                             } else {
-                                writer::receive_one(conduit, &mut t, job, prep)
+                                writer::receive_one(conduit, &mut t, job, &prep)
                                     .unwrap_or_else(|e| Step::Done(Outcome::Failed(e)))
                             });
                         }

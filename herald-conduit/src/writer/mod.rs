@@ -106,8 +106,9 @@ pub(crate) trait Txn {
     /// The envelope stored as `id`, if any.
     fn stored(&mut self, id: &[u8; 32]) -> Result<Option<Stored>, String>;
     /// The P8 and P10 rules over `pre` in this transaction
-    /// (herald-verify's `Receiver`).
-    fn judge(&mut self, pre: Prechecked<'_>) -> Result<EnvelopeReport, String>;
+    /// (herald-verify's `Receiver`). Borrowed: a backend that reads its
+    /// state ahead of the rules (the fleet's) may judge a post again.
+    fn judge(&mut self, pre: &Prechecked<'_>) -> Result<EnvelopeReport, String>;
     /// Store `forwarded` (`view`), accepted as `job`, with its inbox entry
     /// for `to`: its arrival number.
     fn store(
@@ -121,11 +122,12 @@ pub(crate) trait Txn {
 
 /// Receive one post in `txn`. A storage failure is an `Err` (the backend
 /// decides what else of the batch fails with it); a refusal is a step.
+/// `prep` is borrowed: a backend may receive the batch again.
 pub(crate) fn receive_one(
     conduit: &Conduit,
     txn: &mut dyn Txn,
     job: &Job,
-    prep: Prepared<'_>,
+    prep: &Prepared<'_>,
 ) -> Result<Step, String> {
     if is_envelope_of(&job.bytes, &job.id)
         && let Some(stored) = txn.stored(&job.id)?
@@ -141,9 +143,9 @@ pub(crate) fn receive_one(
     } = prep;
     if let Some(r) = refused {
         // Over a rate limit (the front door's rules: `crate::rate`).
-        return Ok(Step::Done(Outcome::Refused(r)));
+        return Ok(Step::Done(Outcome::Refused(r.clone())));
     }
-    let report = txn.judge(pre.map_err(|e| e.to_string())?)?;
+    let report = txn.judge(pre.as_ref().map_err(|e| e.to_string())?)?;
     if report.status() != Status::Valid {
         return Ok(Step::Done(Outcome::Refused(refusal_of(&report))));
     }
@@ -154,7 +156,10 @@ pub(crate) fn receive_one(
             "malformed",
         ]))))
     };
-    let Some(forwarded) = forwarded.or_else(|| self::forwarded(conduit, &job.bytes, now)) else {
+    let Some(forwarded) = forwarded
+        .clone()
+        .or_else(|| self::forwarded(conduit, &job.bytes, *now))
+    else {
         return malformed();
     };
     let Ok(view) = EnvelopeRef::decode(&forwarded) else {
