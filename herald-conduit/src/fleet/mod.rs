@@ -335,10 +335,25 @@ impl Fleet {
         Ok(row.map(|r| r.get(0)))
     }
 
-    /// Plan an answer from `rows` of (position, id, length), in order
-    /// (CONDUIT.md *Bounded answers*).
-    fn plan(rows: &[tokio_postgres::Row], mut planner: Planner) -> Page {
-        for r in rows {
+    /// The page after position `after`, of at most `max_bytes` bytes
+    /// (CONDUIT.md *Bounded answers*), planned from the rows of (position,
+    /// id, length) `sql` selects in order for `key`, after `after`, at
+    /// most [`PAGE_ROWS`] (the lengths only are read).
+    async fn page(
+        &self,
+        sql: &str,
+        key: &[u8],
+        after: u64,
+        max_bytes: usize,
+        operation: &'static str,
+    ) -> Result<Page, FleetError> {
+        let c = self.reader().await?;
+        let rows = c
+            .query(sql, &[&key, &big(after), &big(PAGE_ROWS)])
+            .await
+            .map_err(FleetError::db(operation))?;
+        let mut planner = Planner::new(after, max_bytes);
+        for r in &rows {
             let Ok(id) = <[u8; 32]>::try_from(r.get::<_, &[u8]>(1)) else {
                 continue;
             };
@@ -351,28 +366,22 @@ impl Fleet {
                 break;
             }
         }
-        planner.finish()
+        Ok(planner.finish())
     }
 
     /// The page of `recipient`'s inbox after position `after`, of at most
-    /// `max_bytes` bytes (the lengths only are read).
+    /// `max_bytes` bytes.
     pub(crate) async fn inbox_page(
         &self,
         recipient: &[u8; RECIPIENT_LEN],
         after: u64,
         max_bytes: usize,
     ) -> Result<Page, FleetError> {
-        let c = self.reader().await?;
-        let rows = c
-            .query(
-                "SELECT i.position, e.id, octet_length(e.bytes) FROM inbox i \
-                 JOIN envelopes e ON e.id = i.id \
-                 WHERE i.recipient = $1 AND i.position > $2 ORDER BY i.position LIMIT $3",
-                &[&recipient.as_slice(), &big(after), &big(PAGE_ROWS)],
-            )
+        const SQL: &str = "SELECT i.position, e.id, octet_length(e.bytes) FROM inbox i \
+             JOIN envelopes e ON e.id = i.id \
+             WHERE i.recipient = $1 AND i.position > $2 ORDER BY i.position LIMIT $3";
+        self.page(SQL, recipient, after, max_bytes, "read an inbox")
             .await
-            .map_err(FleetError::db("read an inbox"))?;
-        Ok(Self::plan(&rows, Planner::new(after, max_bytes)))
     }
 
     /// The page of `trace` after position `after` (arrival number plus
@@ -383,16 +392,10 @@ impl Fleet {
         after: u64,
         max_bytes: usize,
     ) -> Result<Page, FleetError> {
-        let c = self.reader().await?;
-        let rows = c
-            .query(
-                "SELECT arrival + 1, id, octet_length(bytes) FROM envelopes \
-                 WHERE trace = $1 AND arrival >= $2 ORDER BY arrival LIMIT $3",
-                &[&trace.as_slice(), &big(after), &big(PAGE_ROWS)],
-            )
+        const SQL: &str = "SELECT arrival + 1, id, octet_length(bytes) FROM envelopes \
+             WHERE trace = $1 AND arrival >= $2 ORDER BY arrival LIMIT $3";
+        self.page(SQL, trace, after, max_bytes, "read a trace")
             .await
-            .map_err(FleetError::db("read a trace"))?;
-        Ok(Self::plan(&rows, Planner::new(after, max_bytes)))
     }
 
     /// The envelopes `ids` as forwarded, concatenated in that order (one

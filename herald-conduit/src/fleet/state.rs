@@ -377,6 +377,25 @@ const CLAIM: &str = "INSERT INTO replay (signer, nonce, retain_until) \
      ON CONFLICT (signer, nonce) DO UPDATE SET retain_until = EXCLUDED.retain_until \
      WHERE replay.retain_until < $4 RETURNING 1";
 
+/// Run `sql` (a lifecycle write) over `rows` as two `bytea` arrays, unless
+/// there are none.
+async fn put_pairs(
+    txn: &Transaction<'_>,
+    stmts: &mut Statements,
+    sql: &'static str,
+    rows: &[(&[u8], &[u8])],
+) -> Result<(), FleetError> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    let err = FleetError::db("lifecycle write");
+    let st = stmts.get(txn, sql).await.map_err(&err)?;
+    let a: Vec<&[u8]> = rows.iter().map(|r| r.0).collect();
+    let b: Vec<&[u8]> = rows.iter().map(|r| r.1).collect();
+    txn.execute(&st, &[&a, &b]).await.map_err(err)?;
+    Ok(())
+}
+
 /// Write what the rules wrote in `snapshot` back in `txn`. Every claim
 /// the snapshot found fresh must be fresh in the database too: one held
 /// there fails the batch (rolled back, nothing acknowledged), never a
@@ -409,30 +428,18 @@ pub(crate) async fn write_back(
             } => claims.push((pair, retain_until, now)),
         }
     }
-    if !records.is_empty() {
-        let save = stmts
-            .get(txn, SAVE_RECORDS)
-            .await
-            .map_err(FleetError::db("lifecycle write"))?;
-        let who: Vec<&[u8]> = records.iter().map(|(w, _)| w.as_slice()).collect();
-        let bytes: Vec<&[u8]> = records.iter().map(|(_, r)| r.as_slice()).collect();
-        txn.execute(&save, &[&who, &bytes])
-            .await
-            .map_err(FleetError::db("lifecycle write"))?;
-    }
+    let records: Vec<(&[u8], &[u8])> = records
+        .iter()
+        .map(|(w, r)| (w.as_slice(), r.as_slice()))
+        .collect();
+    put_pairs(txn, stmts, SAVE_RECORDS, &records).await?;
     molts.sort_unstable();
     molts.dedup_by_key(|(id, _)| *id);
-    if !molts.is_empty() {
-        let save = stmts
-            .get(txn, SAVE_MOLTS)
-            .await
-            .map_err(FleetError::db("lifecycle write"))?;
-        let ids: Vec<&[u8]> = molts.iter().map(|(id, _)| id.as_slice()).collect();
-        let who: Vec<&[u8]> = molts.iter().map(|(_, w)| w.as_slice()).collect();
-        txn.execute(&save, &[&ids, &who])
-            .await
-            .map_err(FleetError::db("lifecycle write"))?;
-    }
+    let molts: Vec<(&[u8], &[u8])> = molts
+        .iter()
+        .map(|(id, w)| (id.as_slice(), w.as_slice()))
+        .collect();
+    put_pairs(txn, stmts, SAVE_MOLTS, &molts).await?;
     let mut nows: Vec<u64> = claims.iter().map(|c| c.2).collect();
     nows.sort_unstable();
     nows.dedup();

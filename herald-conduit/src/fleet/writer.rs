@@ -14,7 +14,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use herald_core::EnvelopeRef;
-use herald_verify::{EnvelopeReport, Leaf, Prechecked, SignedTreeHead};
+use herald_verify::{Leaf, LiveState, Receiver, SignedTreeHead};
 use tokio_postgres::Transaction;
 
 use super::state::{Fetched, Missing, Snapshot, Statements, Writer, write_back};
@@ -154,21 +154,13 @@ pub(crate) async fn accept(
         let mut steps = Vec::with_capacity(batch.len());
         for (job, prep) in batch.iter().zip(prepared) {
             let mark = t.state.mark();
-            let step = if Instant::now() >= job.deadline {
-                Step::Done(Outcome::Refused(Refusal::Deadline))
-            } else {
-                match writer::receive_one(conduit, &mut t, job, prep) {
-                    Ok(step) => step,
-                    // Read ahead for the posts after it too: the next try
-                    // fetches everything this one missed.
-                    Err(_) if t.state.missed_since(mark) => {
-                        t.state.undo(mark);
-                        continue;
-                    }
-                    Err(e) => return Err(e),
-                }
-            };
-            steps.push(step);
+            match writer::receive_one(conduit, &mut t, job, prep) {
+                Ok(step) => steps.push(step),
+                // Read ahead for the posts after it too: the next try
+                // fetches everything this one missed.
+                Err(_) if t.state.missed_since(mark) => t.state.undo(mark),
+                Err(e) => return Err(e),
+            }
         }
         let missing = t.state.take_missing();
         if missing.is_empty() {
@@ -290,7 +282,7 @@ impl Store {
 /// [`receive_one`]: crate::writer::receive_one
 struct FleetTxn<'a> {
     state: Snapshot<'a>,
-    receiver: &'a herald_verify::Receiver,
+    receiver: &'a Receiver,
     stored: &'a HashMap<[u8; 32], Stored>,
     /// Accepted in this try: its index in `stores`.
     news: HashMap<[u8; 32], usize>,
@@ -309,10 +301,8 @@ impl Txn for FleetTxn<'_> {
         Ok(self.stored.get(id).cloned())
     }
 
-    fn judge(&mut self, pre: &Prechecked<'_>) -> Result<EnvelopeReport, String> {
-        self.receiver
-            .finish(&mut self.state, pre.clone())
-            .map_err(|e| e.to_string())
+    fn live(&mut self) -> (&Receiver, &mut dyn LiveState) {
+        (self.receiver, &mut self.state)
     }
 
     fn store(
