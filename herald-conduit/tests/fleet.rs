@@ -9,7 +9,10 @@
 //! - two molts racing through two conduits end `disputed`;
 //! - the sequencer stops, another takes over, and every pair of stored
 //!   tree heads is consistent;
-//! - a newer schema, or a database of another key, is refused at start.
+//! - a newer schema, or a database of another key, is refused at start;
+//! - a batch whose rules read deep into the witnessed lifecycle (a
+//!   lineage four births deep, replays, strangers) is judged as one redb
+//!   conduit judges it.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 mod support;
@@ -411,4 +414,106 @@ async fn one_redb_conduit_disputes_overlapping_molts() {
     assert!(r.header("herald-reasons").unwrap().contains("disputed"));
     assert_disputed(&c, &racer, t - 10, 10).await;
     c.stop().await;
+}
+
+/// A birth of `k` at `ts` naming `parents` as its lineage (no consent:
+/// recorded, not required).
+fn born_of(k: &SigningKey, ts: u64, parents: &[&SigningKey]) -> Vec<u8> {
+    let lineage: Vec<_> = parents
+        .iter()
+        .map(|p| p.public_key().sigil(SigilForm::Default))
+        .collect();
+    EnvelopeBuilder::genesis(ts)
+        .kind(Kind::Birth)
+        .attest(
+            "birth",
+            herald_core::attestation::birth_attestation(&k.public_key(), "kin", &lineage),
+        )
+        .sign(k)
+        .unwrap()
+        .into_bytes()
+}
+
+/// What `c` answers to `posts`, sent together (one batch of the writer):
+/// each status and `herald-reasons`.
+async fn burst(c: &Running, posts: &[Vec<u8>]) -> Vec<(u16, Option<String>)> {
+    let answers = posts.iter().map(|p| async move {
+        let r = c.post(p).await;
+        (r.status, r.header("herald-reasons").map(str::to_owned))
+    });
+    join_all(answers.collect()).await
+}
+
+/// Await `futures` concurrently, results in order.
+async fn join_all<F: std::future::Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut pinned: Vec<std::pin::Pin<Box<F>>> = futures.into_iter().map(Box::pin).collect();
+    let mut out: Vec<Option<F::Output>> = pinned.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (f, o) in pinned.iter_mut().zip(out.iter_mut()) {
+            if o.is_none() {
+                match f.as_mut().poll(cx) {
+                    std::task::Poll::Ready(v) => *o = Some(v),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    out.into_iter().map(Option::unwrap).collect()
+}
+
+/// The fleet reads what the rules need ahead of them and runs them again
+/// when they read further (a lineage, a claim): the answers are the redb
+/// conduit's, post for post.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn fleet_judges_a_deep_batch_as_one_redb_conduit_does() {
+    let Some(pg) = Cluster::start() else {
+        return;
+    };
+    let url = pg.create_db("parity").await;
+    let (fleet, _df) = fleet_conduit(&url, |c| c.batch = Duration::from_millis(300)).await;
+    let redb = start(|c| c.batch = Duration::from_millis(300)).await;
+    let t = now();
+    let kin: Vec<SigningKey> = (0..6u8)
+        .map(|i| SigningKey::from_seed(&[0x90 + i; 32]))
+        .collect();
+    // A line of births, one at a time: each walks the lineage before it.
+    let mut setup = Vec::new();
+    for i in 0..4usize {
+        let parents: Vec<&SigningKey> = kin.get(i.saturating_sub(1)..i).unwrap().iter().collect();
+        setup.push(born_of(
+            &kin[i],
+            t - 9 * 86_400 + u64::try_from(i).unwrap(),
+            &parents,
+        ));
+    }
+    setup.push(message(&kin[0], &kin[1], 1, "first"));
+    // Then one batch: a birth four generations deep, messages from every
+    // generation, a replay of the first message's pair, a stranger.
+    let replay = message(&kin[0], &kin[2], 1, "again");
+    let stranger = SigningKey::from_seed(&[0x9f; 32]);
+    let mut posts = vec![born_of(&kin[4], t - 86_400, &[&kin[3], &kin[1]])];
+    posts.extend((0..4).map(|i| message(&kin[i], &kin[0], 2, "hello")));
+    posts.push(replay);
+    posts.push(message(&stranger, &kin[0], 3, "who?"));
+    posts.push(setup[2].clone());
+    let mut answers = Vec::new();
+    for c in [&redb, &fleet] {
+        for p in &setup {
+            let r = c.post(p).await;
+            assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        }
+        answers.push(burst(c, &posts).await);
+    }
+    let statuses: Vec<u16> = answers[0].iter().map(|a| a.0).collect();
+    assert_eq!(statuses, [201, 201, 201, 201, 201, 409, 422, 201]);
+    assert_eq!(answers[1], answers[0]);
+    fleet.stop().await;
+    redb.stop().await;
 }

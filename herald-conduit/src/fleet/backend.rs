@@ -6,7 +6,7 @@ use std::time::Duration;
 use herald_core::SigningKey;
 use herald_verify::{ConsistencyProof, Prechecked, SignedTreeHead, StoreError};
 
-use super::{Fleet, ReadState, writer};
+use super::{Fleet, writer};
 use crate::Conduit;
 use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
 use crate::page::Page;
@@ -23,8 +23,7 @@ impl Backend for Fleet {
         posts: &[&'b [u8]],
         now: u64,
     ) -> Vec<Result<Prechecked<'b>, StoreError>> {
-        self.receiver
-            .precheck_all(&mut ReadState { fleet: self }, posts, now)
+        self.block_on(Fleet::precheck(self, posts, now))
     }
 
     fn receive(
@@ -34,16 +33,18 @@ impl Backend for Fleet {
         prepared: Vec<Prepared<'_>>,
         _now: u64,
     ) -> (Vec<Step>, Option<String>) {
-        match writer::accept(conduit, self, batch, prepared) {
+        match self.block_on(writer::accept(conduit, self, batch, &prepared)) {
             Ok(steps) => (steps, None),
             Err(e) => (Vec::new(), Some(e)),
         }
     }
 
     fn answer(&self, conduit: &Conduit, group: Vec<Committed>) {
-        for committed in group {
-            writer::answer(conduit, self, committed);
-        }
+        self.block_on(async {
+            for committed in group {
+                writer::answer(conduit, self, committed).await;
+            }
+        });
     }
 
     /// The sequencer's work is [`Backend::duty`]'s.
@@ -71,13 +72,18 @@ impl Backend for Fleet {
             return;
         }
         let every = conduit.config.batch.min(super::log::TAKEOVER_EVERY);
-        while !*conduit.closing.borrow() {
-            let seen = self.signals.leaves.seen();
-            let _ = self.sequence(&conduit.key, conduit.now(), conduit.config.batch);
-            self.signals
-                .leaves
-                .wait_past(seen, std::time::Instant::now() + every);
-        }
+        self.block_on(async {
+            while !*conduit.closing.borrow() {
+                let seen = self.signals.leaves.seen();
+                let _ = self
+                    .sequence(&conduit.key, conduit.now(), conduit.config.batch)
+                    .await;
+                self.signals
+                    .leaves
+                    .wait_past(seen, std::time::Instant::now() + every)
+                    .await;
+            }
+        });
     }
 
     fn envelope(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Stored>, Failure>> {

@@ -35,7 +35,7 @@ const LEAVES_PER_READ: i64 = 4096;
 /// This conduit's view of the fleet log.
 pub(crate) struct FleetLog {
     state: tokio::sync::Mutex<LogState>,
-    sequencer: std::sync::Mutex<Sequencer>,
+    sequencer: tokio::sync::Mutex<Sequencer>,
 }
 
 struct LogState {
@@ -62,7 +62,7 @@ impl FleetLog {
                 tree: Tree::new(),
                 checkpoint: None,
             }),
-            sequencer: std::sync::Mutex::new(Sequencer {
+            sequencer: tokio::sync::Mutex::new(Sequencer {
                 client: None,
                 holds: false,
                 last_try: None,
@@ -106,17 +106,13 @@ impl Fleet {
     /// committed (`Backend::duty`): become the sequencer if nobody is (advisory lock),
     /// and as the sequencer sign a head over every committed leaf when the
     /// log grew, or re-sign the head when it is `refresh` old.
-    pub(crate) fn sequence(
+    pub(crate) async fn sequence(
         &self,
         key: &SigningKey,
         now: u64,
         refresh: Duration,
     ) -> Result<(), FleetError> {
-        let mut seq = self
-            .log
-            .sequencer
-            .lock()
-            .map_err(|_| FleetError::Corrupted("the sequencer lock is poisoned".into()))?;
+        let mut seq = self.log.sequencer.lock().await;
         if seq.client.as_ref().is_some_and(Client::is_closed) {
             // The lock went with the connection.
             seq.client = None;
@@ -128,13 +124,14 @@ impl Fleet {
             }
             seq.last_try = Some(Instant::now());
             if seq.client.is_none() {
-                seq.client = Some(self.block_on(self.connect())?);
+                seq.client = Some(self.connect().await?);
             }
             let Some(client) = seq.client.as_ref() else {
                 return Ok(());
             };
-            let got: bool = self
-                .block_on(client.query_one("SELECT pg_try_advisory_lock($1)", &[&SEQUENCER_LOCK]))
+            let got: bool = client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&SEQUENCER_LOCK])
+                .await
                 .map_err(FleetError::db("take the sequencer lock"))?
                 .get(0);
             if !got {
@@ -146,7 +143,7 @@ impl Fleet {
         let Some(client) = seq.client.as_ref() else {
             return Ok(());
         };
-        let result = self.block_on(async {
+        let result = async {
             let committed: i64 = client
                 .query_one("SELECT next FROM arrivals", &[])
                 .await
@@ -183,7 +180,8 @@ impl Fleet {
                 .await
                 .map_err(FleetError::db("notify"))?;
             Ok(Some(size))
-        });
+        }
+        .await;
         match result {
             Ok(Some(size)) => {
                 seq.signed = Some((size, Instant::now()));

@@ -4,15 +4,18 @@
 //! "Fleet").
 //!
 //! The live-reception rules are herald-verify's [`Receiver`]'s, run over
-//! this database through [`LiveState`] (`TxnState` inside the accepting
-//! transaction, `ReadState` for the lock-free precheck); nothing of P8
-//! or P10 is written here. What is here is the storage: claims by the
+//! this database through its `LiveState`: a snapshot of what they read,
+//! fetched ahead (the precheck's without a lock, the accepting
+//! transaction's under its lock), their writes written back in that
+//! transaction ([`state`]); nothing of P8 or P10 is written here. The
+//! database is reached asynchronously throughout; the writer's stages
+//! enter it once per call ([`Fleet::block_on`]). What is here is the storage: claims by the
 //! `replay` primary key (`INSERT ... ON CONFLICT`), dense arrival numbers
 //! and inbox positions taken in the accepting transaction, the log's
 //! leaves appended in it, and (module [`log`]) one sequencer at a time
 //! signing tree heads under a PostgreSQL advisory lock.
 //!
-//! The rules' reads and writes of this database: [`state`]; the
+//! The rules' snapshot of this database: [`state`]; the
 //! accepting transaction: [`writer`]; notifications between the
 //! conduits: [`notify`]; the conduit's view of it: [`backend`].
 //!
@@ -31,7 +34,7 @@ pub(crate) mod schema;
 mod state;
 mod writer;
 
-pub(crate) use state::{ReadState, Statements, TxnState, Writer};
+use state::{Fetched, Snapshot, Statements, Writer};
 
 use std::fmt;
 use std::future::Future;
@@ -40,7 +43,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::collections::HashMap;
 
-use herald_verify::StoreError;
+use herald_verify::{Prechecked, StoreError};
 
 use tokio_postgres::{Client, NoTls};
 
@@ -120,6 +123,14 @@ impl fmt::Display for FleetError {
 
 impl std::error::Error for FleetError {}
 
+/// A failure of the fleet database as the writer records it (logged,
+/// never sent).
+impl From<FleetError> for crate::backend::Failure {
+    fn from(e: FleetError) -> Self {
+        e.to_string()
+    }
+}
+
 /// `u64` as a PostgreSQL `bigint` (values here are far below 2^63).
 pub(crate) fn big(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
@@ -141,7 +152,7 @@ pub(crate) struct Fleet {
     config: tokio_postgres::Config,
     reads: Vec<Mutex<Option<std::sync::Arc<Client>>>>,
     next: AtomicUsize,
-    writer: Mutex<Option<Writer>>,
+    writer: tokio::sync::Mutex<Option<Writer>>,
     pub(crate) log: log::FleetLog,
     /// Live reception's rules (herald-verify), run over this database.
     receiver: herald_verify::Receiver,
@@ -196,7 +207,7 @@ impl Fleet {
             config,
             reads: (0..READ_CONNECTIONS).map(|_| Mutex::new(None)).collect(),
             next: AtomicUsize::new(0),
-            writer: Mutex::new(None),
+            writer: tokio::sync::Mutex::new(None),
             log: log::FleetLog::new(),
             receiver,
             notary,
@@ -229,8 +240,13 @@ impl Fleet {
         Ok(fleet)
     }
 
-    /// Run `f` to completion from a thread outside any runtime (the
-    /// writer thread, start-up).
+    /// Run `f` to completion from a thread outside any runtime: where the
+    /// conduit's synchronous parts enter the fleet's asynchronous code, once
+    /// per call of the writer's stages ([`Backend`]'s `precheck`, `receive`,
+    /// `answer`), for the whole sequencer duty, and at start-up. Nothing
+    /// inside runs it again: the rules run over a [`Snapshot`] read ahead.
+    ///
+    /// [`Backend`]: crate::backend::Backend
     pub(crate) fn block_on<F: Future>(&self, f: F) -> F::Output {
         self.handle.block_on(f)
     }
@@ -319,10 +335,25 @@ impl Fleet {
         Ok(row.map(|r| r.get(0)))
     }
 
-    /// Plan an answer from `rows` of (position, id, length), in order
-    /// (CONDUIT.md *Bounded answers*).
-    fn plan(rows: &[tokio_postgres::Row], mut planner: Planner) -> Page {
-        for r in rows {
+    /// The page after position `after`, of at most `max_bytes` bytes
+    /// (CONDUIT.md *Bounded answers*), planned from the rows of (position,
+    /// id, length) `sql` selects in order for `key`, after `after`, at
+    /// most [`PAGE_ROWS`] (the lengths only are read).
+    async fn page(
+        &self,
+        sql: &str,
+        key: &[u8],
+        after: u64,
+        max_bytes: usize,
+        operation: &'static str,
+    ) -> Result<Page, FleetError> {
+        let c = self.reader().await?;
+        let rows = c
+            .query(sql, &[&key, &big(after), &big(PAGE_ROWS)])
+            .await
+            .map_err(FleetError::db(operation))?;
+        let mut planner = Planner::new(after, max_bytes);
+        for r in &rows {
             let Ok(id) = <[u8; 32]>::try_from(r.get::<_, &[u8]>(1)) else {
                 continue;
             };
@@ -335,28 +366,22 @@ impl Fleet {
                 break;
             }
         }
-        planner.finish()
+        Ok(planner.finish())
     }
 
     /// The page of `recipient`'s inbox after position `after`, of at most
-    /// `max_bytes` bytes (the lengths only are read).
+    /// `max_bytes` bytes.
     pub(crate) async fn inbox_page(
         &self,
         recipient: &[u8; RECIPIENT_LEN],
         after: u64,
         max_bytes: usize,
     ) -> Result<Page, FleetError> {
-        let c = self.reader().await?;
-        let rows = c
-            .query(
-                "SELECT i.position, e.id, octet_length(e.bytes) FROM inbox i \
-                 JOIN envelopes e ON e.id = i.id \
-                 WHERE i.recipient = $1 AND i.position > $2 ORDER BY i.position LIMIT $3",
-                &[&recipient.as_slice(), &big(after), &big(PAGE_ROWS)],
-            )
+        const SQL: &str = "SELECT i.position, e.id, octet_length(e.bytes) FROM inbox i \
+             JOIN envelopes e ON e.id = i.id \
+             WHERE i.recipient = $1 AND i.position > $2 ORDER BY i.position LIMIT $3";
+        self.page(SQL, recipient, after, max_bytes, "read an inbox")
             .await
-            .map_err(FleetError::db("read an inbox"))?;
-        Ok(Self::plan(&rows, Planner::new(after, max_bytes)))
     }
 
     /// The page of `trace` after position `after` (arrival number plus
@@ -367,16 +392,10 @@ impl Fleet {
         after: u64,
         max_bytes: usize,
     ) -> Result<Page, FleetError> {
-        let c = self.reader().await?;
-        let rows = c
-            .query(
-                "SELECT arrival + 1, id, octet_length(bytes) FROM envelopes \
-                 WHERE trace = $1 AND arrival >= $2 ORDER BY arrival LIMIT $3",
-                &[&trace.as_slice(), &big(after), &big(PAGE_ROWS)],
-            )
+        const SQL: &str = "SELECT arrival + 1, id, octet_length(bytes) FROM envelopes \
+             WHERE trace = $1 AND arrival >= $2 ORDER BY arrival LIMIT $3";
+        self.page(SQL, trace, after, max_bytes, "read a trace")
             .await
-            .map_err(FleetError::db("read a trace"))?;
-        Ok(Self::plan(&rows, Planner::new(after, max_bytes)))
     }
 
     /// The envelopes `ids` as forwarded, concatenated in that order (one
@@ -433,38 +452,75 @@ impl Fleet {
             None => "postgres".to_owned(),
         }
     }
-
-    fn store_error(
-        &self,
-        operation: &'static str,
-    ) -> impl Fn(tokio_postgres::Error) -> StoreError + '_ {
-        move |e| StoreError::Backend {
-            name: self.name(),
-            operation,
-            detail: FleetError::Db {
-                operation,
-                error: e,
-            }
-            .to_string(),
-        }
-    }
 }
 
-/// Take the writer connection (reconnecting a closed one).
 impl Fleet {
-    pub(crate) fn writer_client(
+    /// The writer connection (reconnecting a closed one).
+    pub(crate) async fn writer_client(
         &self,
-    ) -> Result<std::sync::MutexGuard<'_, Option<Writer>>, FleetError> {
-        let mut w = self
-            .writer
-            .lock()
-            .map_err(|_| FleetError::Corrupted("the writer lock is poisoned".into()))?;
+    ) -> Result<tokio::sync::MutexGuard<'_, Option<Writer>>, FleetError> {
+        let mut w = self.writer.lock().await;
         if w.as_ref().is_none_or(|w| w.client.is_closed()) {
             *w = Some(Writer {
-                client: self.block_on(self.connect())?,
+                client: self.connect().await?,
                 stmts: Statements::default(),
             });
         }
         Ok(w)
+    }
+
+    /// Precheck `posts` (`Backend::precheck`) against the senders'
+    /// lifecycle records as last committed: the rules run over a
+    /// [`Snapshot`] and miss each record at first (no signature is
+    /// verified for a post that missed), the records missed are read in
+    /// one query, and the posts that missed are prechecked again.
+    pub(crate) async fn precheck<'b>(
+        &self,
+        posts: &[&'b [u8]],
+        now: u64,
+    ) -> Vec<Result<Prechecked<'b>, StoreError>> {
+        let name = self.name();
+        let mut fetched = Fetched::default();
+        let mut snapshot = Snapshot::reading(&fetched, &name);
+        let mut out = self.receiver.precheck_all(&mut snapshot, posts, now);
+        let mut missing = snapshot.take_missing();
+        // A record read once holds for every post of its sender: one
+        // more try reads no other.
+        for _ in 0..2 {
+            if missing.is_empty() {
+                break;
+            }
+            let read = async {
+                let c = self.reader().await?;
+                fetched.records(&*c, missing.records, None).await
+            };
+            if let Err(e) = read.await {
+                let detail = e.to_string();
+                for slot in &mut out {
+                    if slot.is_err() {
+                        *slot = Err(StoreError::Backend {
+                            name: name.clone(),
+                            operation: "lifecycle read",
+                            detail: detail.clone(),
+                        });
+                    }
+                }
+                return out;
+            }
+            let again: Vec<usize> = (0..out.len()).filter(|i| out[*i].is_err()).collect();
+            let retried: Vec<&'b [u8]> = again
+                .iter()
+                .filter_map(|i| posts.get(*i).copied())
+                .collect();
+            let mut snapshot = Snapshot::reading(&fetched, &name);
+            let redone = self.receiver.precheck_all(&mut snapshot, &retried, now);
+            missing = snapshot.take_missing();
+            for (i, r) in again.into_iter().zip(redone) {
+                if let Some(slot) = out.get_mut(i) {
+                    *slot = r;
+                }
+            }
+        }
+        out
     }
 }

@@ -13,7 +13,6 @@
 //! notification is a wake-up, never a fact: waiters always read the
 //! database for what they wait for.
 
-use std::sync::{Condvar, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 use tokio::sync::watch;
@@ -29,52 +28,46 @@ pub(crate) const ANSWERS: &str = "herald_answers";
 /// How long the listener waits before it connects again.
 const RETRY: Duration = Duration::from_secs(1);
 
-/// A count of notifications of one channel, waited for by threads
-/// ([`Signal::wait_past`]) and tasks ([`Signal::subscribe`]).
+/// A count of notifications of one channel, waited for by tasks
+/// ([`Signal::wait_past`], [`Signal::subscribe`]).
 pub(crate) struct Signal {
-    count: Mutex<u64>,
-    raised: Condvar,
     watch: watch::Sender<u64>,
 }
 
 impl Signal {
     fn new() -> Self {
         Self {
-            count: Mutex::new(0),
-            raised: Condvar::new(),
             watch: watch::Sender::new(0),
         }
     }
 
     fn raise(&self) {
-        let mut n = self.count.lock().unwrap_or_else(PoisonError::into_inner);
-        *n = n.wrapping_add(1);
-        self.watch.send_replace(*n);
-        self.raised.notify_all();
+        self.watch.send_modify(|n| *n = n.wrapping_add(1));
     }
 
     /// The count now: pass it to [`Signal::wait_past`] after looking at
     /// the database, so that a notification in between is not missed.
     pub(crate) fn seen(&self) -> u64 {
-        *self.count.lock().unwrap_or_else(PoisonError::into_inner)
+        *self.watch.borrow()
     }
 
-    /// Wait (a thread) until the count is past `seen` or `until` comes;
-    /// whether it is past.
-    pub(crate) fn wait_past(&self, seen: u64, until: Instant) -> bool {
-        let mut n = self.count.lock().unwrap_or_else(PoisonError::into_inner);
-        while *n == seen {
-            let left = until.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return false;
+    /// Wait until the count is past `seen` or `until` comes; whether it
+    /// is past.
+    pub(crate) async fn wait_past(&self, seen: u64, until: Instant) -> bool {
+        let mut rx = self.watch.subscribe();
+        let until = tokio::time::Instant::from_std(until);
+        loop {
+            if *rx.borrow_and_update() != seen {
+                return true;
             }
-            n = self
-                .raised
-                .wait_timeout(n, left)
-                .unwrap_or_else(PoisonError::into_inner)
-                .0;
+            // The sender lives as long as `self`: `changed` only waits.
+            if !matches!(
+                tokio::time::timeout_at(until, rx.changed()).await,
+                Ok(Ok(()))
+            ) {
+                return *rx.borrow() != seen;
+            }
         }
-        true
     }
 
     /// A receiver that changes with every notification (a task waits on

@@ -2,20 +2,23 @@
 //! one PostgreSQL transaction, which first locks the `arrivals` row (the
 //! fleet's acceptances are serialised: dense arrival numbers and leaf
 //! indices, and P8 lifecycle reads and writes that never interleave), then
-//! runs herald-verify's rules over [`TxnState`] and stores each accepted
+//! runs herald-verify's rules over a [`Snapshot`] and stores each accepted
 //! envelope, its inbox entry (dense positions per recipient) and its log
 //! leaf, and commits once (synchronous commit: on disk before any 201).
 //! Then, for a notary, it waits for a tree head covering the batch (signed
 //! by this conduit if it is the sequencer) and answers with inclusion
 //! proofs.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use herald_core::EnvelopeRef;
-use herald_verify::{EnvelopeReport, Leaf, Prechecked, SignedTreeHead};
+use herald_verify::{Leaf, LiveState, Receiver, SignedTreeHead};
+use tokio_postgres::Transaction;
 
-use super::{Fleet, FleetError, TxnState, Writer, big, notify, unbig};
+use super::state::{Fetched, Missing, Snapshot, Statements, Writer, write_back};
+use super::{Fleet, FleetError, big, notify, unbig};
 use crate::Conduit;
 use crate::refusal::Refusal;
 use crate::stored::{RECIPIENT_LEN, Stored};
@@ -28,7 +31,7 @@ const HEAD_PATIENCE: Duration = Duration::from_millis(200);
 
 /// Answer every post of `committed` (a batch [`accept`]ed): for a notary
 /// once a tree head covers the batch, with inclusion proofs.
-pub(crate) fn answer(conduit: &Conduit, fleet: &Fleet, committed: Committed) {
+pub(crate) async fn answer(conduit: &Conduit, fleet: &Fleet, committed: Committed) {
     let Committed {
         batch,
         steps,
@@ -43,7 +46,9 @@ pub(crate) fn answer(conduit: &Conduit, fleet: &Fleet, committed: Committed) {
     }
     let notary = conduit.config.roles.notary;
     if notary {
-        let _ = fleet.sequence(&conduit.key, now, conduit.config.batch);
+        let _ = fleet
+            .sequence(&conduit.key, now, conduit.config.batch)
+            .await;
     }
     let covered = steps
         .iter()
@@ -56,10 +61,10 @@ pub(crate) fn answer(conduit: &Conduit, fleet: &Fleet, committed: Committed) {
     let latest = batch.iter().map(|j| j.deadline).max();
     let mut head_ok = true;
     if notary && let (Some(size), Some(deadline)) = (covered, latest) {
-        head_ok = wait_for_head(conduit, fleet, size, deadline, now);
+        head_ok = wait_for_head(conduit, fleet, size, deadline, now).await;
     }
     let head = if notary && head_ok {
-        fleet.block_on(fleet.head()).ok().flatten()
+        fleet.head().await.ok().flatten()
     } else {
         None
     };
@@ -70,7 +75,7 @@ pub(crate) fn answer(conduit: &Conduit, fleet: &Fleet, committed: Committed) {
             Step::Done(o) => o,
             Step::New { .. } | Step::Existing(_) if !head_ok => Outcome::Refused(Refusal::Deadline),
             Step::New { arrival, forwarded } => {
-                let body = Arc::new(created_body(conduit, fleet, head, arrival, forwarded));
+                let body = Arc::new(created_body(conduit, fleet, head, arrival, forwarded).await);
                 answers.push((job.id, Arc::clone(&body)));
                 Outcome::Created(body)
             }
@@ -79,91 +84,150 @@ pub(crate) fn answer(conduit: &Conduit, fleet: &Fleet, committed: Committed) {
                     .iter()
                     .find(|(id, _)| *id == job.id)
                     .map(|(_, b)| Arc::clone(b));
-                match earlier
-                    .or_else(|| recorded_answer(fleet, &job.id, job.deadline).map(Arc::new))
-                {
-                    Some(body) => Outcome::Created(body),
-                    None => Outcome::Created(Arc::new(created_body(
-                        conduit,
-                        fleet,
-                        head,
-                        stored.arrival,
-                        stored.bytes,
-                    ))),
-                }
+                let body = match earlier {
+                    Some(body) => body,
+                    None => match recorded_answer(fleet, &job.id, job.deadline).await {
+                        Some(body) => Arc::new(body),
+                        None => Arc::new(
+                            created_body(conduit, fleet, head, stored.arrival, stored.bytes).await,
+                        ),
+                    },
+                };
+                Outcome::Created(body)
             }
         };
         writer::reply(conduit, job, outcome);
     }
     let refs: Vec<([u8; 32], &[u8])> = answers.iter().map(|(id, b)| (*id, b.as_slice())).collect();
     if !refs.is_empty() {
-        let _ = fleet.block_on(fleet.put_answers(&refs));
+        let _ = fleet.put_answers(&refs).await;
     }
 }
 
 /// Receive `batch` (prechecked as `prepared`) in one transaction of the
-/// fleet database; the steps, committed. A database failure fails the
+/// fleet database; the steps, committed. The rules run over a
+/// [`Snapshot`] of what they read, fetched under the `arrivals` lock, and
+/// run again after a miss (everything of that try is dropped: nothing is
+/// written before the rules ran through the whole batch without one).
+/// Typically two tries: the senders' records are read ahead, their claims
+/// after the first; a birth's lineage costs a try per generation. Every
+/// try reads at least one key no try read before, of the finitely many
+/// the batch can reach, so the tries end. A database failure fails the
 /// whole batch (rolled back: nothing of it acknowledged).
-pub(crate) fn accept(
+pub(crate) async fn accept(
     conduit: &Conduit,
     fleet: &Fleet,
     batch: &[Job],
-    prepared: Vec<Prepared<'_>>,
+    prepared: &[Prepared<'_>],
 ) -> Result<Vec<Step>, String> {
-    let text = |e: FleetError| e.to_string();
-    let mut guard = fleet.writer_client().map_err(text)?;
+    let mut guard = fleet.writer_client().await?;
     let Writer { client, stmts } = guard
         .as_mut()
-        .ok_or_else(|| text(FleetError::Corrupted("no writer connection".into())))?;
-    let txn = fleet
-        .block_on(client.transaction())
-        .map_err(FleetError::db("begin"))
-        .map_err(text)?;
-    let next: i64 = fleet
-        .block_on(txn.query_one("SELECT next FROM arrivals FOR UPDATE", &[]))
-        .map_err(FleetError::db("lock the arrival counter"))
-        .map_err(text)?
+        .ok_or_else(|| FleetError::Corrupted("no writer connection".into()))?;
+    let txn = client
+        .transaction()
+        .await
+        .map_err(FleetError::db("begin"))?;
+    let next: i64 = txn
+        .query_one("SELECT next FROM arrivals FOR UPDATE", &[])
+        .await
+        .map_err(FleetError::db("lock the arrival counter"))?
         .get(0);
-    let mut t = FleetTxn {
-        state: TxnState {
-            fleet,
-            txn: &txn,
-            stmts,
-        },
-        next: unbig(next),
-    };
-    let mut steps = Vec::with_capacity(batch.len());
-    for (job, prep) in batch.iter().zip(prepared) {
-        let step = if Instant::now() >= job.deadline {
-            Step::Done(Outcome::Refused(Refusal::Deadline))
-        } else {
-            writer::receive_one(conduit, &mut t, job, prep)?
+    let next = unbig(next);
+    let stored = stored(&txn, stmts, batch).await?;
+    let name = fleet.name();
+    let mut fetched = Fetched::default();
+    // Who the posts claim to be from (the front door's key of the `from`
+    // sigil): their records are the rules' first reads.
+    let mut ahead = Missing::default();
+    ahead.records.extend(batch.iter().filter_map(|j| j.sender));
+    fetched.missing(&txn, stmts, ahead).await?;
+    let (steps, t) = loop {
+        let mut t = FleetTxn {
+            state: Snapshot::writing(&fetched, &name),
+            receiver: &fleet.receiver,
+            stored: &stored,
+            news: HashMap::new(),
+            stores: Vec::new(),
+            next,
         };
-        steps.push(step);
+        let mut steps = Vec::with_capacity(batch.len());
+        for (job, prep) in batch.iter().zip(prepared) {
+            let mark = t.state.mark();
+            match writer::receive_one(conduit, &mut t, job, prep) {
+                Ok(step) => steps.push(step),
+                // Read ahead for the posts after it too: the next try
+                // fetches everything this one missed.
+                Err(_) if t.state.missed_since(mark) => t.state.undo(mark),
+                Err(e) => return Err(e),
+            }
+        }
+        let missing = t.state.take_missing();
+        if missing.is_empty() {
+            break (steps, t);
+        }
+        drop(t);
+        fetched.missing(&txn, stmts, missing).await?;
+    };
+    let FleetTxn {
+        state,
+        stores,
+        next,
+        ..
+    } = t;
+    write_back(state, &txn, stmts).await?;
+    for s in &stores {
+        s.write(&txn, stmts).await?;
     }
-    let next = t.next;
     if steps.iter().any(|s| matches!(s, Step::New { .. })) {
         // Delivered as the transaction commits (`notify`).
-        fleet
-            .block_on(txn.batch_execute(&format!("NOTIFY {}", notify::LEAVES)))
-            .map_err(FleetError::db("notify"))
-            .map_err(text)?;
+        txn.batch_execute(&format!("NOTIFY {}", notify::LEAVES))
+            .await
+            .map_err(FleetError::db("notify"))?;
     }
     // Committed even when nothing was accepted: a refused envelope may
     // still have changed what the fleet witnessed (a molt overlapping
     // another disputes the sigil, P8 rule 5).
-    fleet
-        .block_on(txn.execute("UPDATE arrivals SET next = $1", &[&big(next)]))
-        .map_err(FleetError::db("advance the arrival counter"))
-        .map_err(text)?;
-    fleet
-        .block_on(txn.commit())
-        .map_err(FleetError::db("commit"))
-        .map_err(text)?;
+    txn.execute("UPDATE arrivals SET next = $1", &[&big(next)])
+        .await
+        .map_err(FleetError::db("advance the arrival counter"))?;
+    txn.commit().await.map_err(FleetError::db("commit"))?;
     Ok(steps)
 }
 
-const STORED: &str = "SELECT arrival, bytes FROM envelopes WHERE id = $1";
+const STORED: &str = "SELECT id, arrival, bytes FROM envelopes WHERE id = ANY($1)";
+
+/// The envelopes of `batch` stored before, by id (read under the
+/// `arrivals` lock: no other conduit stores meanwhile).
+async fn stored(
+    txn: &Transaction<'_>,
+    stmts: &mut Statements,
+    batch: &[Job],
+) -> Result<HashMap<[u8; 32], Stored>, FleetError> {
+    let st = stmts
+        .get(txn, STORED)
+        .await
+        .map_err(FleetError::db("read an envelope"))?;
+    let ids: Vec<&[u8]> = batch.iter().map(|j| j.id.as_slice()).collect();
+    let rows = txn
+        .query(&st, &[&ids])
+        .await
+        .map_err(FleetError::db("read an envelope"))?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            let id = <[u8; 32]>::try_from(r.get::<_, &[u8]>(0)).ok()?;
+            Some((
+                id,
+                Stored {
+                    arrival: unbig(r.get(1)),
+                    bytes: r.get(2),
+                },
+            ))
+        })
+        .collect())
+}
+
 /// An accepted envelope and its leaf, in one statement.
 const STORE: &str = "WITH e AS (INSERT INTO envelopes (id, arrival, trace, bytes) \
      VALUES ($1, $2, $3, $4)) \
@@ -176,36 +240,69 @@ const STORE_TO: &str = "WITH e AS (INSERT INTO envelopes (id, arrival, trace, by
            ON CONFLICT (recipient) DO UPDATE SET len = inbox_len.len + 1 RETURNING len) \
      INSERT INTO inbox (recipient, position, id) SELECT $6, len, $1 FROM p";
 
-/// The accepting transaction as the writer's [`receive_one`] sees it;
-/// `next` is the arrival number the next accepted envelope takes.
+/// An envelope accepted in this batch, stored at the write back.
+struct Store {
+    id: [u8; 32],
+    trace: [u8; 32],
+    arrival: u64,
+    to: Option<[u8; RECIPIENT_LEN]>,
+    forwarded: Vec<u8>,
+    leaf: Vec<u8>,
+}
+
+impl Store {
+    async fn write(&self, txn: &Transaction<'_>, stmts: &mut Statements) -> Result<(), FleetError> {
+        let err = FleetError::db("store an envelope");
+        let st = stmts
+            .get(txn, if self.to.is_some() { STORE_TO } else { STORE })
+            .await
+            .map_err(&err)?;
+        let (id, trace, at) = (self.id.as_slice(), self.trace.as_slice(), big(self.arrival));
+        let (forwarded, leaf) = (self.forwarded.as_slice(), self.leaf.as_slice());
+        match &self.to {
+            Some(r) => {
+                txn.execute(&st, &[&id, &at, &trace, &forwarded, &leaf, &r.as_slice()])
+                    .await
+            }
+            None => {
+                txn.execute(&st, &[&id, &at, &trace, &forwarded, &leaf])
+                    .await
+            }
+        }
+        .map_err(err)?;
+        Ok(())
+    }
+}
+
+/// One try of the accepting transaction as the writer's [`receive_one`]
+/// sees it: the rules over a [`Snapshot`], the envelopes stored before
+/// and in this try; `next` is the arrival number the next accepted
+/// envelope takes.
 ///
 /// [`receive_one`]: crate::writer::receive_one
-struct FleetTxn<'f, 't, 'c> {
-    state: TxnState<'f, 't, 'c>,
+struct FleetTxn<'a> {
+    state: Snapshot<'a>,
+    receiver: &'a Receiver,
+    stored: &'a HashMap<[u8; 32], Stored>,
+    /// Accepted in this try: its index in `stores`.
+    news: HashMap<[u8; 32], usize>,
+    stores: Vec<Store>,
     next: u64,
 }
 
-impl Txn for FleetTxn<'_, '_, '_> {
+impl Txn for FleetTxn<'_> {
     fn stored(&mut self, id: &[u8; 32]) -> Result<Option<Stored>, String> {
-        let err = |e| FleetError::db("read an envelope")(e).to_string();
-        let st = self.state.stmt(STORED).map_err(err)?;
-        Ok(self
-            .state
-            .fleet
-            .block_on(self.state.txn.query_opt(&st, &[&id.as_slice()]))
-            .map_err(err)?
-            .map(|r| Stored {
-                arrival: unbig(r.get(0)),
-                bytes: r.get(1),
-            }))
+        if let Some(s) = self.news.get(id).and_then(|i| self.stores.get(*i)) {
+            return Ok(Some(Stored {
+                arrival: s.arrival,
+                bytes: s.forwarded.clone(),
+            }));
+        }
+        Ok(self.stored.get(id).cloned())
     }
 
-    fn judge(&mut self, pre: Prechecked<'_>) -> Result<EnvelopeReport, String> {
-        let fleet = self.state.fleet;
-        fleet
-            .receiver
-            .finish(&mut self.state, pre)
-            .map_err(|e| e.to_string())
+    fn live(&mut self) -> (&Receiver, &mut dyn LiveState) {
+        (self.receiver, &mut self.state)
     }
 
     fn store(
@@ -215,21 +312,16 @@ impl Txn for FleetTxn<'_, '_, '_> {
         forwarded: &[u8],
         view: &EnvelopeRef<'_>,
     ) -> Result<u64, String> {
-        let leaf = Leaf::from_envelope(view).encode();
         let arrival = self.next;
-        let err = |e| FleetError::db("store an envelope")(e).to_string();
-        let st = self
-            .state
-            .stmt(if to.is_some() { STORE_TO } else { STORE })
-            .map_err(err)?;
-        let (id, trace, at) = (job.id.as_slice(), job.trace.as_slice(), big(arrival));
-        let (fleet, txn) = (self.state.fleet, self.state.txn);
-        let stored = match &to {
-            Some(r) => fleet
-                .block_on(txn.execute(&st, &[&id, &at, &trace, &forwarded, &leaf, &r.as_slice()])),
-            None => fleet.block_on(txn.execute(&st, &[&id, &at, &trace, &forwarded, &leaf])),
-        };
-        stored.map_err(err)?;
+        self.news.insert(job.id, self.stores.len());
+        self.stores.push(Store {
+            id: job.id,
+            trace: job.trace,
+            arrival,
+            to,
+            forwarded: forwarded.to_vec(),
+            leaf: Leaf::from_envelope(view).encode(),
+        });
         self.next += 1;
         Ok(arrival)
     }
@@ -238,18 +330,26 @@ impl Txn for FleetTxn<'_, '_, '_> {
 /// Wait until a stored tree head covers `size` leaves (signing it here if
 /// this conduit is the sequencer), until `deadline`: woken by the
 /// sequencer's notification (`notify::HEADS`).
-fn wait_for_head(conduit: &Conduit, fleet: &Fleet, size: u64, deadline: Instant, now: u64) -> bool {
+async fn wait_for_head(
+    conduit: &Conduit,
+    fleet: &Fleet,
+    size: u64,
+    deadline: Instant,
+    now: u64,
+) -> bool {
     loop {
         let seen = fleet.signals.heads.seen();
-        if fleet.block_on(fleet.head_size()).is_ok_and(|s| s >= size) {
+        if fleet.head_size().await.is_ok_and(|s| s >= size) {
             return true;
         }
         if Instant::now() >= deadline {
             return false;
         }
-        let _ = fleet.sequence(&conduit.key, now, conduit.config.batch);
+        let _ = fleet
+            .sequence(&conduit.key, now, conduit.config.batch)
+            .await;
         let until = deadline.min(Instant::now() + HEAD_PATIENCE);
-        fleet.signals.heads.wait_past(seen, until);
+        fleet.signals.heads.wait_past(seen, until).await;
     }
 }
 
@@ -257,14 +357,14 @@ fn wait_for_head(conduit: &Conduit, fleet: &Fleet, size: u64, deadline: Instant,
 /// little (another conduit may be writing it now: `notify::ANSWERS`), so
 /// that the same envelope posted to several conduits at once is answered
 /// identically.
-fn recorded_answer(fleet: &Fleet, id: &[u8; 32], deadline: Instant) -> Option<Vec<u8>> {
+async fn recorded_answer(fleet: &Fleet, id: &[u8; 32], deadline: Instant) -> Option<Vec<u8>> {
     let until = (Instant::now() + Duration::from_secs(1)).min(deadline);
     loop {
         let seen = fleet.signals.answers.seen();
-        if let Ok(Some(body)) = fleet.block_on(fleet.first_body(id)) {
+        if let Ok(Some(body)) = fleet.first_body(id).await {
             return Some(body);
         }
-        if !fleet.signals.answers.wait_past(seen, until) {
+        if !fleet.signals.answers.wait_past(seen, until).await {
             return None;
         }
     }
@@ -272,7 +372,7 @@ fn recorded_answer(fleet: &Fleet, id: &[u8; 32], deadline: Instant) -> Option<Ve
 
 /// The 201 body of the envelope that arrived `arrival`-th, its proof
 /// against `head` (the batch's covering head, notary).
-fn created_body(
+async fn created_body(
     conduit: &Conduit,
     fleet: &Fleet,
     head: Option<&SignedTreeHead>,
@@ -282,13 +382,13 @@ fn created_body(
     if !conduit.config.roles.notary {
         return writer::created_body(forwarded, false, arrival, None);
     }
-    let proof = head
-        .zip(EnvelopeRef::decode(&forwarded).ok())
-        .and_then(|(h, e)| {
-            fleet
-                .block_on(fleet.inclusion_in(h, arrival, Leaf::from_envelope(&e)))
-                .ok()
-                .flatten()
-        });
+    let proof = match head.zip(EnvelopeRef::decode(&forwarded).ok()) {
+        Some((h, e)) => fleet
+            .inclusion_in(h, arrival, Leaf::from_envelope(&e))
+            .await
+            .ok()
+            .flatten(),
+        None => None,
+    };
     writer::created_body(forwarded, true, arrival, proof)
 }

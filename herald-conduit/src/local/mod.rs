@@ -16,17 +16,16 @@ mod tables;
 
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use herald_core::{EnvelopeRef, SigningKey};
 use herald_verify::{
-    ConsistencyProof, EnvelopeReport, Keyring, Leaf, Prechecked, Receiver, SignedTreeHead, Store,
+    ConsistencyProof, Keyring, Leaf, LiveState, Prechecked, Receiver, SignedTreeHead, Store,
     StoreError, StoreTxn,
 };
 
 use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
 use crate::page::Page;
-use crate::refusal::Refusal;
 use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{self, Committed, Job, Outcome, Prepared, Step, Txn};
 use crate::{Conduit, Config, OpenError};
@@ -273,7 +272,8 @@ impl Local {
 /// A batch's write transaction of the store.
 struct LocalTxn<'a, 't> {
     receiver: &'a Receiver,
-    txn: &'t redb::WriteTransaction,
+    /// The receiver's tables in the transaction.
+    state: StoreTxn<'a>,
     tables: &'a mut Tables<'t>,
 }
 
@@ -282,10 +282,8 @@ impl Txn for LocalTxn<'_, '_> {
         self.tables.get(id).map_err(|e| e.to_string())
     }
 
-    fn judge(&mut self, pre: Prechecked<'_>) -> Result<EnvelopeReport, String> {
-        self.receiver
-            .finish(&mut StoreTxn::new(self.receiver.store(), self.txn), pre)
-            .map_err(|e| e.to_string())
+    fn live(&mut self) -> (&Receiver, &mut dyn LiveState) {
+        (self.receiver, &mut self.state)
     }
 
     fn store(
@@ -339,16 +337,14 @@ impl Backend for Local {
                     Ok(mut tables) => {
                         let mut t = LocalTxn {
                             receiver,
-                            txn: &txn,
+                            state: StoreTxn::new(receiver.store(), &txn),
                             tables: &mut tables,
                         };
                         for (job, prep) in batch.iter().zip(prepared) {
-                            steps.push(if Instant::now() >= job.deadline {
-                                Step::Done(Outcome::Refused(Refusal::Deadline))
-                            } else {
-                                writer::receive_one(conduit, &mut t, job, prep)
-                                    .unwrap_or_else(|e| Step::Done(Outcome::Failed(e)))
-                            });
+                            steps.push(
+                                writer::receive_one(conduit, &mut t, job, &prep)
+                                    .unwrap_or_else(|e| Step::Done(Outcome::Failed(e))),
+                            );
                         }
                     }
                     Err(e) => {

@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeRef, Scope, Status};
-use herald_verify::{EnvelopeReport, InclusionProof, Prechecked, StoreError};
+use herald_verify::{EnvelopeReport, InclusionProof, LiveState, Prechecked, StoreError};
 use tokio::sync::oneshot;
 
 use crate::Conduit;
@@ -105,9 +105,19 @@ pub(crate) struct Prepared<'b> {
 pub(crate) trait Txn {
     /// The envelope stored as `id`, if any.
     fn stored(&mut self, id: &[u8; 32]) -> Result<Option<Stored>, String>;
+    /// The receiver whose rules judge the posts, and the live state they
+    /// read and write in this transaction.
+    fn live(&mut self) -> (&herald_verify::Receiver, &mut dyn LiveState);
     /// The P8 and P10 rules over `pre` in this transaction
-    /// (herald-verify's `Receiver`).
-    fn judge(&mut self, pre: Prechecked<'_>) -> Result<EnvelopeReport, String>;
+    /// (herald-verify's `Receiver::finish`). Borrowed, and a clone of it
+    /// finished: a backend that reads its state ahead of the rules (the
+    /// fleet's) may judge a post again.
+    fn judge(&mut self, pre: &Prechecked<'_>) -> Result<EnvelopeReport, String> {
+        let (receiver, state) = self.live();
+        receiver
+            .finish(state, pre.clone())
+            .map_err(|e| e.to_string())
+    }
     /// Store `forwarded` (`view`), accepted as `job`, with its inbox entry
     /// for `to`: its arrival number.
     fn store(
@@ -119,14 +129,19 @@ pub(crate) trait Txn {
     ) -> Result<u64, String>;
 }
 
-/// Receive one post in `txn`. A storage failure is an `Err` (the backend
-/// decides what else of the batch fails with it); a refusal is a step.
+/// Receive one post in `txn`: refused when its deadline passed. A storage
+/// failure is an `Err` (the backend decides what else of the batch fails
+/// with it); a refusal is a step. `prep` is borrowed: a backend may
+/// receive the batch again.
 pub(crate) fn receive_one(
     conduit: &Conduit,
     txn: &mut dyn Txn,
     job: &Job,
-    prep: Prepared<'_>,
+    prep: &Prepared<'_>,
 ) -> Result<Step, String> {
+    if Instant::now() >= job.deadline {
+        return Ok(Step::Done(Outcome::Refused(Refusal::Deadline)));
+    }
     if is_envelope_of(&job.bytes, &job.id)
         && let Some(stored) = txn.stored(&job.id)?
     {
@@ -141,9 +156,9 @@ pub(crate) fn receive_one(
     } = prep;
     if let Some(r) = refused {
         // Over a rate limit (the front door's rules: `crate::rate`).
-        return Ok(Step::Done(Outcome::Refused(r)));
+        return Ok(Step::Done(Outcome::Refused(r.clone())));
     }
-    let report = txn.judge(pre.map_err(|e| e.to_string())?)?;
+    let report = txn.judge(pre.as_ref().map_err(|e| e.to_string())?)?;
     if report.status() != Status::Valid {
         return Ok(Step::Done(Outcome::Refused(refusal_of(&report))));
     }
@@ -154,7 +169,10 @@ pub(crate) fn receive_one(
             "malformed",
         ]))))
     };
-    let Some(forwarded) = forwarded.or_else(|| self::forwarded(conduit, &job.bytes, now)) else {
+    let Some(forwarded) = forwarded
+        .clone()
+        .or_else(|| self::forwarded(conduit, &job.bytes, *now))
+    else {
         return malformed();
     };
     let Ok(view) = EnvelopeRef::decode(&forwarded) else {

@@ -130,7 +130,10 @@ impl fmt::Debug for Receiver {
 
 /// An envelope whose origin was checked without the write lock
 /// ([`Receiver::precheck_all`]), to be finished with
-/// [`Receiver::finish`].
+/// [`Receiver::finish`]. A clone may be finished instead (a backend whose
+/// state is read ahead of the rules finishes again once it read what a
+/// first try missed).
+#[derive(Clone)]
 pub struct Prechecked<'b> {
     bytes: &'b [u8],
     now: u64,

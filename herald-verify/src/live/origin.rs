@@ -43,6 +43,7 @@ impl KeyResolver for Known<'_> {
 }
 
 /// One envelope checked against the keyring and its identity's record.
+#[derive(Clone)]
 pub(crate) struct Origin<'b> {
     /// What [`check`] concluded, for the key that verified (if any).
     pub(crate) checked: Checked<'b>,
