@@ -36,7 +36,7 @@ use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::upstream::Upstream;
 
 /// The `_meta` key of the reasons a refused call was refused for.
-pub const REASONS: &str = "herald/reasons";
+pub(crate) const REASONS: &str = "herald/reasons";
 
 /// Default freshness bound, seconds: the P10 default skew.
 pub const DEFAULT_MAX_AGE: u64 = 300;

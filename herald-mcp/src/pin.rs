@@ -20,12 +20,12 @@ use sha2::{Digest, Sha256};
 
 /// The attestation type naming a session's tool set (P12: an
 /// uninterpreted `(type, value)` blob).
-pub const TOOLS_ATTESTATION: &str = "mcp_tools";
+pub(crate) const TOOLS_ATTESTATION: &str = "mcp_tools";
 
 /// What is wrong with a tool set or a pin file.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum PinError {
+pub(crate) enum PinError {
     /// A tool definition is not an object with a text `name`.
     BadTool {
         /// Its position in the list.
@@ -71,7 +71,7 @@ impl std::error::Error for PinError {}
 
 /// A server's tool set, reduced to its digest and names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolSet {
+pub(crate) struct ToolSet {
     /// SHA-256 over P1 of `{name: definition}`.
     pub sha256: [u8; 32],
     /// The tool names, sorted.
@@ -80,7 +80,7 @@ pub struct ToolSet {
 
 impl ToolSet {
     /// The tool set of these definitions (the `tools` of every page).
-    pub fn of(tools: &[serde_json::Value]) -> Result<Self, PinError> {
+    pub(crate) fn of(tools: &[serde_json::Value]) -> Result<Self, PinError> {
         let mut map = Map::new();
         for (index, tool) in tools.iter().enumerate() {
             let name = tool
@@ -98,7 +98,7 @@ impl ToolSet {
     }
 
     /// The empty tool set (a server without tools).
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Self {
             sha256: Sha256::digest(Value::Map(Map::new()).to_vec()).into(),
             names: Vec::new(),
@@ -106,12 +106,12 @@ impl ToolSet {
     }
 
     /// The digest in lowercase hex.
-    pub fn hex(&self) -> String {
+    pub(crate) fn hex(&self) -> String {
         HEXLOWER.encode(&self.sha256)
     }
 
     /// The `mcp_tools` attestation value: `{sha256: bstr 32, tools: [text]}`.
-    pub fn attestation(&self) -> Value {
+    pub(crate) fn attestation(&self) -> Value {
         let mut m = Map::new();
         m.insert("sha256", Value::Bytes(self.sha256.to_vec()));
         m.insert(
@@ -124,7 +124,7 @@ impl ToolSet {
 
 /// What a pin file said about a tool set.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PinCheck {
+pub(crate) enum PinCheck {
     /// The file did not exist: it now pins this tool set.
     Pinned,
     /// The tool set is the pinned one.
@@ -138,7 +138,7 @@ pub enum PinCheck {
 
 /// Compare `set` with the pin file at `path`, writing it (mode 0644,
 /// atomically) when it does not exist yet (trust on first use).
-pub fn check_pin_file(path: &Path, set: &ToolSet) -> Result<PinCheck, PinError> {
+pub(crate) fn check_pin_file(path: &Path, set: &ToolSet) -> Result<PinCheck, PinError> {
     let io = |error| PinError::Io {
         path: path.to_path_buf(),
         error,

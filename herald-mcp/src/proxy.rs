@@ -141,7 +141,7 @@ pub fn run_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
 }
 
 /// [`run_stdio`] on the caller's runtime.
-pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
+pub(crate) async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
     let ProxyConfig {
         keys,
         trace,
