@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 
 use data_encoding::HEXLOWER;
 use herald_core::cbor::{Map, Value, to_value};
+use herald_verify::Io;
 use sha2::{Digest, Sha256};
 
 /// The attestation type naming a session's tool set (P12: an
@@ -35,13 +36,9 @@ pub(crate) enum PinError {
     DuplicateName(String),
     /// A definition holds a value P1 cannot encode (such as `-0.0`).
     Unencodable(String),
-    /// The pin file cannot be read or written.
-    Io {
-        /// The pin file.
-        path: PathBuf,
-        /// The error.
-        error: std::io::Error,
-    },
+    /// The pin file cannot be read or written (its path and the operation
+    /// named: the one `Io` shape).
+    Io(Io),
     /// The pin file is not `{"sha256": "<64 hex>", …}`.
     BadPinFile(PathBuf),
 }
@@ -57,7 +54,7 @@ impl fmt::Display for PinError {
             }
             Self::DuplicateName(name) => write!(f, "tools/list: two tools are named {name:?}"),
             Self::Unencodable(e) => write!(f, "tools/list: a definition cannot be signed: {e}"),
-            Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Io(e) => e.fmt(f),
             Self::BadPinFile(path) => write!(
                 f,
                 "{}: not a pin file (JSON {{\"sha256\": \"<64 lowercase hex>\", \"tools\": [..]}})",
@@ -139,10 +136,6 @@ pub(crate) enum PinCheck {
 /// Compare `set` with the pin file at `path`, writing it (mode 0644,
 /// atomically) when it does not exist yet (trust on first use).
 pub(crate) fn check_pin_file(path: &Path, set: &ToolSet) -> Result<PinCheck, PinError> {
-    let io = |error| PinError::Io {
-        path: path.to_path_buf(),
-        error,
-    };
     match std::fs::read(path) {
         Ok(bytes) => {
             let json: serde_json::Value = serde_json::from_slice(&bytes)
@@ -163,11 +156,12 @@ pub(crate) fn check_pin_file(path: &Path, set: &ToolSet) -> Result<PinCheck, Pin
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let text = serde_json::json!({"sha256": set.hex(), "tools": set.names});
             let tmp = path.with_extension("pin-tmp");
-            std::fs::write(&tmp, format!("{text:#}\n")).map_err(io)?;
-            std::fs::rename(&tmp, path).map_err(io)?;
+            std::fs::write(&tmp, format!("{text:#}\n"))
+                .map_err(|e| PinError::Io(Io::new(&tmp, "write", e)))?;
+            std::fs::rename(&tmp, path).map_err(|e| PinError::Io(Io::new(path, "replace", e)))?;
             Ok(PinCheck::Pinned)
         }
-        Err(e) => Err(io(e)),
+        Err(e) => Err(PinError::Io(Io::new(path, "read", e))),
     }
 }
 
@@ -195,6 +189,19 @@ mod tests {
         assert!(err.to_string().contains("tool 0"), "{err}");
         let err = ToolSet::of(&[json!({"name": "x"}), json!({"name": "x"})]).unwrap_err();
         assert!(err.to_string().contains("\"x\""), "{err}");
+    }
+
+    #[test]
+    fn a_pin_file_that_cannot_be_read_names_it_and_the_operation() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = ToolSet::of(&[json!({"name": "a"})]).unwrap();
+        // A directory where the pin file should be: read fails, not NotFound.
+        let err = check_pin_file(dir.path(), &set).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("{}: cannot read: ", dir.path().display())),
+            "{text}"
+        );
     }
 
     #[test]
