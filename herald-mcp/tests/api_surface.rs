@@ -7,54 +7,21 @@
 
 use std::path::{Path, PathBuf};
 
+use herald_testkit::surface::{public_modules, root_exports, rust_files};
+
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn no_module_is_public() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
-    assert!(files.len() > 10, "{} files", files.len());
-    for file in &files {
-        for line in std::fs::read_to_string(file).unwrap().lines() {
-            assert!(
-                !line.trim_start().starts_with("pub mod "),
-                "{}: {line}",
-                file.display()
-            );
-        }
-    }
+    assert!(rust_files(&src()).len() > 10);
+    assert_eq!(public_modules(&src()), Vec::<String>::new());
 }
 
 #[test]
 fn the_root_exports_what_the_cli_runs_once_each() {
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    let mut names = Vec::new();
-    for statement in lib.split(';') {
-        let Some(at) = statement.find("pub use ") else {
-            continue;
-        };
-        let tree = &statement[at + "pub use ".len()..];
-        let list = match (tree.find('{'), tree.rfind('}')) {
-            (Some(open), Some(close)) => &tree[open + 1..close],
-            _ => tree.rsplit("::").next().unwrap(),
-        };
-        for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            names.push(item.rsplit(" as ").next().unwrap().to_string());
-        }
-    }
+    let mut names = root_exports(&std::fs::read_to_string(src().join("lib.rs")).unwrap());
     names.sort();
     assert_eq!(
         names,
