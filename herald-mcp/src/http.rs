@@ -581,7 +581,7 @@ pub fn run_http(
         upstream,
     } = config;
     upstream.check()?;
-    let trace = crate::trace_file::TraceFile::open(&trace).map_err(ProxyError::Trace)?;
+    let recorder = crate::proxy::open_recorder(&trace, conduit, sync)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -598,7 +598,7 @@ pub fn run_http(
             .map_err(ProxyError::Io)?;
         let config = HttpConfig {
             keys,
-            recorder: Recorder::new(trace, conduit, sync),
+            recorder,
             pin,
             upstream,
             limits,
