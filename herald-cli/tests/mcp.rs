@@ -1532,11 +1532,8 @@ fn the_listening_proxy_cuts_a_torn_trace_tail_and_says_so() {
     .stderr(Stdio::piped())
     .spawn()
     .unwrap();
-    let mut line = String::new();
-    BufReader::new(child.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert!(line.starts_with("listening on http://"), "{line:?}");
+    let addr = support::listening(&mut child, "listening on http://");
+    assert!(addr.ends_with("/mcp"), "{addr}");
     child.kill().unwrap();
     let out = child.wait_with_output().unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
