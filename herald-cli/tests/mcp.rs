@@ -1511,3 +1511,32 @@ fn the_guard_faces_a_streamable_http_upstream_too() {
     admitted_once(&mut c, 3, "over http", &good);
     c.finish();
 }
+
+/// `--listen` starts as the stdio proxy does (one start-up): a torn last
+/// item a crash left in the trace file is cut, and said on standard error.
+#[test]
+fn the_listening_proxy_cuts_a_torn_trace_tail_and_says_so() {
+    let keys = keys();
+    let d = keys.dir.path();
+    let trace = d.join("torn.herald");
+    // A CBOR map of five entries whose entries never came.
+    std::fs::write(&trace, [0xa5, 0x01]).unwrap();
+    // No session comes, so the server command is never started.
+    let mut child = proxy_command(
+        &keys,
+        &trace,
+        &["--listen", "127.0.0.1:0"],
+        Command::new("true"),
+    )
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let addr = support::listening(&mut child, "listening on http://");
+    assert!(addr.ends_with("/mcp"), "{addr}");
+    child.kill().unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(stderr.contains("torn last item (2 bytes)"), "{stderr}");
+    assert_eq!(std::fs::read(&trace).unwrap().len(), 0);
+}

@@ -36,7 +36,7 @@ use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::upstream::Upstream;
 
 /// The `_meta` key of the reasons a refused call was refused for.
-pub const REASONS: &str = "herald/reasons";
+pub(crate) const REASONS: &str = "herald/reasons";
 
 /// Default freshness bound, seconds: the P10 default skew.
 pub const DEFAULT_MAX_AGE: u64 = 300;
@@ -111,19 +111,7 @@ impl Guard {
         let mut messages = Messages::new(input);
         while let Some(message) = messages.next(up).await? {
             let line = messages.line();
-            if jsonrpc::without_usable_id(&message, TOOLS_CALL) {
-                // A call without an id could never be answered with its
-                // refusal, and a lenient server would run it: refused.
-                send_json(down, &jsonrpc::no_usable_id(TOOLS_CALL));
-                continue;
-            }
-            if matches!(jsonrpc::classify(&message), Kind::Batch)
-                && crate::proxy::batch_has_wrapped(&message)
-            {
-                let answers = crate::proxy::refuse_batch(&message);
-                if !answers.is_empty() {
-                    send_json(down, &Value::Array(answers));
-                }
+            if crate::proxy::refused_unroutable(&message, down) {
                 continue;
             }
             let checked = match jsonrpc::classify(&message) {

@@ -70,14 +70,14 @@ pub const DEFAULT_MAX_SESSIONS: u32 = 32;
 
 /// What bounds the sessions.
 #[derive(Clone, Copy, Debug)]
-pub struct Limits {
+pub struct SessionLimits {
     /// `--session-idle`: end a session idle this long (`None`: never).
     pub idle: Option<Duration>,
     /// `--max-sessions`: most sessions at once.
     pub max_sessions: usize,
 }
 
-impl Default for Limits {
+impl Default for SessionLimits {
     fn default() -> Self {
         Self {
             idle: Some(Duration::from_secs(300)),
@@ -93,7 +93,7 @@ const SESSION: &str = "mcp-session-id";
 const PIPE: usize = 1 << 16;
 
 /// What every session is made from.
-pub struct HttpConfig {
+pub(crate) struct HttpConfig {
     /// The keys (each session signs with the same ones).
     pub keys: Keys,
     /// The trace file and conduit, shared by the sessions.
@@ -104,7 +104,7 @@ pub struct HttpConfig {
     /// upstream session per session).
     pub upstream: Upstream,
     /// The idle time and the cap on sessions.
-    pub limits: Limits,
+    pub limits: SessionLimits,
 }
 
 struct Shared {
@@ -248,7 +248,7 @@ fn sse(rx: mpsc::UnboundedReceiver<Bytes>) -> Response {
 /// completes, under the limits every HERALD server has (docs/mcp.md):
 /// then stop accepting, finish what is in flight within the shutdown
 /// grace, close the rest and return.
-pub async fn serve_http(
+pub(crate) async fn serve_http(
     listener: tokio::net::TcpListener,
     config: HttpConfig,
     shutdown: impl std::future::Future<Output = ()> + Send + 'static,
@@ -569,7 +569,7 @@ async fn on_delete(State(shared): State<Arc<Shared>>, headers: HeaderMap) -> Res
 pub fn run_http(
     listen: std::net::SocketAddr,
     config: crate::ProxyConfig,
-    limits: Limits,
+    limits: SessionLimits,
 ) -> Result<(), crate::ProxyError> {
     use crate::ProxyError;
     let crate::ProxyConfig {
@@ -581,7 +581,7 @@ pub fn run_http(
         upstream,
     } = config;
     upstream.check()?;
-    let trace = crate::TraceFile::open(&trace).map_err(ProxyError::Trace)?;
+    let recorder = crate::proxy::open_recorder(&trace, conduit, sync)?;
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -598,7 +598,7 @@ pub fn run_http(
             .map_err(ProxyError::Io)?;
         let config = HttpConfig {
             keys,
-            recorder: Recorder::new(trace, conduit, sync),
+            recorder,
             pin,
             upstream,
             limits,

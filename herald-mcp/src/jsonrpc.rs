@@ -7,28 +7,28 @@ use serde_json::{Map, Value};
 
 /// The `_meta` keys the wrapper adds (docs/mcp.md *What is signed*):
 /// namespaced, so a client that does not know HERALD ignores them.
-pub mod meta {
+pub(crate) mod meta {
     /// This message's envelope id, hex.
-    pub const ID: &str = "herald/id";
+    pub(crate) const ID: &str = "herald/id";
     /// The session's trace id, hex.
-    pub const TRACE: &str = "herald/trace";
+    pub(crate) const TRACE: &str = "herald/trace";
     /// On a result: the id of the request envelope it answers, hex.
-    pub const REQUEST: &str = "herald/request";
+    pub(crate) const REQUEST: &str = "herald/request";
     /// The envelope itself: its P1 bytes in base64 (RFC 4648 §4, padded).
-    pub const ENVELOPE: &str = "herald/envelope";
+    pub(crate) const ENVELOPE: &str = "herald/envelope";
     /// A warning for the client (a changed tool set).
-    pub const WARNING: &str = "herald/warning";
+    pub(crate) const WARNING: &str = "herald/warning";
 }
 
 /// JSON-RPC "invalid request".
-pub const INVALID_REQUEST: i64 = -32600;
+pub(crate) const INVALID_REQUEST: i64 = -32600;
 
 /// JSON-RPC "invalid params".
-pub const INVALID_PARAMS: i64 = -32602;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
 
 /// What a message is, by its JSON-RPC shape.
 #[derive(Debug, PartialEq)]
-pub enum Kind<'a> {
+pub(crate) enum Kind<'a> {
     /// A request: `id` and `method`.
     Request {
         /// Its id as JSON text (so `1` and `"1"` stay apart).
@@ -53,12 +53,12 @@ pub enum Kind<'a> {
 }
 
 /// The id as JSON text, the key requests and responses are matched by.
-pub fn id_key(id: &Value) -> String {
+pub(crate) fn id_key(id: &Value) -> String {
     id.to_string()
 }
 
 /// Classify a parsed message.
-pub fn classify(message: &Value) -> Kind<'_> {
+pub(crate) fn classify(message: &Value) -> Kind<'_> {
     let Some(obj) = message.as_object() else {
         return if message.is_array() {
             Kind::Batch
@@ -83,21 +83,21 @@ pub fn classify(message: &Value) -> Kind<'_> {
 /// Whether `id` can name a request: a string or an integer (MCP's
 /// `RequestId`; JSON-RPC 2.0 §4: `null` and fractions are not for
 /// requests). A signed call is matched to its answer by it.
-pub fn usable_id(id: &Value) -> bool {
+pub(crate) fn usable_id(id: &Value) -> bool {
     id.is_string() || id.is_i64() || id.is_u64()
 }
 
 /// Whether `message` is a call of `method` without a usable id (absent,
 /// `null`, or another type): a notification or a malformed request that
 /// names a method the wrapper signs or checks. It is never forwarded.
-pub fn without_usable_id(message: &Value, method: &str) -> bool {
+pub(crate) fn without_usable_id(message: &Value, method: &str) -> bool {
     message.get("method").and_then(Value::as_str) == Some(method)
         && !message.get("id").is_some_and(usable_id)
 }
 
 /// The answer to a call without a usable id: an "invalid request" error
 /// with id `null` (JSON-RPC 2.0 §5: the id could not be determined).
-pub fn no_usable_id(method: &str) -> Value {
+pub(crate) fn no_usable_id(method: &str) -> Value {
     error(
         &Value::Null,
         INVALID_REQUEST,
@@ -113,7 +113,7 @@ pub fn no_usable_id(method: &str) -> Value {
 /// (`null` for a signed method without a usable id). Empty when the batch
 /// holds only notifications of other methods (JSON-RPC 2.0 §6: nothing is
 /// returned for those).
-pub fn batch_refusal(batch: &Value, signed: &[&str], text: &str) -> Vec<Value> {
+pub(crate) fn batch_refusal(batch: &Value, signed: &[&str], text: &str) -> Vec<Value> {
     let items = batch.as_array().map_or(&[][..], Vec::as_slice);
     items
         .iter()
@@ -130,7 +130,10 @@ pub fn batch_refusal(batch: &Value, signed: &[&str], text: &str) -> Vec<Value> {
 
 /// Edit the `_meta` object of `container` (`params` or `result`),
 /// created if absent (a `_meta` that is not an object is replaced).
-pub fn with_meta(container: &mut Map<String, Value>, edit: impl FnOnce(&mut Map<String, Value>)) {
+pub(crate) fn with_meta(
+    container: &mut Map<String, Value>,
+    edit: impl FnOnce(&mut Map<String, Value>),
+) {
     let mut meta = match container.remove("_meta") {
         Some(Value::Object(m)) => m,
         _ => Map::new(),
@@ -140,7 +143,7 @@ pub fn with_meta(container: &mut Map<String, Value>, edit: impl FnOnce(&mut Map<
 }
 
 /// Write an envelope's `herald/…` keys into a `_meta` object.
-pub fn stamp(meta: &mut Map<String, Value>, envelope: &Envelope, trace: &[u8; 32]) {
+pub(crate) fn stamp(meta: &mut Map<String, Value>, envelope: &Envelope, trace: &[u8; 32]) {
     meta.insert(meta::ID.into(), HEXLOWER.encode(&envelope.id()).into());
     meta.insert(meta::TRACE.into(), HEXLOWER.encode(trace).into());
     meta.insert(
@@ -150,22 +153,22 @@ pub fn stamp(meta: &mut Map<String, Value>, envelope: &Envelope, trace: &[u8; 32
 }
 
 /// A JSON-RPC success response.
-pub fn response(id: &Value, result: Value) -> Value {
+pub(crate) fn response(id: &Value, result: Value) -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result})
 }
 
 /// A JSON-RPC error response.
-pub fn error(id: &Value, code: i64, message: &str) -> Value {
+pub(crate) fn error(id: &Value, code: i64, message: &str) -> Value {
     serde_json::json!({"jsonrpc": "2.0", "id": id, "error": {"code": code, "message": message}})
 }
 
 /// A `CallToolResult` with `isError: true` and one text block.
-pub fn tool_error(text: &str) -> Value {
+pub(crate) fn tool_error(text: &str) -> Value {
     serde_json::json!({"content": [{"type": "text", "text": text}], "isError": true})
 }
 
 /// A `notifications/message` (logging) at level `warning` from the wrapper.
-pub fn warning(text: &str) -> Value {
+pub(crate) fn warning(text: &str) -> Value {
     serde_json::json!({
         "jsonrpc": "2.0",
         "method": "notifications/message",

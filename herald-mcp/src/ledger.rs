@@ -17,7 +17,7 @@ use crate::session::{Handshake, Keys, Session, SignError};
 
 /// What the proxy signs with and records into.
 #[derive(Debug)]
-pub struct Ledger {
+pub(crate) struct Ledger {
     keys: Option<Keys>,
     session: Option<Session>,
     recorder: Recorder,
@@ -28,7 +28,7 @@ pub struct Ledger {
 
 impl Ledger {
     /// A ledger that opens its session with `keys`.
-    pub fn new(keys: Keys, recorder: Recorder, pin: Option<PathBuf>) -> Self {
+    pub(crate) fn new(keys: Keys, recorder: Recorder, pin: Option<PathBuf>) -> Self {
         Self {
             keys: Some(keys),
             session: None,
@@ -39,7 +39,7 @@ impl Ledger {
     }
 
     /// Whether the session was opened (it can be at most once).
-    pub fn opened(&self) -> bool {
+    pub(crate) fn opened(&self) -> bool {
         self.keys.is_none()
     }
 
@@ -77,7 +77,7 @@ impl Ledger {
     /// Open the session: the tool identity's birth and the genesis
     /// recorded, then the pin file checked. A failure leaves no session
     /// (calls are answered with the reason) and is said on standard error.
-    pub async fn open(&mut self, handshake: &Handshake, tools: Result<ToolSet, String>) {
+    pub(crate) async fn open(&mut self, handshake: &Handshake, tools: Result<ToolSet, String>) {
         let Some(keys) = self.keys.take() else {
             return;
         };
@@ -121,7 +121,7 @@ impl Ledger {
     /// A `tools/call`: `Ok(params)` stamped with the request envelope to
     /// forward and the request id to wait for, or `Err(response)` to
     /// answer the client with at once.
-    pub async fn call(&mut self, message: &mut Value) -> Result<[u8; 32], Value> {
+    pub(crate) async fn call(&mut self, message: &mut Value) -> Result<[u8; 32], Value> {
         let id = message.get("id").cloned().unwrap_or_default();
         let name = message
             .pointer("/params/name")
@@ -177,7 +177,7 @@ impl Ledger {
 
     /// The server's answer to a signed call, signed and stamped; if it
     /// cannot be recorded it is withheld and an `isError` result says why.
-    pub async fn answer(&mut self, request: [u8; 32], mut message: Value) -> Value {
+    pub(crate) async fn answer(&mut self, request: [u8; 32], mut message: Value) -> Value {
         let id = message.get("id").cloned().unwrap_or_default();
         // Signed from the message as received (borrowed: a result may be
         // megabytes of content).
@@ -208,7 +208,7 @@ impl Ledger {
     }
 
     /// `notifications/cancelled` for a pending call: an event in the trace.
-    pub async fn cancelled(&mut self, request: [u8; 32], params: &Value) {
+    pub(crate) async fn cancelled(&mut self, request: [u8; 32], params: &Value) {
         let mut payload = CborMap::new();
         if let Some(v) = params.get("requestId").and_then(|v| to_value(v).ok()) {
             payload.insert("requestId", v);
@@ -229,7 +229,7 @@ impl Ledger {
     /// Compare a complete tool set with the pinned one: a warning for the
     /// client (and a signed event) when it changed; with `--pin`, calls
     /// are refused from then on.
-    pub async fn changed(&mut self, set: Result<ToolSet, String>) -> Option<String> {
+    pub(crate) async fn changed(&mut self, set: Result<ToolSet, String>) -> Option<String> {
         let set = match set {
             Ok(set) => set,
             Err(e) => return Some(format!("herald-mcp: cannot check the tool set: {e}")),
@@ -265,7 +265,7 @@ impl Ledger {
 
     /// A `tools/list` answer for the client, with a `herald/warning` in
     /// `result._meta` when the list is complete and differs from the pin.
-    pub async fn listed(&mut self, message: &mut Value) -> Option<String> {
+    pub(crate) async fn listed(&mut self, message: &mut Value) -> Option<String> {
         let result = message.get_mut("result").and_then(Value::as_object_mut)?;
         if !result.get("nextCursor").is_none_or(Value::is_null) {
             return None;
@@ -315,7 +315,7 @@ fn stamp_result(
 }
 
 /// A JSON-RPC error for a `tools/call` the wrapper cannot read.
-pub fn invalid_call(id: &Value) -> Value {
+pub(crate) fn invalid_call(id: &Value) -> Value {
     jsonrpc::error(
         id,
         jsonrpc::INVALID_PARAMS,

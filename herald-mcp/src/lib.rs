@@ -5,42 +5,48 @@
 //! envelopes, one trace per MCP session, while everything else MCP carries
 //! passes through untouched. The keys are held by the wrapper process only.
 //!
-//! - [`session`]: the signing layer — which envelope each MCP event
-//!   becomes (the genesis at `initialize`, request, result, events);
-//! - [`pin`]: tool-definition pinning (the `tools/list` digest);
-//! - [`trace_file`]: the append-only, crash-safe `--trace FILE`
-//!   (herald-agent's, shared with the Python recorder);
-//! - [`jsonrpc`]: the JSON-RPC shapes the wrapper looks at and the
-//!   `herald/…` keys it adds to `_meta`;
-//! - [`recorder`]: where envelopes go: the trace file, and a conduit
-//!   (`--conduit`) that must acknowledge them first (herald-agent's);
-//! - [`ledger`]: the session and the recorder behind one lock, and what
-//!   the client is told about each recorded envelope;
-//! - [`proxy`]: `herald mcp proxy` over stdio, the server a child or a URL;
-//! - [`guard`]: `herald mcp guard`, replay defence facing a server;
-//! - [`http`]: `herald mcp proxy --listen`, streamable HTTP downstream;
-//! - [`upstream`]: the server, a child over stdio or a URL over
-//!   streamable HTTP (rmcp's client transport);
-//! - `stdio`: the stdio transport both are built on; `own_stdio`: this
-//!   process's standard input and output, its client side.
+//! Three entry points, one per way the CLI runs it, each item reached by
+//! one path, at the crate root (the modules are private):
+//!
+//! - [`run_stdio`] with a [`ProxyConfig`]: `herald mcp proxy` over stdio,
+//!   the server ([`Upstream`]) a child or a URL; the [`Keys`] it signs
+//!   with, the trace file, and a [`Conduit`] that must acknowledge each
+//!   envelope first ([`SyncPolicy`]; both herald-agent's);
+//! - [`run_http`] with [`SessionLimits`]: `herald mcp proxy --listen`,
+//!   streamable HTTP downstream, a session per client;
+//! - [`run_guard`] with a [`GuardConfig`]: `herald mcp guard`, replay
+//!   defence facing a server, each request envelope judged by the
+//!   caller's live receiver ([`Receive`]).
+//!
+//! Inside: `session` (which envelope each MCP event becomes), `pin`
+//! (tool-definition pinning), `jsonrpc` (the shapes the wrapper looks at,
+//! the `herald/…` keys it adds to `_meta`), `ledger` (the session and the
+//! recorder behind one lock), `proxy`, `guard`, `http`, `upstream`, and
+//! `stdio`/`own_stdio`, the transport both are built on.
 #![forbid(unsafe_code)]
 
-pub mod guard;
-pub mod http;
-pub mod jsonrpc;
-pub mod ledger;
+mod guard;
+mod http;
+mod jsonrpc;
+mod ledger;
 mod own_stdio;
-pub mod pin;
-pub mod proxy;
-pub mod session;
+mod pin;
+mod proxy;
+mod session;
 mod stdio;
-pub mod upstream;
+mod upstream;
 
-pub use herald_agent::{recorder, trace_file};
+// herald-agent's recorder, the internal modules' one path to it.
+use herald_agent::{recorder, trace_file};
 
-pub use pin::{PinCheck, PinError, ToolSet};
+// `herald mcp proxy` (stdio) and its configuration.
 pub use proxy::{ProxyConfig, ProxyError, run_stdio};
-pub use recorder::{Conduit, SyncPolicy};
-pub use session::{Handshake, Keys, Session, SignError};
-pub use trace_file::{TraceFile, TraceFileError};
+pub use session::Keys;
 pub use upstream::Upstream;
+// Where envelopes go besides the trace file: herald-agent's, part of
+// [`ProxyConfig`].
+pub use herald_agent::recorder::{Conduit, SyncPolicy};
+// `herald mcp proxy --listen`.
+pub use http::{DEFAULT_MAX_SESSIONS, SessionLimits, run_http};
+// `herald mcp guard`.
+pub use guard::{DEFAULT_MAX_AGE, GuardConfig, Receive, run_guard};

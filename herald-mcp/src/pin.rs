@@ -16,16 +16,17 @@ use std::path::{Path, PathBuf};
 
 use data_encoding::HEXLOWER;
 use herald_core::cbor::{Map, Value, to_value};
+use herald_verify::Io;
 use sha2::{Digest, Sha256};
 
 /// The attestation type naming a session's tool set (P12: an
 /// uninterpreted `(type, value)` blob).
-pub const TOOLS_ATTESTATION: &str = "mcp_tools";
+pub(crate) const TOOLS_ATTESTATION: &str = "mcp_tools";
 
 /// What is wrong with a tool set or a pin file.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum PinError {
+pub(crate) enum PinError {
     /// A tool definition is not an object with a text `name`.
     BadTool {
         /// Its position in the list.
@@ -35,13 +36,9 @@ pub enum PinError {
     DuplicateName(String),
     /// A definition holds a value P1 cannot encode (such as `-0.0`).
     Unencodable(String),
-    /// The pin file cannot be read or written.
-    Io {
-        /// The pin file.
-        path: PathBuf,
-        /// The error.
-        error: std::io::Error,
-    },
+    /// The pin file cannot be read or written (its path and the operation
+    /// named: the one `Io` shape).
+    Io(Io),
     /// The pin file is not `{"sha256": "<64 hex>", …}`.
     BadPinFile(PathBuf),
 }
@@ -57,7 +54,7 @@ impl fmt::Display for PinError {
             }
             Self::DuplicateName(name) => write!(f, "tools/list: two tools are named {name:?}"),
             Self::Unencodable(e) => write!(f, "tools/list: a definition cannot be signed: {e}"),
-            Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Io(e) => e.fmt(f),
             Self::BadPinFile(path) => write!(
                 f,
                 "{}: not a pin file (JSON {{\"sha256\": \"<64 lowercase hex>\", \"tools\": [..]}})",
@@ -71,7 +68,7 @@ impl std::error::Error for PinError {}
 
 /// A server's tool set, reduced to its digest and names.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ToolSet {
+pub(crate) struct ToolSet {
     /// SHA-256 over P1 of `{name: definition}`.
     pub sha256: [u8; 32],
     /// The tool names, sorted.
@@ -80,7 +77,7 @@ pub struct ToolSet {
 
 impl ToolSet {
     /// The tool set of these definitions (the `tools` of every page).
-    pub fn of(tools: &[serde_json::Value]) -> Result<Self, PinError> {
+    pub(crate) fn of(tools: &[serde_json::Value]) -> Result<Self, PinError> {
         let mut map = Map::new();
         for (index, tool) in tools.iter().enumerate() {
             let name = tool
@@ -98,7 +95,7 @@ impl ToolSet {
     }
 
     /// The empty tool set (a server without tools).
-    pub fn empty() -> Self {
+    pub(crate) fn empty() -> Self {
         Self {
             sha256: Sha256::digest(Value::Map(Map::new()).to_vec()).into(),
             names: Vec::new(),
@@ -106,12 +103,12 @@ impl ToolSet {
     }
 
     /// The digest in lowercase hex.
-    pub fn hex(&self) -> String {
+    pub(crate) fn hex(&self) -> String {
         HEXLOWER.encode(&self.sha256)
     }
 
     /// The `mcp_tools` attestation value: `{sha256: bstr 32, tools: [text]}`.
-    pub fn attestation(&self) -> Value {
+    pub(crate) fn attestation(&self) -> Value {
         let mut m = Map::new();
         m.insert("sha256", Value::Bytes(self.sha256.to_vec()));
         m.insert(
@@ -124,7 +121,7 @@ impl ToolSet {
 
 /// What a pin file said about a tool set.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum PinCheck {
+pub(crate) enum PinCheck {
     /// The file did not exist: it now pins this tool set.
     Pinned,
     /// The tool set is the pinned one.
@@ -138,11 +135,7 @@ pub enum PinCheck {
 
 /// Compare `set` with the pin file at `path`, writing it (mode 0644,
 /// atomically) when it does not exist yet (trust on first use).
-pub fn check_pin_file(path: &Path, set: &ToolSet) -> Result<PinCheck, PinError> {
-    let io = |error| PinError::Io {
-        path: path.to_path_buf(),
-        error,
-    };
+pub(crate) fn check_pin_file(path: &Path, set: &ToolSet) -> Result<PinCheck, PinError> {
     match std::fs::read(path) {
         Ok(bytes) => {
             let json: serde_json::Value = serde_json::from_slice(&bytes)
@@ -163,11 +156,12 @@ pub fn check_pin_file(path: &Path, set: &ToolSet) -> Result<PinCheck, PinError> 
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
             let text = serde_json::json!({"sha256": set.hex(), "tools": set.names});
             let tmp = path.with_extension("pin-tmp");
-            std::fs::write(&tmp, format!("{text:#}\n")).map_err(io)?;
-            std::fs::rename(&tmp, path).map_err(io)?;
+            std::fs::write(&tmp, format!("{text:#}\n"))
+                .map_err(|e| PinError::Io(Io::new(&tmp, "write", e)))?;
+            std::fs::rename(&tmp, path).map_err(|e| PinError::Io(Io::new(path, "replace", e)))?;
             Ok(PinCheck::Pinned)
         }
-        Err(e) => Err(io(e)),
+        Err(e) => Err(PinError::Io(Io::new(path, "read", e))),
     }
 }
 
@@ -195,6 +189,19 @@ mod tests {
         assert!(err.to_string().contains("tool 0"), "{err}");
         let err = ToolSet::of(&[json!({"name": "x"}), json!({"name": "x"})]).unwrap_err();
         assert!(err.to_string().contains("\"x\""), "{err}");
+    }
+
+    #[test]
+    fn a_pin_file_that_cannot_be_read_names_it_and_the_operation() {
+        let dir = tempfile::tempdir().unwrap();
+        let set = ToolSet::of(&[json!({"name": "a"})]).unwrap();
+        // A directory where the pin file should be: read fails, not NotFound.
+        let err = check_pin_file(dir.path(), &set).unwrap_err();
+        let text = err.to_string();
+        assert!(
+            text.starts_with(&format!("{}: cannot read: ", dir.path().display())),
+            "{text}"
+        );
     }
 
     #[test]

@@ -27,7 +27,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -141,7 +141,7 @@ pub fn run_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
 }
 
 /// [`run_stdio`] on the caller's runtime.
-pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
+pub(crate) async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
     let ProxyConfig {
         keys,
         trace,
@@ -150,14 +150,7 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         sync,
         upstream,
     } = config;
-    let trace = TraceFile::open(&trace).map_err(ProxyError::Trace)?;
-    if trace.recovered() > 0 {
-        tracing::warn!(
-            "herald-mcp: cut a torn last item ({} bytes) from the trace file",
-            trace.recovered()
-        );
-    }
-    let recorder = Recorder::new(trace, conduit, sync);
+    let recorder = open_recorder(&trace, conduit, sync)?;
     serve_session(
         Ledger::new(keys, recorder, pin),
         &upstream,
@@ -165,6 +158,45 @@ pub async fn serve_stdio(config: ProxyConfig) -> Result<i32, ProxyError> {
         crate::own_stdio::stdout(),
     )
     .await
+}
+
+/// The recorder of `--trace`, `--conduit` and `--sync`, the one start-up
+/// of the stdio and the HTTP proxy: the trace file opened, a torn last item
+/// a crash left cut and said (herald-agent's TraceFile).
+pub(crate) fn open_recorder(
+    trace: &Path,
+    conduit: Option<Conduit>,
+    sync: SyncPolicy,
+) -> Result<Recorder, ProxyError> {
+    let trace = TraceFile::open(trace).map_err(ProxyError::Trace)?;
+    if trace.recovered() > 0 {
+        tracing::warn!(
+            "herald-mcp: cut a torn last item ({} bytes) from the trace file",
+            trace.recovered()
+        );
+    }
+    Ok(Recorder::new(trace, conduit, sync))
+}
+
+/// What a client's message is answered with at once, before any routing,
+/// facing the client as the proxy and the guard both do: a `tools/call`
+/// without a usable id (docs/mcp.md *Ids and batches*: it could never be
+/// answered with its refusal, and a lenient server would run it) and a
+/// JSON-RPC batch holding a call the wrapper signs or pins. Whether
+/// `message` was answered so.
+pub(crate) fn refused_unroutable(message: &Value, down: &Sender) -> bool {
+    if jsonrpc::without_usable_id(message, TOOLS_CALL) {
+        send_json(down, &jsonrpc::no_usable_id(TOOLS_CALL));
+        return true;
+    }
+    if matches!(jsonrpc::classify(message), Kind::Batch) && batch_has_wrapped(message) {
+        let answers = refuse_batch(message);
+        if !answers.is_empty() {
+            send_json(down, &Value::Array(answers));
+        }
+        return true;
+    }
+    false
 }
 
 /// One MCP session: its client on `down_read`/`down_write`, `upstream` as
@@ -254,8 +286,7 @@ impl Wrapper {
         let mut messages = Messages::new(input);
         while let Some(message) = messages.next(up).await? {
             let line = messages.line();
-            if jsonrpc::without_usable_id(&message, TOOLS_CALL) {
-                send_json(down, &jsonrpc::no_usable_id(TOOLS_CALL));
+            if refused_unroutable(&message, down) {
                 continue;
             }
             match jsonrpc::classify(&message) {
@@ -291,12 +322,6 @@ impl Wrapper {
                 Kind::Notification { method: CANCELLED } => {
                     self.cancelled(&message).await;
                     send(up, line.to_vec());
-                }
-                Kind::Batch if batch_has_wrapped(&message) => {
-                    let answers = refuse_batch(&message);
-                    if !answers.is_empty() {
-                        send_json(down, &Value::Array(answers));
-                    }
                 }
                 _ => send(up, line.to_vec()),
             }

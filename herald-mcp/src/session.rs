@@ -41,7 +41,7 @@ const TOOLS: &str = "tools";
 /// Why an envelope could not be made.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum SignError {
+pub(crate) enum SignError {
     /// A JSON value (arguments, content) holds what P1 cannot encode.
     Unencodable {
         /// Which part of the message.
@@ -89,7 +89,7 @@ fn now() -> u64 {
 
 /// What the genesis records of the `initialize` exchange.
 #[derive(Clone, Debug, Default)]
-pub struct Handshake {
+pub(crate) struct Handshake {
     /// The client's `initialize` params: `protocolVersion`, `clientInfo`.
     pub request: serde_json::Value,
     /// The server's `initialize` result: `protocolVersion`, `serverInfo`.
@@ -107,7 +107,7 @@ pub struct Keys {
 impl Keys {
     /// The same keys again, for another session (streamable HTTP serves
     /// several); the seeds pass through wiped buffers only.
-    pub fn duplicate(&self) -> Self {
+    pub(crate) fn duplicate(&self) -> Self {
         Self {
             agent: SigningKey::from_seed(&self.agent.to_seed()),
             sandbox: SigningKey::from_seed(&self.sandbox.to_seed()),
@@ -125,7 +125,7 @@ impl fmt::Debug for Keys {
 }
 
 /// One MCP session's trace.
-pub struct Session {
+pub(crate) struct Session {
     keys: Keys,
     tool: SigningKey,
     trace: [u8; 32],
@@ -146,7 +146,7 @@ impl fmt::Debug for Session {
 impl Session {
     /// Start a session: the tool identity's birth, then the genesis. Both
     /// are returned, in the order they go into the trace file.
-    pub fn open(
+    pub(crate) fn open(
         keys: Keys,
         handshake: &Handshake,
         tools: ToolSet,
@@ -201,23 +201,23 @@ impl Session {
     }
 
     /// The trace id (the genesis id).
-    pub fn trace(&self) -> [u8; 32] {
+    pub(crate) fn trace(&self) -> [u8; 32] {
         self.trace
     }
 
     /// The tool set pinned on the genesis.
-    pub fn tools(&self) -> &ToolSet {
+    pub(crate) fn tools(&self) -> &ToolSet {
         &self.tools
     }
 
     /// The sigil of the tool-side identity.
-    pub fn tool_sigil(&self) -> Sigil {
+    pub(crate) fn tool_sigil(&self) -> Sigil {
         self.tool.sigil(SigilForm::Default)
     }
 
     /// The request envelope of a `tools/call` (`arguments` as received,
     /// `None` when absent).
-    pub fn request(
+    pub(crate) fn request(
         &mut self,
         name: &str,
         arguments: Option<&serde_json::Value>,
@@ -242,7 +242,7 @@ impl Session {
     /// `CallToolResult` object as received. `sandboxed` adds the
     /// `tool_sandbox` co-signature (false when the wrapper itself answered,
     /// as for a refused call: the sandbox ran nothing).
-    pub fn result(
+    pub(crate) fn result(
         &mut self,
         request: [u8; 32],
         result: &serde_json::Value,
@@ -266,7 +266,7 @@ impl Session {
     }
 
     /// The envelope answering `request` with a JSON-RPC error object.
-    pub fn error(
+    pub(crate) fn error(
         &mut self,
         request: [u8; 32],
         error: &serde_json::Value,
@@ -296,7 +296,7 @@ impl Session {
 
     /// An event of the session from the agent: `payload` gets `mcp: what`.
     /// `parent` defaults to the latest envelope.
-    pub fn event(
+    pub(crate) fn event(
         &mut self,
         what: &str,
         mut payload: Map,
@@ -311,7 +311,7 @@ impl Session {
     }
 
     /// A changed tool set: an event recording its digest and names.
-    pub fn tools_changed(&mut self, now_set: &ToolSet) -> Result<Envelope, SignError> {
+    pub(crate) fn tools_changed(&mut self, now_set: &ToolSet) -> Result<Envelope, SignError> {
         let mut payload = Map::new();
         payload.insert("pinned", Value::Bytes(self.tools.sha256.to_vec()));
         payload.insert(TOOLS_ATTESTATION, now_set.attestation());

@@ -37,7 +37,7 @@ pub enum Upstream {
 
 impl Upstream {
     /// Check what can be checked before anything is started.
-    pub fn check(&self) -> Result<(), ProxyError> {
+    pub(crate) fn check(&self) -> Result<(), ProxyError> {
         match self {
             Self::Command(c) if c.is_empty() => Err(ProxyError::NoCommand),
             Self::Url(url) => parse(url).map(drop),

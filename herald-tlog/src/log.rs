@@ -10,6 +10,7 @@ use core::fmt;
 use std::path::Path;
 
 use herald_core::{PublicKey, SigningKey};
+use herald_fs::Io;
 use herald_merkle::{Hash, Tree};
 
 use crate::checkpoint::{Checkpoint, CheckpointError, SignedCheckpoint};
@@ -51,13 +52,8 @@ pub enum PublishError {
     TileMissing(TileId),
     /// A leaf does not fit an entry bundle.
     Bundle(BundleError),
-    /// Writing the export failed.
-    Io {
-        /// The file.
-        path: std::path::PathBuf,
-        /// The error.
-        error: std::io::Error,
-    },
+    /// Writing the export failed (the file and the operation named).
+    Io(Io),
 }
 
 impl fmt::Display for PublishError {
@@ -71,7 +67,7 @@ impl fmt::Display for PublishError {
                 write!(f, "tile {} is not in the log's tree", id.path())
             }
             PublishError::Bundle(e) => e.fmt(f),
-            PublishError::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            PublishError::Io(e) => e.fmt(f),
         }
     }
 }
@@ -174,15 +170,13 @@ pub fn export<L: TiledLog + ?Sized>(
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> Result<(), PublishError> {
-    let io = |error| PublishError::Io {
-        path: path.to_path_buf(),
-        error,
-    };
+    let io = |path: &Path, action, e| PublishError::Io(Io::new(path, action, e));
     if let Some(parent) = path.parent() {
-        std::fs::create_dir_all(parent).map_err(io)?;
+        std::fs::create_dir_all(parent).map_err(|e| io(parent, "create directory", e))?;
     }
     let mut tmp = path.as_os_str().to_owned();
     tmp.push(".tmp");
-    std::fs::write(&tmp, bytes).map_err(io)?;
-    std::fs::rename(&tmp, path).map_err(io)
+    let tmp = Path::new(&tmp);
+    std::fs::write(tmp, bytes).map_err(|e| io(tmp, "write", e))?;
+    std::fs::rename(tmp, path).map_err(|e| io(path, "replace", e))
 }

@@ -246,3 +246,20 @@ fn exported_log_reads_back_from_tiles() {
         3 * 32
     );
 }
+
+#[test]
+fn an_export_that_cannot_be_written_names_the_file_and_the_operation() {
+    let dir = tempfile::tempdir().unwrap();
+    // The export directory's place taken by a file.
+    let out = dir.path().join("out");
+    std::fs::write(&out, b"").unwrap();
+    let log = log_with(3);
+    let err = herald_tlog::log::export(&log, &out, None).unwrap_err();
+    let text = err.to_string();
+    let tiles = out.join("tile");
+    assert!(
+        text.starts_with(&tiles.display().to_string())
+            && text.contains(": cannot create directory: "),
+        "{text}"
+    );
+}

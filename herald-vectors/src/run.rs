@@ -9,7 +9,7 @@ use herald_core::{
     EnvelopeRef, KeyError, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status,
 };
 use herald_verify::{
-    AuditOptions, CheckError, ConsistencyProof, EnvelopeReport, InclusionProof, Input, Keyring,
+    AuditOptions, CheckError, ConsistencyProof, EnvelopeReport, InclusionProof, Input, Io, Keyring,
     KeyringError, ProofReport, Receiver, Report, Store, audit, is_bundle,
 };
 use serde::Serialize;
@@ -24,13 +24,8 @@ use crate::manifest::{
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum RunError {
-    /// A file could not be read.
-    Io {
-        /// The path.
-        path: PathBuf,
-        /// The OS error.
-        error: std::io::Error,
-    },
+    /// A file could not be read (its path and the operation named).
+    Io(Io),
     /// The manifest is not valid JSON of the expected shape.
     Manifest(String),
 }
@@ -38,7 +33,7 @@ pub enum RunError {
 impl fmt::Display for RunError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Io { path, error } => write!(f, "{}: {error}", path.display()),
+            Self::Io(e) => e.fmt(f),
             Self::Manifest(m) => write!(f, "manifest.json: {m}"),
         }
     }
@@ -73,10 +68,7 @@ pub struct Outcome {
 }
 
 fn read(path: &Path) -> Result<Vec<u8>, RunError> {
-    std::fs::read(path).map_err(|error| RunError::Io {
-        path: path.to_path_buf(),
-        error,
-    })
+    std::fs::read(path).map_err(|e| RunError::Io(Io::new(path, "read", e)))
 }
 
 /// Run every case of the vectors in `dir` (the folder holding manifest.json).

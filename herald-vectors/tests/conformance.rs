@@ -488,3 +488,19 @@ fn the_runner_compares_every_envelope_and_proof_of_a_bundle() {
     assert!(outcome.failures[0].message.contains("not a bundle"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn a_vectors_directory_that_cannot_be_read_names_the_file_and_the_operation() {
+    let dir = scratch("unreadable");
+    std::fs::create_dir_all(&dir).unwrap();
+    let err = herald_vectors::run(&dir).unwrap_err();
+    let manifest = dir.join("manifest.json");
+    assert_eq!(
+        err.to_string(),
+        format!(
+            "{}: cannot read: No such file or directory (os error 2)",
+            manifest.display()
+        )
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

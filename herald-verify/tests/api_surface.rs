@@ -9,59 +9,22 @@
 
 use std::path::{Path, PathBuf};
 
+use herald_testkit::surface::{public_modules, root_exports, rust_files};
+
 fn src() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
 }
 
-fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            rust_files(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 #[test]
 fn only_internal_is_a_public_module() {
-    let mut files = Vec::new();
-    rust_files(&src(), &mut files);
+    let files = rust_files(&src());
     assert!(files.len() > 40, "{} files", files.len());
-    let mut public = Vec::new();
-    for file in &files {
-        for line in std::fs::read_to_string(file).unwrap().lines() {
-            if let Some(name) = line.trim_start().strip_prefix("pub mod ") {
-                public.push(format!(
-                    "{}: {}",
-                    file.strip_prefix(src()).unwrap().display(),
-                    name.trim_end_matches(';')
-                ));
-            }
-        }
-    }
-    public.sort();
-    assert_eq!(public, ["lib.rs: internal"]);
+    assert_eq!(public_modules(&src()), ["lib.rs: internal"]);
 }
 
 #[test]
 fn every_root_name_is_exported_once() {
-    let lib = std::fs::read_to_string(src().join("lib.rs")).unwrap();
-    let mut names = Vec::new();
-    for statement in lib.split(';') {
-        let Some(at) = statement.find("pub use ") else {
-            continue;
-        };
-        let tree = &statement[at + "pub use ".len()..];
-        let list = match (tree.find('{'), tree.rfind('}')) {
-            (Some(open), Some(close)) => &tree[open + 1..close],
-            _ => tree.rsplit("::").next().unwrap(),
-        };
-        for item in list.split(',').map(str::trim).filter(|i| !i.is_empty()) {
-            names.push(item.rsplit(" as ").next().unwrap().to_string());
-        }
-    }
+    let names = root_exports(&std::fs::read_to_string(src().join("lib.rs")).unwrap());
     assert!(names.len() > 100, "{} names", names.len());
     let mut sorted = names.clone();
     sorted.sort();

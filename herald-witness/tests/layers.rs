@@ -1,6 +1,7 @@
 //! The log's layers (docs/audit-log.md, *C2SP forms*): herald-merkle
 //! depends on sha2 alone; herald-tlog on herald-core and herald-merkle of
-//! the workspace; herald-witness on those three (and herald-fs, std only,
+//! the workspace (and herald-fs, std only, for the shape of its file
+//! errors); herald-witness on those three (and herald-fs, std only,
 //! the file rule it shares with herald-verify), never on herald-verify or
 //! redb. Read from `cargo metadata`, over normal dependencies, transitively
 //! through the workspace's own crates.
@@ -84,7 +85,7 @@ fn the_log_is_layered() {
     assert_eq!(all["herald-fs"], set(&[]));
     assert_eq!(
         workspace_crates(&all, "herald-tlog"),
-        set(&["herald-core", "herald-merkle"])
+        set(&["herald-core", "herald-fs", "herald-merkle"])
     );
     let witness = reach(&all, "herald-witness");
     for banned in ["herald-verify", "redb"] {

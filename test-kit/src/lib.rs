@@ -1,8 +1,10 @@
 //! Test scaffolding shared by the workspace's test suites (`publish =
 //! false`): the fixed keys, counted nonces and fixed time the tests build
 //! their envelopes from, defined once; the counting allocator ([`alloc`]),
-//! the fuzz corpus replay ([`corpus`]), the SIGKILL harness ([`crash`]) and
-//! the finding (or skipping for want) of programs outside Rust ([`external`]).
+//! the fuzz corpus replay ([`corpus`]), the SIGKILL harness ([`crash`]),
+//! the finding (or skipping for want) of programs outside Rust
+//! ([`external`]) and a crate's public surface read from its sources
+//! ([`surface`]).
 // Only `alloc` has unsafe code (forwarding to `System`), and allows it there.
 #![deny(unsafe_code)]
 // Scaffolding: a failure here is the calling test failing.
@@ -12,6 +14,7 @@ pub mod alloc;
 pub mod corpus;
 pub mod crash;
 pub mod external;
+pub mod surface;
 
 use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Nonce, SigningKey};

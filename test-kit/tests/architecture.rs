@@ -21,6 +21,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
+use herald_testkit::surface::rust_files;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
@@ -121,18 +123,6 @@ fn modules(src: &Path) -> BTreeSet<String> {
     names
 }
 
-/// Every `.rs` file under `dir`, recursively.
-fn sources(dir: &Path, out: &mut Vec<PathBuf>) {
-    for entry in std::fs::read_dir(dir).unwrap() {
-        let path = entry.unwrap().path();
-        if path.is_dir() {
-            sources(&path, out);
-        } else if path.extension().is_some_and(|e| e == "rs") {
-            out.push(path);
-        }
-    }
-}
-
 /// A source file's module path under `src` (`a/b.rs` and `a/b/mod.rs`
 /// are `[a, b]`); `None` for the crate roots and `src/bin`.
 fn module_path(src: &Path, file: &Path) -> Option<Vec<String>> {
@@ -221,9 +211,7 @@ fn imports(dir: &Path) -> BTreeMap<String, BTreeSet<String>> {
     let top = modules(&src);
     let mut edges: BTreeMap<String, BTreeSet<String>> =
         top.iter().map(|m| (m.clone(), BTreeSet::new())).collect();
-    let mut files = Vec::new();
-    sources(&src, &mut files);
-    for file in files {
+    for file in rust_files(&src) {
         let Some(path) = module_path(&src, &file) else {
             continue;
         };

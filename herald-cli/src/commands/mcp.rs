@@ -18,8 +18,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
-use herald_mcp::guard::GuardConfig;
-use herald_mcp::{Conduit, Keys, ProxyConfig, SyncPolicy, Upstream};
+use herald_mcp::{Conduit, GuardConfig, Keys, ProxyConfig, SessionLimits, SyncPolicy, Upstream};
 use herald_verify::{Receiver, Store};
 
 use crate::error::CliError;
@@ -60,7 +59,7 @@ pub(crate) struct GuardArgs {
     #[arg(long, value_name = "DIR")]
     pub(crate) state: PathBuf,
     /// Oldest a request envelope may be, in seconds
-    #[arg(long, value_name = "SECS", default_value_t = herald_mcp::guard::DEFAULT_MAX_AGE)]
+    #[arg(long, value_name = "SECS", default_value_t = herald_mcp::DEFAULT_MAX_AGE)]
     pub(crate) max_age: u64,
     #[command(flatten)]
     pub(crate) server: ServerArgs,
@@ -105,7 +104,7 @@ pub(crate) struct ProxyArgs {
     pub(crate) session_idle: u64,
     /// With --listen: most MCP sessions (each its own server) at once; an initialize past it is
     /// answered 503
-    #[arg(long, value_name = "N", default_value_t = herald_mcp::http::DEFAULT_MAX_SESSIONS,
+    #[arg(long, value_name = "N", default_value_t = herald_mcp::DEFAULT_MAX_SESSIONS,
           value_parser = clap::value_parser!(u32).range(1..), requires = "listen")]
     pub(crate) max_sessions: u32,
     /// Pin the tool set in FILE: written on first use, later a changed tool set is refused
@@ -214,12 +213,11 @@ fn proxy(args: ProxyArgs) -> Result<ExitCode, CliError> {
         upstream: args.server.upstream(),
     };
     if let Some(listen) = args.listen {
-        let limits = herald_mcp::http::Limits {
+        let limits = SessionLimits {
             idle: (args.session_idle > 0).then(|| Duration::from_secs(args.session_idle)),
             max_sessions: usize::try_from(args.max_sessions).unwrap_or(usize::MAX),
         };
-        herald_mcp::http::run_http(listen, config, limits)
-            .map_err(|e| CliError::new(e.to_string()))?;
+        herald_mcp::run_http(listen, config, limits).map_err(|e| CliError::new(e.to_string()))?;
         return Ok(ExitCode::SUCCESS);
     }
     let code = herald_mcp::run_stdio(config).map_err(|e| CliError::new(e.to_string()))?;
@@ -240,6 +238,6 @@ fn guard(args: GuardArgs) -> Result<ExitCode, CliError> {
         max_age: args.max_age,
         upstream: args.server.upstream(),
     };
-    let code = herald_mcp::guard::run_guard(config).map_err(|e| CliError::new(e.to_string()))?;
+    let code = herald_mcp::run_guard(config).map_err(|e| CliError::new(e.to_string()))?;
     Ok(ExitCode::from(u8::try_from(code).unwrap_or(1)))
 }
