@@ -16,12 +16,19 @@
 
 mod cache;
 mod channel;
+#[cfg(feature = "dht")]
+mod dht;
 mod error;
 mod handle;
 mod resolved;
 mod resolver;
 
 pub use channel::{Channel, Lookup, Query};
+#[cfg(feature = "dht")]
+pub use dht::{
+    AnnounceError, DEFAULT_DHT_TIMEOUT, DEFAULT_MAX_PEERS, DHT_DOMAIN, DhtAnnouncer, DhtChannel,
+    DhtConfig, DhtRecordError, MAX_RECORDS, dht_conduit_url_ok, dht_info_hash,
+};
 pub use error::ResolveError;
 pub use handle::{Handle, HandleError, MAX_HANDLE_LEN};
 pub use resolved::{Resolved, Source};

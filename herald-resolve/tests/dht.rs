@@ -1,0 +1,47 @@
+//! The DHT channel against a real Mainline DHT testnet on loopback
+//! (PROFILE.md P15 *Distributed lookup*; docs/resolution.md *Mainline
+//! DHT*). Every node binds 127.0.0.1: nothing leaves the machine.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::net::UdpSocket;
+use std::time::{Duration, Instant};
+
+use herald_core::{SigilForm, SigningKey};
+use herald_resolve::{DhtChannel, DhtConfig, Query, ResolveError, Resolver, Source};
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// A lookup whose only bootstrap node never answers ends within its bound,
+/// not resolved, and the node it ran bound loopback only.
+#[test]
+fn a_silent_dht_gives_not_resolved_within_the_bound() {
+    let silent = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let config = DhtConfig::new()
+        .with_bootstrap(vec![silent.local_addr().unwrap().to_string()])
+        .with_timeout(Duration::from_millis(800));
+    let channel = DhtChannel::new(&config).unwrap();
+    assert!(channel.local_addr().ip().is_loopback());
+    let resolver = Resolver::new()
+        .with_channel(Box::new(channel))
+        .with_timeout(Duration::from_secs(5));
+    let sigil = SigningKey::from_seed(&[0x31; 32]).sigil(SigilForm::Default);
+    let started = Instant::now();
+    let resolution = runtime().block_on(resolver.resolve(&Query::sigil(sigil)));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!resolution.is_resolved());
+    // Either the query ran out of nodes to ask (nothing known) or hit the
+    // bound (reported): never an answer.
+    for failure in &resolution.failures {
+        assert_eq!(failure.source, Source::Dht);
+        assert_eq!(failure.error, ResolveError::Timeout);
+    }
+}
