@@ -35,6 +35,8 @@ use crate::commands::conduit::ConduitArgs;
 use crate::commands::conformance::ConformanceArgs;
 use crate::commands::cosign::CosignArgs;
 use crate::commands::demo::DemoArgs;
+#[cfg(feature = "dht")]
+use crate::commands::dht::DhtArgs;
 use crate::commands::encode::EncodeArgs;
 use crate::commands::explain::ExplainArgs;
 use crate::commands::extract::ExtractArgs;
@@ -105,6 +107,9 @@ enum Command {
     Agent(AgentArgs),
     /// The MCP wrapper: sign every tools/call and its result into a trace (docs/mcp.md)
     Mcp(McpArgs),
+    /// The Mainline DHT: publish an agent's signed record naming its conduit (docs/resolution.md)
+    #[cfg(feature = "dht")]
+    Dht(DhtArgs),
 }
 
 fn main() -> ExitCode {
@@ -168,6 +173,8 @@ fn main() -> ExitCode {
         Command::Conduit(a) => commands::conduit::run(a),
         Command::Agent(a) => commands::agent::run(&a),
         Command::Mcp(a) => commands::mcp::run(a.command),
+        #[cfg(feature = "dht")]
+        Command::Dht(a) => commands::dht::run(a),
     };
     match result {
         Ok(code) => code,

@@ -10,6 +10,8 @@ pub(crate) mod conduit_demo;
 pub(crate) mod conformance;
 pub(crate) mod cosign;
 pub(crate) mod demo;
+#[cfg(feature = "dht")]
+pub(crate) mod dht;
 pub(crate) mod encode;
 pub(crate) mod explain;
 pub(crate) mod extract;
