@@ -16,12 +16,17 @@
 
 mod cache;
 mod channel;
+mod dns;
 mod error;
 mod handle;
 mod resolved;
 mod resolver;
 
 pub use channel::{Channel, Lookup, Query};
+pub use dns::{
+    AnchorError, DnsChannel, DnsServer, MAX_DNS_ANSWER, MAX_DNS_RECORDS, MAX_TRUST_ANCHORS,
+    TrustAnchors,
+};
 pub use error::ResolveError;
 pub use handle::{Handle, HandleError, MAX_HANDLE_LEN};
 pub use resolved::{Resolved, Source};
