@@ -18,6 +18,7 @@ mod cache;
 mod channel;
 #[cfg(feature = "dht")]
 mod dht;
+mod dns;
 mod error;
 mod handle;
 mod resolved;
@@ -28,6 +29,10 @@ pub use channel::{Channel, Lookup, Query};
 pub use dht::{
     AnnounceError, DEFAULT_DHT_TIMEOUT, DEFAULT_MAX_PEERS, DHT_DOMAIN, DhtAnnouncer, DhtChannel,
     DhtConfig, DhtRecordError, MAX_RECORDS, dht_conduit_url_ok, dht_info_hash,
+};
+pub use dns::{
+    AnchorError, DnsChannel, DnsServer, MAX_DNS_ANSWER, MAX_DNS_RECORDS, MAX_TRUST_ANCHORS,
+    TrustAnchors,
 };
 pub use error::ResolveError;
 pub use handle::{Handle, HandleError, MAX_HANDLE_LEN};

@@ -176,6 +176,10 @@ const STORE_TO: &str = "WITH e AS (INSERT INTO envelopes (id, arrival, trace, by
            ON CONFLICT (recipient) DO UPDATE SET len = inbox_len.len + 1 RETURNING len) \
      INSERT INTO inbox (recipient, position, id) SELECT $6, len, $1 FROM p";
 
+/// A lifecycle index row (`GET /v1/keys/{sigil}`, [`crate::keys`]).
+pub(crate) const INDEX: &str =
+    "INSERT INTO lifecycle_envelopes (identity, arrival, kind, id) VALUES ($1, $2, $3, $4)";
+
 /// The accepting transaction as the writer's [`receive_one`] sees it;
 /// `next` is the arrival number the next accepted envelope takes.
 ///
@@ -230,6 +234,12 @@ impl Txn for FleetTxn<'_, '_, '_> {
             None => fleet.block_on(txn.execute(&st, &[&id, &at, &trace, &forwarded, &leaf])),
         };
         stored.map_err(err)?;
+        if let Some((who, kind)) = crate::keys::Lifecycle::of(view) {
+            let st = self.state.stmt(INDEX).map_err(err)?;
+            fleet
+                .block_on(txn.execute(&st, &[&who.as_slice(), &at, &(kind as i16), &id]))
+                .map_err(err)?;
+        }
         self.next += 1;
         Ok(arrival)
     }
