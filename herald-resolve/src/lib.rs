@@ -16,6 +16,7 @@
 
 mod cache;
 mod channel;
+mod conduit;
 mod dns;
 mod error;
 mod handle;
@@ -23,6 +24,7 @@ mod resolved;
 mod resolver;
 
 pub use channel::{Channel, Lookup, Query};
+pub use conduit::{CONDUIT_TIMEOUT, ConduitChannel};
 pub use dns::{
     AnchorError, DnsChannel, DnsServer, MAX_DNS_ANSWER, MAX_DNS_RECORDS, MAX_TRUST_ANCHORS,
     TrustAnchors,
