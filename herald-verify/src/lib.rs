@@ -73,7 +73,7 @@ pub use keyfile::{
 };
 pub use keyring::{
     KeyOrigin, Keyring, KeyringError, Loaded, MAX_KEYRING_BYTES, MAX_KEYRING_FILES, Pinned,
-    Provenance, key_line, labelled_key_line,
+    Provenance, ResolvedAt, key_line, labelled_key_line,
 };
 
 // Live reception (P8, P10): the receiver, its state, the redb store.
