@@ -61,6 +61,34 @@ impl ConduitChannel {
         answer.conduit.as_deref().map(|u| Self::new(u, keyring))
     }
 
+    /// `answer` (a DNS answer) with the key history of the conduit its
+    /// record names (`conduit=`), when that conduit proves one whose own
+    /// key is the answer's: the molts and deprecation since the record was
+    /// published. `answer` unchanged when it names no conduit or that
+    /// conduit knows nothing; the error when its answer does not hold
+    /// (the DNS answer itself stands: the record bound the handle and the
+    /// sigil's own key).
+    pub async fn follow(answer: Resolved, keyring: Keyring) -> (Resolved, Option<ResolveError>) {
+        let channel = match Self::named_by(&answer, keyring) {
+            None => return (answer, None),
+            Some(Err(e)) => return (answer, Some(e)),
+            Some(Ok(c)) => c,
+        };
+        match channel.history(&answer.sigil).await {
+            Ok(Some(h)) if h.keys.first().is_some_and(|k| k.key == answer.key) => {
+                (answer.with_history(h), None)
+            }
+            Ok(Some(_)) => (
+                answer,
+                Some(ResolveError::KeyMismatch {
+                    sigil: channel.text.clone(),
+                }),
+            ),
+            Ok(None) => (answer, None),
+            Err(e) => (answer, Some(e)),
+        }
+    }
+
     /// Bound each request to `timeout`.
     #[must_use]
     pub fn with_timeout(mut self, timeout: Duration) -> Self {

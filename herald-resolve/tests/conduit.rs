@@ -201,3 +201,25 @@ async fn a_bad_conduit_url_is_refused() {
     let e = ConduitChannel::new("ftp://example", Keyring::new()).unwrap_err();
     assert!(e.to_string().contains("conduit URL"), "{e}");
 }
+
+#[tokio::test]
+async fn a_dns_answer_follows_the_conduit_its_record_names() {
+    let carol = key(0x33);
+    let sigil = carol.sigil(SigilForm::Default);
+    let dns = |url: &str| {
+        herald_resolve::Resolved::new(sigil, carol.public_key(), Source::Dns)
+            .with_conduit(url.to_owned())
+    };
+    // An honest conduit: the history joins the DNS answer.
+    let url = lying_conduit(Answer::Body(birth(&carol).as_bytes().to_vec())).await;
+    let (a, e) = ConduitChannel::follow(dns(&url), Keyring::new()).await;
+    assert_eq!(e, None);
+    assert_eq!(a.source, Source::Dns);
+    assert_eq!(a.history.unwrap().keys[0].key, carol.public_key());
+    // A lying one: the DNS answer stands alone, the failure is said.
+    let url = lying_conduit(Answer::Body(birth(&key(0x22)).as_bytes().to_vec())).await;
+    let (a, e) = ConduitChannel::follow(dns(&url), Keyring::new()).await;
+    assert!(matches!(e, Some(ResolveError::Malformed { .. })), "{e:?}");
+    assert_eq!(a.history, None);
+    assert_eq!(*a.current_key(), carol.public_key());
+}
