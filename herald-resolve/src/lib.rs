@@ -16,6 +16,7 @@
 
 mod cache;
 mod channel;
+mod conduit;
 #[cfg(feature = "dht")]
 mod dht;
 mod dns;
@@ -25,6 +26,7 @@ mod resolved;
 mod resolver;
 
 pub use channel::{Channel, Lookup, Query};
+pub use conduit::{CONDUIT_TIMEOUT, ConduitChannel};
 #[cfg(feature = "dht")]
 pub use dht::{
     AnnounceError, DEFAULT_DHT_TIMEOUT, DEFAULT_MAX_PEERS, DHT_DOMAIN, DhtAnnouncer, DhtChannel,

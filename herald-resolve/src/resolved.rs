@@ -79,6 +79,11 @@ pub struct Resolved {
     pub ttl: Option<Duration>,
     /// Where the sigil's mail is delivered (a DNS record's `conduit=`), if said.
     pub conduit: Option<String>,
+    /// For a conduit: the sigil's key history (its birth, proven molts and
+    /// deprecation, checked by [`herald_verify::check_keys`]). `key` is
+    /// the sigil's own key, which hashes to it; the current key is the
+    /// history's last, a molt's key that does not (P8).
+    pub history: Option<herald_verify::KeyHistory>,
 }
 
 impl Resolved {
@@ -92,7 +97,24 @@ impl Resolved {
             dnssec: None,
             ttl: None,
             conduit: None,
+            history: None,
         }
+    }
+
+    /// With the sigil's key history (a conduit's answer).
+    #[must_use]
+    pub fn with_history(mut self, history: herald_verify::KeyHistory) -> Self {
+        self.history = Some(history);
+        self
+    }
+
+    /// The key that signs for the sigil now: the history's last (a
+    /// molt's), else `key`.
+    pub fn current_key(&self) -> &PublicKey {
+        self.history
+            .as_ref()
+            .and_then(|h| h.current())
+            .map_or(&self.key, |k| &k.key)
     }
 
     /// Found at `handle`.

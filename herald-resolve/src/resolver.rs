@@ -163,6 +163,8 @@ impl Resolver {
         let source = match provenance {
             Provenance::Pinned => Source::Keyring,
             Provenance::Birth => Source::Birth,
+            Provenance::Dns => Source::Dns,
+            Provenance::Conduit => Source::Conduit,
             // A bundle's key verifies envelopes it came with, nothing more.
             Provenance::Bundle => return None,
         };

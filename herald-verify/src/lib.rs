@@ -74,7 +74,7 @@ pub use keyfile::{
 };
 pub use keyring::{
     KeyOrigin, Keyring, KeyringError, Loaded, MAX_KEYRING_BYTES, MAX_KEYRING_FILES, Pinned,
-    Provenance, key_line, labelled_key_line,
+    Provenance, ResolvedAt, key_line, labelled_key_line,
 };
 
 // A sigil's key history from a conduit's `GET /v1/keys/{sigil}` (P15).
