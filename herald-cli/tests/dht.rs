@@ -14,7 +14,11 @@ use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use futures_lite::StreamExt;
-use herald_core::{SigilForm, SigningKey};
+use herald_core::attestation::birth_attestation;
+use herald_core::{Envelope, EnvelopeBuilder, Kind, SigilForm, SigningKey};
+use herald_resolve::{
+    DhtAnnouncer, DhtChannel, DhtConfig, Query, Resolution, ResolveError, Resolver, Source,
+};
 use mainline::{Dht, Testnet};
 
 use support::herald;
@@ -77,8 +81,11 @@ fn key_file(dir: &Path, name: &str, key: &SigningKey) -> String {
 fn conduit(dir: &Path, net: &Testnet, announce: &[String]) -> (Kill, u16) {
     support::conduit::write_files(dir);
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_herald"));
-    cmd.args(["conduit", "serve", "--listen", "127.0.0.1:0", "--key"])
+    cmd.args(["conduit", "serve", "--listen", "127.0.0.1:0"])
+        .args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
         .arg(dir.join("conduit.key"))
+        .arg("--keyring")
+        .arg(dir.join("keyring"))
         .arg("--state")
         .arg(dir.join("state"))
         .arg("--dht-bootstrap")
@@ -212,4 +219,159 @@ fn dht_announce_publishes_the_signed_record() {
     );
     bad.expect(2);
     assert!(bad.stderr.contains("--conduit"), "{}", bad.stderr);
+}
+
+/// `key`'s birth (P7), now.
+fn birth(key: &SigningKey, name: &str) -> Envelope {
+    EnvelopeBuilder::genesis(support::conduit::now())
+        .kind(Kind::Birth)
+        .attest("birth", birth_attestation(&key.public_key(), name, &[]))
+        .sign(key)
+        .unwrap()
+}
+
+/// Post `envelope` to the conduit on `port`.
+fn post(port: u16, envelope: &Envelope) {
+    let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+    let r = block_on(herald_conduit::client::post(
+        addr,
+        "/v1/envelopes",
+        envelope.as_bytes(),
+        Duration::from_secs(10),
+    ))
+    .unwrap();
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+}
+
+/// Resolve `sigil` through the DHT channel alone, on `net`.
+fn resolve_on(net: &Testnet, sigil: herald_core::Sigil) -> Resolution {
+    let config = DhtConfig::new().with_bootstrap(net.bootstrap.clone());
+    let channel = DhtChannel::new(&config).unwrap();
+    assert!(channel.local_addr().ip().is_loopback());
+    let resolver = Resolver::new().with_channel(Box::new(channel));
+    block_on(resolver.resolve(&Query::sigil(sigil)))
+}
+
+/// A conduit announced under alice's sigil that serves her birth gives
+/// her key; her own record names her conduit in the answer, and a record
+/// published by another key (mallory's, naming his) is not hers.
+#[test]
+fn announce_then_resolve() {
+    let net = testnet();
+    let tmp = tempfile::tempdir().unwrap();
+    let alice = SigningKey::from_seed(&[0x44; 32]);
+    let sigil = alice.sigil(SigilForm::Default);
+    let (_conduit, port) = conduit(tmp.path(), &net, &[sigil.to_string()]);
+    post(port, &birth(&alice, "alice"));
+
+    // Before any record: the conduit that served the key.
+    let found = resolve_on(&net, sigil);
+    assert!(found.is_resolved(), "{:?}", found.failures);
+    let answer = &found.answers[0];
+    assert_eq!(answer.key, alice.public_key());
+    assert_eq!(answer.source, Source::Dht);
+    assert_eq!(
+        answer.conduit.as_deref(),
+        Some(format!("http://127.0.0.1:{port}").as_str())
+    );
+
+    // Mallory publishes a record naming his conduit; alice publishes hers.
+    let bootstrap = net.bootstrap.join(",");
+    let mallory = SigningKey::from_seed(&[0x4d; 32]);
+    for (name, key, url) in [
+        ("mallory.key", &mallory, "http://127.0.0.1:1"),
+        ("alice.key", &alice, "https://mail.alice.example"),
+    ] {
+        let path = key_file(tmp.path(), name, key);
+        herald(
+            tmp.path(),
+            &[
+                "dht",
+                "announce",
+                "--key",
+                &path,
+                "--conduit",
+                url,
+                "--dht-bootstrap",
+                &bootstrap,
+            ],
+        )
+        .expect(0);
+    }
+    let found = resolve_on(&net, sigil);
+    assert!(found.is_resolved(), "{:?}", found.failures);
+    assert_eq!(found.answers[0].key, alice.public_key());
+    assert_eq!(
+        found.answers[0].conduit.as_deref(),
+        Some("https://mail.alice.example")
+    );
+
+    // The long form of her sigil meets under the same info-hash.
+    let long = resolve_on(&net, alice.sigil(SigilForm::Long));
+    assert_eq!(
+        long.answers.first().map(|a| a.key),
+        Some(alice.public_key())
+    );
+}
+
+/// An HTTP server on loopback that answers every request with `body` as
+/// a keys answer (CONDUIT.md `GET /v1/keys/{sigil}`), whatever was asked.
+fn lying_conduit(body: Vec<u8>) -> u16 {
+    use std::io::{Read, Write};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    std::thread::spawn(move || {
+        for stream in listener.incoming().take(16) {
+            let Ok(mut stream) = stream else { continue };
+            let _ = stream.set_read_timeout(Some(Duration::from_secs(5)));
+            let mut request = [0u8; 4096];
+            let _ = stream.read(&mut request);
+            let head = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/cbor-seq\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = stream.write_all(head.as_bytes());
+            let _ = stream.write_all(&body);
+        }
+    });
+    port
+}
+
+/// A peer announced under alice's sigil whose conduit serves the birth of
+/// another sigil (bob's): its key is not accepted, alice is not resolved
+/// and the DHT channel's failure says why; with an honest conduit
+/// announced too, alice resolves to her own key.
+#[test]
+fn a_peer_serving_another_sigils_birth_is_not_believed() {
+    let net = testnet();
+    let alice = SigningKey::from_seed(&[0x45; 32]);
+    let bob = SigningKey::from_seed(&[0x46; 32]);
+    let sigil = alice.sigil(SigilForm::Default);
+    let liar = lying_conduit(birth(&bob, "bob").as_bytes().to_vec());
+    let announcer =
+        DhtAnnouncer::new(&DhtConfig::new().with_bootstrap(net.bootstrap.clone())).unwrap();
+    assert!(announcer.local_addr().ip().is_loopback());
+    block_on(announcer.announce_conduit(&sigil, liar)).unwrap();
+
+    let found = resolve_on(&net, sigil);
+    assert!(!found.is_resolved(), "{:?}", found.answers);
+    assert!(
+        found
+            .failures
+            .iter()
+            .any(|f| f.source == Source::Dht && matches!(f.error, ResolveError::Malformed { .. })),
+        "{:?}",
+        found.failures
+    );
+
+    let tmp = tempfile::tempdir().unwrap();
+    let (_conduit, port) = conduit(tmp.path(), &net, &[sigil.to_string()]);
+    post(port, &birth(&alice, "alice"));
+    let found = resolve_on(&net, sigil);
+    assert!(found.is_resolved(), "{:?}", found.failures);
+    assert_eq!(found.answers[0].key, alice.public_key());
+    assert_eq!(
+        found.answers[0].conduit.as_deref(),
+        Some(format!("http://127.0.0.1:{port}").as_str())
+    );
 }

@@ -17,11 +17,12 @@ use std::time::Duration;
 
 use futures_lite::StreamExt;
 use herald_core::Sigil;
+use herald_verify::Keyring;
 use tokio::time::{Instant, timeout_at};
 
 use super::node::{self, DhtConfig, MAX_RECORDS, Node};
 use super::record;
-use crate::{Channel, Lookup, Query, ResolveError, Resolved, Source};
+use crate::{Channel, ConduitChannel, Lookup, Query, ResolveError, Resolved, Source};
 
 /// Most time spent on the BEP 44 record once a key is found.
 const RECORD_TIME: Duration = Duration::from_millis(1500);
@@ -32,6 +33,7 @@ pub struct DhtChannel {
     node: Node,
     timeout: Duration,
     max_peers: usize,
+    keyring: Keyring,
 }
 
 impl core::fmt::Debug for DhtChannel {
@@ -50,7 +52,16 @@ impl DhtChannel {
             node: node::start(config, false)?,
             timeout: config.timeout,
             max_peers: config.max_peers,
+            keyring: Keyring::new(),
         })
+    }
+
+    /// Judge the conduits' answers with `keyring`'s pinned keys (the audit
+    /// logs whose molt proofs count, P8 rule 3), as [`ConduitChannel`] does.
+    #[must_use]
+    pub fn with_keyring(mut self, keyring: Keyring) -> Self {
+        self.keyring = keyring;
+        self
     }
 
     /// The UDP address this node is bound to.
@@ -85,7 +96,8 @@ impl DhtChannel {
                     continue;
                 }
                 let url = format!("http://{peer}");
-                match timeout_at(deadline, ask_conduit(&url, sigil)).await {
+                let left = deadline.saturating_duration_since(Instant::now());
+                match timeout_at(deadline, self.ask(&url, sigil, left)).await {
                     Err(_) => {
                         timed_out = true;
                         break 'batches;
@@ -112,14 +124,33 @@ impl DhtChannel {
     /// `found` as a DHT answer: its conduit is the one the sigil's own key
     /// names in a valid BEP 44 record, else the announced `peer_url` that
     /// served the key.
-    async fn with_record(&self, found: Resolved, peer_url: String, deadline: Instant) -> Resolved {
-        let conduit = match self.record(&found, deadline).await {
+    async fn with_record(
+        &self,
+        mut found: Resolved,
+        peer_url: String,
+        deadline: Instant,
+    ) -> Resolved {
+        found.conduit = Some(match self.record(&found, deadline).await {
             Some(record) => record.conduit,
             None => peer_url,
-        };
-        let mut answer = Resolved::new(found.sigil, found.key, Source::Dht).with_conduit(conduit);
-        answer.ttl = found.ttl;
-        answer
+        });
+        found.source = Source::Dht;
+        found
+    }
+
+    /// The key of `sigil` from the conduit announced at `url` (CONDUIT.md
+    /// `GET /v1/keys/{sigil}`, judged as [`ConduitChannel`] judges any
+    /// conduit's answer).
+    async fn ask(
+        &self,
+        url: &str,
+        sigil: Sigil,
+        left: Duration,
+    ) -> Result<Vec<Resolved>, ResolveError> {
+        ConduitChannel::new(url, self.keyring.clone())?
+            .with_timeout(left)
+            .lookup(&Query::sigil(sigil))
+            .await
     }
 
     /// The newest valid record of `found`'s key, read until the query ends,
@@ -160,11 +191,4 @@ impl Channel for DhtChannel {
             }
         })
     }
-}
-
-/// The key of `sigil` from the conduit at `url` (CONDUIT.md
-/// `GET /v1/keys/{sigil}`).
-async fn ask_conduit(url: &str, sigil: Sigil) -> Result<Vec<Resolved>, ResolveError> {
-    let _ = (url, sigil);
-    Err(ResolveError::NotBuiltIn { channel: "conduit" })
 }
