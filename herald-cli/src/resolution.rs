@@ -59,6 +59,10 @@ pub(crate) struct ChannelArgs {
     /// A conduit to ask for keys (repeatable)
     #[arg(long, value_name = "URL")]
     pub(crate) conduit: Vec<String>,
+    /// The Mainline DHT's bootstrap nodes (docs/resolution.md)
+    #[cfg(feature = "dht")]
+    #[command(flatten)]
+    pub(crate) dht: crate::commands::dht::DhtBootstrap,
 }
 
 /// A current-thread runtime for the channels.
@@ -111,12 +115,9 @@ pub(crate) fn resolver(
                     .map_err(|e| CliError::new(format!("dns: {e}")))?;
                 resolver.with_channel(Box::new(dns))
             }
-            ChannelName::Conduit | ChannelName::Dht => {
-                let name = if channel == ChannelName::Conduit {
-                    "conduit"
-                } else {
-                    "dht"
-                };
+            ChannelName::Dht => resolver.with_channel(dht_channel(args)?),
+            ChannelName::Conduit => {
+                let name = "conduit";
                 return Err(CliError::new(format!(
                     "--resolve {name}: the {name} channel is not built into this program yet"
                 )));
@@ -124,6 +125,22 @@ pub(crate) fn resolver(
         };
     }
     Ok(resolver)
+}
+
+/// The Mainline DHT channel (docs/resolution.md *Mainline DHT*).
+#[cfg(feature = "dht")]
+fn dht_channel(args: &ChannelArgs) -> Result<Box<dyn herald_resolve::Channel>, CliError> {
+    let channel = herald_resolve::DhtChannel::new(&args.dht.config())
+        .map_err(|e| CliError::new(format!("dht: DHT node: {e}")))?;
+    Ok(Box::new(channel))
+}
+
+/// Without the `dht` feature there is no DHT channel.
+#[cfg(not(feature = "dht"))]
+fn dht_channel(_: &ChannelArgs) -> Result<Box<dyn herald_resolve::Channel>, CliError> {
+    Err(CliError::new(
+        "--resolve dht: this herald was built without the dht feature",
+    ))
 }
 
 /// The handles a signer's envelopes claim, each with the envelope that claimed it.
@@ -272,7 +289,8 @@ async fn resolve_one(resolver: &Resolver, sigil: Sigil, handles: Vec<Handle>) ->
 fn accept(keyring: &mut Keyring, sigil: Sigil, answer: &Resolved, claims: &[(Handle, &[u8])]) {
     let provenance = match answer.source {
         Source::Dns => Provenance::Dns,
-        Source::Conduit => Provenance::Conduit,
+        // A DHT answer's key was served by a conduit the DHT pointed at.
+        Source::Conduit | Source::Dht => Provenance::Conduit,
         _ => Provenance::Birth,
     };
     let Some(handle) = &answer.handle else {

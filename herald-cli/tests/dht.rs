@@ -312,6 +312,84 @@ fn announce_then_resolve() {
         long.answers.first().map(|a| a.key),
         Some(alice.public_key())
     );
+    // Through the binary: `herald resolve` ...
+    let sigil_text = sigil.to_string();
+    let run = herald(
+        tmp.path(),
+        &[
+            "resolve",
+            &sigil_text,
+            "--dht-bootstrap",
+            &bootstrap,
+            "--json",
+        ],
+    );
+    run.expect(0);
+    let json = run.json();
+    assert_eq!(json["sigil"], sigil_text.as_str());
+    assert_eq!(json["source"], "dht");
+    assert_eq!(
+        json["key"],
+        herald_verify::hex(alice.public_key().as_bytes()).as_str()
+    );
+    assert_eq!(json["conduit"], "https://mail.alice.example");
+
+    // ... and `herald verify --resolve dht` of her message, no keyring given.
+    let message = EnvelopeBuilder::genesis(support::conduit::now())
+        .payload(herald_core::cbor::Value::text("hello"))
+        .sign(&alice)
+        .unwrap();
+    std::fs::write(tmp.path().join("m.cbor"), message.as_bytes()).unwrap();
+    let unresolved = herald(tmp.path(), &["verify", "m.cbor", "--json"]);
+    unresolved.expect(1);
+    let run = herald(
+        tmp.path(),
+        &[
+            "verify",
+            "m.cbor",
+            "--resolve",
+            "dht",
+            "--dht-bootstrap",
+            &bootstrap,
+            "--json",
+        ],
+    );
+    run.expect(0);
+    let entry = &run.json()["envelopes"][0];
+    assert_eq!(entry["status"], "valid", "{entry}");
+    // The key was served by a conduit the DHT pointed at.
+    assert_eq!(entry["key_source"], "conduit", "{entry}");
+}
+
+/// `herald resolve --dht-bootstrap` whose only node never answers: not
+/// resolved (exit 1) within the lookup's bound, and the binary's DHT node
+/// bound loopback only (a loopback bootstrap list makes it so).
+#[test]
+fn a_dht_lookup_that_finds_nothing_is_not_resolved_in_time() {
+    let silent = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let tmp = tempfile::tempdir().unwrap();
+    let sigil = SigningKey::from_seed(&[0x47; 32])
+        .sigil(SigilForm::Default)
+        .to_string();
+    let node = silent.local_addr().unwrap().to_string();
+    let started = std::time::Instant::now();
+    let run = herald(tmp.path(), &["resolve", &sigil, "--dht-bootstrap", &node]);
+    run.expect(1);
+    assert!(
+        started.elapsed() < Duration::from_secs(8),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(run.stderr.contains("not resolved"), "{}", run.stderr);
+    // Every datagram the binary sent came from 127.0.0.1.
+    silent.set_nonblocking(true).unwrap();
+    let mut buf = [0u8; 1500];
+    let mut seen = 0;
+    while let Ok((_, from)) = silent.recv_from(&mut buf) {
+        assert!(from.ip().is_loopback(), "{from}");
+        seen += 1;
+    }
+    assert!(seen > 0, "the binary never asked its bootstrap node");
 }
 
 /// An HTTP server on loopback that answers every request with `body` as
@@ -355,6 +433,20 @@ fn a_peer_serving_another_sigils_birth_is_not_believed() {
 
     let found = resolve_on(&net, sigil);
     assert!(!found.is_resolved(), "{:?}", found.answers);
+    let tmp = tempfile::tempdir().unwrap();
+    let sigil_text = sigil.to_string();
+    let run = herald(
+        tmp.path(),
+        &[
+            "resolve",
+            &sigil_text,
+            "--dht-bootstrap",
+            &net.bootstrap.join(","),
+        ],
+    );
+    run.expect(1);
+    assert!(run.stdout.is_empty(), "{}", run.out());
+    assert!(run.stderr.contains("dht:"), "{}", run.stderr);
     assert!(
         found
             .failures
@@ -364,7 +456,6 @@ fn a_peer_serving_another_sigils_birth_is_not_believed() {
         found.failures
     );
 
-    let tmp = tempfile::tempdir().unwrap();
     let (_conduit, port) = conduit(tmp.path(), &net, &[sigil.to_string()]);
     post(port, &birth(&alice, "alice"));
     let found = resolve_on(&net, sigil);

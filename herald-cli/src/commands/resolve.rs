@@ -34,6 +34,10 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<ExitCode, CliError> {
     if !args.channels.conduit.is_empty() {
         channels.push(ChannelName::Conduit);
     }
+    #[cfg(feature = "dht")]
+    if args.dht || !args.channels.dht.nodes.is_empty() {
+        channels.push(ChannelName::Dht);
+    }
     let runtime = resolution::runtime()?;
     let outcome = runtime.block_on(async {
         let resolver = resolution::resolver(&channels, &args.channels, keyring)?;
@@ -87,6 +91,10 @@ fn human(answer: &Resolved) -> String {
         Some(false) => line.push_str(", not DNSSEC-validated"),
         None => {}
     }
+    if let Some(conduit) = &answer.conduit {
+        line.push_str(", conduit ");
+        line.push_str(conduit);
+    }
     line
 }
 
@@ -101,6 +109,10 @@ struct JsonAnswer<'a> {
     handle: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     dnssec: Option<bool>,
+    /// Where the sigil's mail is delivered, when the answer says (a DNS
+    /// record's `conduit=`, a DHT record's or the announced conduit).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    conduit: Option<&'a str>,
     /// Herald certifications (P14): none from these channels.
     certified: [(); 0],
 }
@@ -114,6 +126,7 @@ impl<'a> JsonAnswer<'a> {
             source: a.source.name(),
             handle: a.handle.as_ref().map(Handle::as_str),
             dnssec: a.dnssec,
+            conduit: a.conduit.as_deref(),
             certified: [],
         }
     }
@@ -133,6 +146,11 @@ pub(crate) struct ResolveArgs {
     pub(crate) query: String,
     #[command(flatten)]
     pub(crate) channels: ChannelArgs,
+    /// Also look a sigil up on the Mainline DHT, last (implied by --dht-bootstrap; without it, the
+    /// public DHT; docs/resolution.md)
+    #[cfg(feature = "dht")]
+    #[arg(long)]
+    pub(crate) dht: bool,
     /// Keyring file, or directory of *.pub files, asked first for a sigil (repeatable)
     #[arg(long, value_name = "PATH")]
     pub(crate) keyring: Vec<PathBuf>,
