@@ -30,12 +30,14 @@ pub(crate) enum Verbosity {
 /// The resolver's libraries say nothing by default: what a resolution
 /// channel failed on is reported by the command itself (`herald:
 /// warning: dns: …`), and hickory's own warnings dump whole DNS messages.
-/// `RUST_LOG=hickory_net=debug` still shows them.
+/// `RUST_LOG=hickory_net=debug` (or `mainline=debug`) still shows them.
 fn resolution_quiet(targets: Targets) -> Targets {
     targets
         .with_target("hickory_net", LevelFilter::OFF)
         .with_target("hickory_proto", LevelFilter::OFF)
         .with_target("hickory_resolver", LevelFilter::OFF)
+        // The Mainline DHT node's own (a bootstrap failure is an ERROR there).
+        .with_target("mainline", LevelFilter::OFF)
         .with_target("herald_resolve", LevelFilter::ERROR)
 }
 

@@ -24,6 +24,9 @@ use super::node::{self, DhtConfig, MAX_RECORDS, Node};
 use super::record;
 use crate::{Channel, ConduitChannel, Lookup, Query, ResolveError, Resolved, Source};
 
+/// Most time one announced peer is given to answer.
+const PEER_TIME: Duration = Duration::from_secs(2);
+
 /// Most time spent on the BEP 44 record once a key is found.
 const RECORD_TIME: Duration = Duration::from_millis(1500);
 
@@ -96,11 +99,21 @@ impl DhtChannel {
                     continue;
                 }
                 let url = format!("http://{peer}");
-                let left = deadline.saturating_duration_since(Instant::now());
-                match timeout_at(deadline, self.ask(&url, sigil, left)).await {
-                    Err(_) => {
+                // One slow peer must not hold the others back.
+                let now = Instant::now();
+                let until = deadline.min(now + PEER_TIME);
+                match timeout_at(
+                    until,
+                    self.ask(&url, sigil, until.saturating_duration_since(now)),
+                )
+                .await
+                {
+                    Err(_) if Instant::now() >= deadline => {
                         timed_out = true;
                         break 'batches;
+                    }
+                    Err(_) => {
+                        last_error.get_or_insert(ResolveError::Timeout);
                     }
                     Ok(Ok(answers)) => {
                         if let Some(found) = answers.into_iter().find(Resolved::key_matches) {
@@ -109,7 +122,10 @@ impl DhtChannel {
                     }
                     Ok(Err(error)) => {
                         tracing::debug!(%peer, %error, "DHT peer gave no key");
-                        last_error = Some(error);
+                        // A bad answer says more than a slow peer.
+                        if error != ResolveError::Timeout || last_error.is_none() {
+                            last_error = Some(error);
+                        }
                     }
                 }
             }
