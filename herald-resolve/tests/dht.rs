@@ -45,3 +45,33 @@ fn a_silent_dht_gives_not_resolved_within_the_bound() {
         assert_eq!(failure.error, ResolveError::Timeout);
     }
 }
+
+/// The only conduit announced under a sigil accepts and never answers:
+/// the lookup ends at its bound with a `Timeout` failure, not resolved.
+#[test]
+fn a_peer_that_never_answers_times_out() {
+    let net = mainline::Testnet::builder(4).build().unwrap();
+    assert!(net.bootstrap.iter().all(|n| n.starts_with("127.0.0.1:")));
+    let config = DhtConfig::new()
+        .with_bootstrap(net.bootstrap.clone())
+        .with_timeout(Duration::from_millis(1500));
+    let tarpit = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let sigil = SigningKey::from_seed(&[0x32; 32]).sigil(SigilForm::Default);
+    let announcer = herald_resolve::DhtAnnouncer::new(&config).unwrap();
+    let rt = runtime();
+    rt.block_on(announcer.announce_conduit(&sigil, tarpit.local_addr().unwrap().port()))
+        .unwrap();
+    let channel = DhtChannel::new(&config).unwrap();
+    let resolver = Resolver::new().with_channel(Box::new(channel));
+    let started = Instant::now();
+    let resolution = rt.block_on(resolver.resolve(&Query::sigil(sigil)));
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(!resolution.is_resolved());
+    assert_eq!(resolution.failures.len(), 1, "{:?}", resolution.failures);
+    assert_eq!(resolution.failures[0].source, Source::Dht);
+    assert_eq!(resolution.failures[0].error, ResolveError::Timeout);
+}
