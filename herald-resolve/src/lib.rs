@@ -30,6 +30,7 @@ pub use dns::{
     TrustAnchors,
 };
 pub use error::ResolveError;
-pub use handle::{Handle, HandleError, MAX_HANDLE_LEN};
+pub use handle::Handle;
+pub use herald_core::handle::{HandleError, MAX_HANDLE_LEN};
 pub use resolved::{Resolved, Source};
 pub use resolver::{DEFAULT_TIMEOUT, Failure, MAX_CACHED, Resolution, Resolver};

@@ -20,6 +20,7 @@ pub(crate) mod man;
 pub(crate) mod mcp;
 pub(crate) mod new;
 pub(crate) mod reply;
+pub(crate) mod resolve;
 pub(crate) mod tlog;
 pub(crate) mod verify;
 pub(crate) mod witness;

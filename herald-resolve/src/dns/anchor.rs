@@ -112,8 +112,11 @@ fn parse_line(line: &str) -> Result<(Name, PublicKeyBuf), &'static str> {
         .iter()
         .position(|t| t.eq_ignore_ascii_case("DNSKEY"))
         .ok_or("not a DNSKEY record")?;
-    // OWNER, then at most a TTL and a class.
-    if !(1..=3).contains(&at) {
+    // OWNER, then at most a TTL and the class IN.
+    let between = tokens.get(1..at).unwrap_or_default();
+    let ttl_or_class =
+        |t: &&str| t.eq_ignore_ascii_case("IN") || t.bytes().all(|b| b.is_ascii_digit());
+    if !(1..=3).contains(&at) || !between.iter().all(ttl_or_class) {
         return Err("expected OWNER [TTL] [IN] DNSKEY");
     }
     let owner = tokens.first().ok_or("no owner")?;
@@ -162,6 +165,10 @@ mod tests {
             ("signed.test. DNSKEY 1 3 13 AAAA", 1),
             ("signed.test. DNSKEY 257 3 13 !!", 1),
             ("DNSKEY 257 3 13 AAAA", 1),
+            (
+                "signed.test. 300 RRSIG DNSKEY 13 2 300 1 2 3 signed.test. AAAA",
+                1,
+            ),
         ] {
             assert_eq!(TrustAnchors::parse(bad).unwrap_err().line, line, "{bad}");
         }
