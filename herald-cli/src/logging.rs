@@ -27,6 +27,20 @@ pub(crate) enum Verbosity {
     Wrapper,
 }
 
+/// The resolver's libraries say nothing by default: what a resolution
+/// channel failed on is reported by the command itself (`herald:
+/// warning: dns: …`), and hickory's own warnings dump whole DNS messages.
+/// `RUST_LOG=hickory_net=debug` (or `mainline=debug`) still shows them.
+fn resolution_quiet(targets: Targets) -> Targets {
+    targets
+        .with_target("hickory_net", LevelFilter::OFF)
+        .with_target("hickory_proto", LevelFilter::OFF)
+        .with_target("hickory_resolver", LevelFilter::OFF)
+        // The Mainline DHT node's own (a bootstrap failure is an ERROR there).
+        .with_target("mainline", LevelFilter::OFF)
+        .with_target("herald_resolve", LevelFilter::ERROR)
+}
+
 /// Install the subscriber. A `RUST_LOG` that does not parse is reported
 /// once and the default is used.
 pub(crate) fn init(verbosity: Verbosity, quiet: bool) {
@@ -41,10 +55,10 @@ pub(crate) fn init(verbosity: Verbosity, quiet: bool) {
             Ok(targets) => targets,
             Err(e) => {
                 bad = Some(format!("RUST_LOG={text:?} is ignored: {e}"));
-                Targets::new().with_default(default)
+                resolution_quiet(Targets::new().with_default(default))
             }
         },
-        _ => Targets::new().with_default(default),
+        _ => resolution_quiet(Targets::new().with_default(default)),
     };
     let layer = tracing_subscriber::fmt::layer().with_writer(std::io::stderr);
     let layer = match verbosity {

@@ -22,6 +22,7 @@ mod notice;
 mod output;
 mod progress;
 mod render;
+mod resolution;
 mod tree;
 
 use std::process::ExitCode;
@@ -35,6 +36,8 @@ use crate::commands::conduit::ConduitArgs;
 use crate::commands::conformance::ConformanceArgs;
 use crate::commands::cosign::CosignArgs;
 use crate::commands::demo::DemoArgs;
+#[cfg(feature = "dht")]
+use crate::commands::dht::DhtArgs;
 use crate::commands::encode::EncodeArgs;
 use crate::commands::explain::ExplainArgs;
 use crate::commands::extract::ExtractArgs;
@@ -45,6 +48,7 @@ use crate::commands::man::ManArgs;
 use crate::commands::mcp::McpArgs;
 use crate::commands::new::NewArgs;
 use crate::commands::reply::ReplyArgs;
+use crate::commands::resolve::ResolveArgs;
 use crate::commands::verify::VerifyArgs;
 use crate::commands::witness::WitnessArgs;
 
@@ -79,6 +83,8 @@ enum Command {
     Inspect(InspectArgs),
     /// Verify envelopes and the traces they form (a FILE may be a proof bundle)
     Verify(VerifyArgs),
+    /// Which sigils a handle names (DNS), or which key a sigil is (PROFILE P15)
+    Resolve(ResolveArgs),
     /// What a reason code means, and the PROFILE.md section of its rule; without CODE, every code
     Explain(ExplainArgs),
     /// Turn the JSON display form (inspect --json, log --json) back into its P1 CBOR bytes
@@ -105,6 +111,9 @@ enum Command {
     Agent(AgentArgs),
     /// The MCP wrapper: sign every tools/call and its result into a trace (docs/mcp.md)
     Mcp(McpArgs),
+    /// The Mainline DHT: publish an agent's signed record naming its conduit (docs/resolution.md)
+    #[cfg(feature = "dht")]
+    Dht(DhtArgs),
 }
 
 fn main() -> ExitCode {
@@ -122,7 +131,7 @@ fn main() -> ExitCode {
         cli.quiet,
     );
     let result = match cli.command {
-        Command::Keygen(a) => commands::keygen::run(&a.name, a.force),
+        Command::Keygen(a) => commands::keygen::run(&a.name, a.force, a.handle.as_deref()),
         Command::New(a) => commands::new::run(&a.compose, a.description.as_deref(), &a.lineage),
         Command::Reply(a) => commands::reply::run(&a),
         Command::Cosign(a) => commands::cosign::run(&a),
@@ -147,7 +156,10 @@ fn main() -> ExitCode {
             verbose: a.verbose,
             tree: !a.no_tree,
             log_policy: a.log_policy,
+            resolve: a.resolve,
+            channels: a.channels,
         }),
+        Command::Resolve(a) => commands::resolve::run(&a),
         Command::Explain(a) => commands::explain::run(&a),
         Command::Bundle(a) => commands::bundle::run(&commands::bundle::Options {
             files: a.files,
@@ -168,6 +180,8 @@ fn main() -> ExitCode {
         Command::Conduit(a) => commands::conduit::run(a),
         Command::Agent(a) => commands::agent::run(&a),
         Command::Mcp(a) => commands::mcp::run(a.command),
+        #[cfg(feature = "dht")]
+        Command::Dht(a) => commands::dht::run(a),
     };
     match result {
         Ok(code) => code,

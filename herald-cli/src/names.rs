@@ -38,10 +38,15 @@ impl<'k> Names<'k> {
     }
 
     fn find(&self, sigil: &Sigil) -> Option<Found<'_>> {
-        if let Some((key, _)) = self.keyring.lookup(sigil)
-            && let Some(label) = self.keyring.label(&key)
-        {
-            return Some(Found::Label(label, key));
+        if let Some((key, _)) = self.keyring.lookup(sigil) {
+            if let Some(label) = self.keyring.label(&key) {
+                return Some(Found::Label(label, key));
+            }
+            // A handle DNS confirmed both ways (PROFILE P15); an
+            // unconfirmed claim is never in the keyring.
+            if let Some(at) = self.keyring.resolved_at(&key) {
+                return Some(Found::Label(&at.handle, key));
+            }
         }
         let d = self.described.get(sigil)?;
         Some(Found::Described(

@@ -18,6 +18,7 @@ use herald_core::SigningKey;
 use herald_verify::{ConsistencyProof, InclusionProof, Prechecked, SignedTreeHead, StoreError};
 
 use crate::Conduit;
+use crate::keys::Indexed;
 use crate::page::Page;
 use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{Committed, Job, Prepared, Step};
@@ -118,6 +119,15 @@ pub(crate) trait Backend: Send + Sync {
     /// The envelopes `ids` as forwarded, concatenated in that order (one
     /// chunk of an answer); an id not stored is left out.
     fn concat(&self, ids: Vec<[u8; 32]>) -> Pending<'_, Result<Vec<u8>, Failure>>;
+
+    /// The lifecycle index of `identity` (a sigil's 10 key-hash bytes):
+    /// its first [`crate::keys::MAX_ROWS`] rows in arrival order, each with
+    /// its stored envelope's length; a row whose envelope is gone is left
+    /// out (`GET /v1/keys/{sigil}`, [`crate::keys`]).
+    fn lifecycle(
+        &self,
+        identity: [u8; RECIPIENT_LEN],
+    ) -> Pending<'_, Result<Vec<Indexed>, Failure>>;
 
     /// What changes when another conduit (of a fleet) delivers, so that
     /// an inbox long poll looks again; `None` when only this conduit does.

@@ -27,6 +27,7 @@ pub mod config;
 mod fleet;
 mod head;
 mod http;
+mod keys;
 mod local;
 pub mod metrics;
 pub mod page;

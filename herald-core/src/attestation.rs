@@ -76,6 +76,11 @@ impl<'a> Attestation<'a> {
                 "log_metadata_consent",
                 "must be a bool (P12)",
             ),
+            "handle" => ok(
+                v.as_text().is_some_and(|h| crate::handle::check(h).is_ok()),
+                "handle",
+                "must be text, a DNS name or name@ a DNS name (P12, P15)",
+            ),
             "birth" => BirthAttestation::parse(v).map(|_| ()),
             "molt_policy" => MoltPolicy::parse(v).map(|_| ()),
             "duress_witness" => DuressWitness::parse(v).map(|_| ()),

@@ -9,6 +9,7 @@ extern crate alloc;
 pub mod attestation;
 pub mod cbor;
 pub mod envelope;
+pub mod handle;
 mod key;
 mod kind;
 mod nonce;

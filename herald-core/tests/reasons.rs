@@ -1451,6 +1451,12 @@ fn attestation_malformed_is_a_warning() {
         ("citation", map(vec![("ref", Value::Bytes(vec![0; 32]))])),
         ("citation", Value::text("originates")),
         ("log_metadata_consent", Value::text("true")),
+        // P12 revision 3: a handle is text, a DNS name or name@ a DNS name.
+        ("handle", Value::Unsigned(1)),
+        ("handle", Value::text("alice@")),
+        ("handle", Value::text("alice@acme.com.")),
+        ("handle", Value::text("a@b@acme.com")),
+        ("handle", Value::text("https://acme.com")),
         ("molt_policy", map(vec![("threshold", Value::Unsigned(1))])),
         (
             "duress_witness",
@@ -1491,6 +1497,8 @@ fn attestation_malformed_is_a_warning() {
             ]),
         ),
         ("log_metadata_consent", Value::Bool(true)),
+        ("handle", Value::text("acme.com")),
+        ("handle", Value::text("alice@acme.com")),
         (
             "molt_policy",
             map(vec![

@@ -345,6 +345,7 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     // Last, so that every earlier case keeps its nonces and bytes.
     bundle::bundle_cases(&mut g)?;
     junk_cosignatures::junk_cosignature_cases(&mut g);
+    fields::handles(&mut g);
 
     let mut keys = Vec::new();
     for name in KEY_NAMES {

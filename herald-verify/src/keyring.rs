@@ -31,15 +31,22 @@ pub enum Provenance {
     /// sigil, so it may verify that sigil's envelopes, but it is never
     /// trusted as a log's or a Herald's key.
     Bundle,
+    /// Resolved through DNS (PROFILE P15): a TXT record at a handle named
+    /// the sigil with this key, which hashes to it.
+    Dns,
+    /// Resolved through a conduit's `GET /v1/keys/{sigil}` (PROFILE P15,
+    /// CONDUIT.md), checked by hash and the P8 rules.
+    Conduit,
 }
 
 impl Provenance {
     /// How much a key's channel is trusted: a pinned key outranks one a
-    /// bundle carried, which outranks one learned from a birth.
+    /// bundle carried or a resolution found (each checked against its
+    /// sigil), which outranks one learned from a birth.
     fn rank(self) -> u8 {
         match self {
             Self::Birth => 0,
-            Self::Bundle => 1,
+            Self::Bundle | Self::Dns | Self::Conduit => 1,
             Self::Pinned => 2,
         }
     }
@@ -57,16 +64,23 @@ pub enum KeyOrigin {
     Bundle,
     /// The new key of a molt the verifier accepted (P8).
     Molt,
+    /// A key resolved through DNS at a handle (PROFILE P15).
+    Dns,
+    /// A key resolved through a conduit (PROFILE P15).
+    Conduit,
 }
 
 impl KeyOrigin {
-    /// The name in reports: `keyring`, `birth`, `bundle`, `molt`.
+    /// The name in reports: `keyring`, `birth`, `bundle`, `molt`, `dns`,
+    /// `conduit`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Keyring => "keyring",
             Self::Birth => "birth",
             Self::Bundle => "bundle",
             Self::Molt => "molt",
+            Self::Dns => "dns",
+            Self::Conduit => "conduit",
         }
     }
 
@@ -88,7 +102,27 @@ impl From<Provenance> for KeyOrigin {
             Provenance::Pinned => Self::Keyring,
             Provenance::Birth => Self::Birth,
             Provenance::Bundle => Self::Bundle,
+            Provenance::Dns => Self::Dns,
+            Provenance::Conduit => Self::Conduit,
         }
+    }
+}
+
+/// What a resolution said of a key besides the key (CLI.md *Resolution and
+/// Heralds*): the handle it was found at, and whether DNSSEC validated it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ResolvedAt {
+    /// The handle (`alice@acme.com`) whose record named the key.
+    pub handle: String,
+    /// Whether the DNS answer was DNSSEC-validated (`None`: not DNS).
+    pub dnssec: Option<bool>,
+}
+
+impl ResolvedAt {
+    /// Found at `handle`, DNSSEC-validated or not (`None`: not said).
+    pub fn new(handle: String, dnssec: Option<bool>) -> Self {
+        Self { handle, dnssec }
     }
 }
 
@@ -201,6 +235,8 @@ pub struct Keyring {
     keys: BTreeMap<[u8; 10], Vec<(PublicKey, Provenance)>>,
     /// The label of a key, by its bytes: the first one given for it.
     labels: BTreeMap<[u8; 32], String>,
+    /// Where a resolution found a key, by its bytes (PROFILE P15).
+    resolved: BTreeMap<[u8; 32], ResolvedAt>,
 }
 
 /// Longest label, in bytes.
@@ -236,6 +272,33 @@ impl Keyring {
             Some(_) => {}
             None => slot.push((key, provenance)),
         }
+    }
+
+    /// Add a key a resolution channel found (PROFILE P15; `provenance`
+    /// [`Provenance::Dns`] or [`Provenance::Conduit`]), with the handle it
+    /// was found at. The caller has checked the key against its sigil.
+    pub fn insert_resolved(
+        &mut self,
+        key: PublicKey,
+        provenance: Provenance,
+        at: Option<ResolvedAt>,
+    ) {
+        self.insert(key, provenance);
+        if let Some(at) = at {
+            self.resolved.entry(*key.as_bytes()).or_insert(at);
+        }
+    }
+
+    /// Where a resolution found `key`, if one did and said.
+    pub fn resolved_at(&self, key: &PublicKey) -> Option<&ResolvedAt> {
+        self.resolved.get(key.as_bytes())
+    }
+
+    /// Every key a resolution found at a handle, with what it said.
+    pub fn resolved(&self) -> impl Iterator<Item = (PublicKey, &ResolvedAt)> + '_ {
+        self.resolved
+            .iter()
+            .filter_map(|(k, at)| Some((PublicKey::from_bytes(k).ok()?, at)))
     }
 
     /// Every key, in no particular order.

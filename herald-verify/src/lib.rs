@@ -23,6 +23,7 @@ mod described;
 mod display;
 mod explain;
 mod facts;
+mod history;
 mod input;
 #[doc(hidden)]
 pub mod internal;
@@ -73,7 +74,13 @@ pub use keyfile::{
 };
 pub use keyring::{
     KeyOrigin, Keyring, KeyringError, Loaded, MAX_KEYRING_BYTES, MAX_KEYRING_FILES, Pinned,
-    Provenance, key_line, labelled_key_line,
+    Provenance, ResolvedAt, key_line, labelled_key_line,
+};
+
+// A sigil's key history from a conduit's `GET /v1/keys/{sigil}` (P15).
+pub use history::{
+    HistoryKey, HistoryOrigin, KEYS_MAX_BYTES, KEYS_MAX_ENVELOPES, KeyHistory, KeysError,
+    KeysLimits, check_keys,
 };
 
 // Live reception (P8, P10): the receiver, its state, the redb store

@@ -131,6 +131,12 @@ pub struct EnvelopeReport {
     /// Which of the signer's keys made the origin signature (P8); in the
     /// JSON `"birth"` or `"molt N"`.
     pub signing_key: Option<SignedBy>,
+    /// The handle a resolution found the origin key at (PROFILE P15, CLI.md
+    /// *Resolution and Heralds*); in the JSON `"handle"`, when said.
+    pub handle: Option<String>,
+    /// Whether that DNS answer was DNSSEC-validated; in the JSON
+    /// `"dnssec"`, when said.
+    pub dnssec: Option<bool>,
     /// For a birth: the lineage parents that co-signed `lineage_consent`
     /// (spec §2.3: a consent graph, not proof of training).
     pub lineage_consents: Vec<String>,
@@ -173,12 +179,12 @@ impl EnvelopeReport {
 }
 
 /// The CLI.md JSON shape: `id`, `from`, `status`, `reasons`, then
-/// `unlisted_reasons`, `key_source`, `signing_key` and `lineage_consents` when they say
-/// something; `source`, `trace` and `parent` are not part of it.
+/// `unlisted_reasons`, `key_source`, `handle`, `dnssec`, `signing_key` and
+/// `lineage_consents` when they say something; `source`, `trace` and `parent` are not part of it.
 impl Serialize for EnvelopeReport {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("EnvelopeReport", 8)?;
+        let mut st = s.serialize_struct("EnvelopeReport", 10)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("from", &self.from)?;
         st.serialize_field("status", self.status().name())?;
@@ -191,6 +197,14 @@ impl Serialize for EnvelopeReport {
         match self.key_source {
             Some(k) => st.serialize_field("key_source", k.name())?,
             None => st.skip_field("key_source")?,
+        }
+        match &self.handle {
+            Some(h) => st.serialize_field("handle", h)?,
+            None => st.skip_field("handle")?,
+        }
+        match self.dnssec {
+            Some(d) => st.serialize_field("dnssec", &d)?,
+            None => st.skip_field("dnssec")?,
         }
         match &self.signing_key {
             Some(by) => st.serialize_field("signing_key", &std::format!("{by}"))?,

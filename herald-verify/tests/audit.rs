@@ -529,3 +529,45 @@ fn without_a_valid_envelope_the_first_whose_origin_verifies_claims() {
     assert_eq!(e[3].status(), Status::Valid, "{:?}", e[3]);
     assert_eq!(codes(&e[4]), vec![ReasonCode::ReplayedNonce]);
 }
+
+/// A key a resolution found (PROFILE P15) is reported `key_source: "dns"`
+/// with its handle and DNSSEC verdict (CLI.md *Resolution and Heralds*);
+/// a key that was only pinned says neither.
+#[test]
+fn a_resolved_key_reports_its_handle() {
+    let (a, b) = (key(1), key(2));
+    let (ga, gb) = (genesis(&a, 0), genesis(&b, 1));
+    let mut keys = keyring(&[&b]);
+    keys.insert_resolved(
+        a.public_key(),
+        Provenance::Dns,
+        Some(herald_verify::ResolvedAt::new(
+            "alice@acme.com".into(),
+            Some(true),
+        )),
+    );
+    let report = run(vec![("t", seq(&[&ga, &gb]))], &keys);
+    let json: serde_json::Value =
+        serde_json::from_str(&serde_json::to_string(&report).unwrap()).unwrap();
+    let envs = json["envelopes"].as_array().unwrap();
+    assert_eq!(envs[0]["key_source"], "dns");
+    assert_eq!(envs[0]["handle"], "alice@acme.com");
+    assert_eq!(envs[0]["dnssec"], true);
+    assert_eq!(envs[0]["status"], "valid");
+    assert_eq!(envs[1]["key_source"], "keyring");
+    assert!(envs[1].get("handle").is_none() && envs[1].get("dnssec").is_none());
+    // The compact writer (`verify --json`) says the same.
+    let inputs = [Input {
+        name: "t".into(),
+        bytes: seq(&[&ga, &gb]),
+    }];
+    let compact = herald_verify::audit_compact(&inputs, &keys, &AuditOptions::default());
+    let mut out = Vec::new();
+    compact.write_document(&mut out).unwrap();
+    let mut expected = Vec::new();
+    report.write_document(&mut expected).unwrap();
+    assert_eq!(
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(expected).unwrap()
+    );
+}

@@ -1,6 +1,7 @@
 //! `herald conduit serve` (CONDUIT.md *Starting one*): the reference
 //! conduit of [`herald_conduit`] on a loopback port by default. It prints
-//! `listening on http://ADDR` once it accepts connections, and exits 0
+//! `listening on http://ADDR` once it accepts connections (with
+//! `--dht-announce`, once its first DHT announce round is over), and exits 0
 //! after SIGTERM or SIGINT once what was in flight is answered.
 
 use std::io::Write;
@@ -92,6 +93,14 @@ struct ServeArgs {
     /// `Herald-Cursor` and `?after=` page through the rest
     #[arg(long, value_name = "BYTES", default_value_t = herald_conduit::page::DEFAULT_MAX_PAGE)]
     max_page: usize,
+    /// Announce this conduit on the Mainline DHT as serving SIGIL (BEP 5, PROFILE P15), before
+    /// listening and every 15 minutes (repeatable or comma-separated; docs/resolution.md)
+    #[cfg(feature = "dht")]
+    #[arg(long = "dht-announce", value_name = "SIGIL", value_delimiter = ',')]
+    dht_announce: Vec<String>,
+    #[cfg(feature = "dht")]
+    #[command(flatten)]
+    dht: crate::commands::dht::DhtBootstrap,
 }
 
 /// Run `conduit`.
@@ -131,6 +140,8 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
             "--max-signatures must be at least 1 (the origin)",
         ));
     }
+    #[cfg(feature = "dht")]
+    let dht_sigils = crate::commands::dht::announced_sigils(&a.dht_announce)?;
     let key = keyfile::load(&a.key)?;
     let keyring = load_keyrings(&a.keyring)?;
     let mut config = Config::new(&a.state);
@@ -182,6 +193,10 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
         let addr = listener
             .local_addr()
             .map_err(|e| CliError::new(format!("--listen {}: {e}", a.listen)))?;
+        #[cfg(feature = "dht")]
+        if !dht_sigils.is_empty() {
+            crate::commands::dht::start_announcing(&a.dht, dht_sigils, addr.port()).await?;
+        }
         {
             let mut out = std::io::stdout().lock();
             writeln!(out, "listening on http://{addr}")

@@ -10,6 +10,8 @@ pub(crate) mod conduit_demo;
 pub(crate) mod conformance;
 pub(crate) mod cosign;
 pub(crate) mod demo;
+#[cfg(feature = "dht")]
+pub(crate) mod dht;
 pub(crate) mod encode;
 pub(crate) mod explain;
 pub(crate) mod extract;
@@ -20,6 +22,7 @@ pub(crate) mod man;
 pub(crate) mod mcp;
 pub(crate) mod new;
 pub(crate) mod reply;
+pub(crate) mod resolve;
 pub(crate) mod tlog;
 pub(crate) mod verify;
 pub(crate) mod witness;

@@ -36,6 +36,10 @@ pub(crate) struct Options {
     pub(crate) tree: bool,
     /// A C2SP tlog-policy file: bundled proofs count only under it.
     pub(crate) log_policy: Option<PathBuf>,
+    /// Channels resolving the signers with no pinned key (PROFILE P15).
+    pub(crate) resolve: Vec<crate::resolution::ChannelName>,
+    /// Their flags.
+    pub(crate) channels: crate::resolution::ChannelArgs,
 }
 
 /// Run `verify`.
@@ -64,7 +68,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
                 style,
                 verbose: opts.verbose,
                 tree: opts.tree,
-                keyring_given: !opts.keyrings.is_empty(),
+                keyring_given: !opts.keyrings.is_empty() || !opts.resolve.is_empty(),
             },
         )
         .and_then(|()| {
@@ -125,7 +129,7 @@ pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
     if opts.files.iter().filter(|f| input::is_stdin(f)).count() > 1 {
         return Err(CliError::new("standard input (-) can be given only once"));
     }
-    let keyring = load_keyrings(&opts.keyrings)?;
+    let mut keyring = load_keyrings(&opts.keyrings)?;
     let now = match opts.now {
         Some(now) => now,
         None => clock::now()?,
@@ -152,6 +156,9 @@ pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
             })
         })
         .collect::<Result<Vec<_>, CliError>>()?;
+    if !opts.resolve.is_empty() {
+        crate::resolution::resolve_signers(&inputs, &mut keyring, &opts.resolve, &opts.channels)?;
+    }
     Ok(Read {
         inputs,
         keyring,
@@ -241,4 +248,10 @@ pub(crate) struct VerifyArgs {
     /// the policy's quorum of witnesses
     #[arg(long = "log-policy", value_name = "FILE")]
     pub(crate) log_policy: Option<PathBuf>,
+    /// Resolve the signers no keyring pins through these channels, in order (PROFILE P15): dns
+    /// through the handle a signer's own envelopes claim
+    #[arg(long, value_enum, value_name = "CHANNEL", value_delimiter = ',')]
+    pub(crate) resolve: Vec<crate::resolution::ChannelName>,
+    #[command(flatten)]
+    pub(crate) channels: crate::resolution::ChannelArgs,
 }

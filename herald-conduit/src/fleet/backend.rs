@@ -124,6 +124,17 @@ impl Backend for Fleet {
         Box::pin(async move { Fleet::concat(self, &ids).await.map_err(|e| e.to_string()) })
     }
 
+    fn lifecycle(
+        &self,
+        identity: [u8; RECIPIENT_LEN],
+    ) -> Pending<'_, Result<Vec<crate::keys::Indexed>, Failure>> {
+        Box::pin(async move {
+            Fleet::lifecycle(self, &identity)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
     fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
         Some(self.signals.leaves.subscribe())
     }

@@ -423,6 +423,34 @@ impl Fleet {
         Ok(out)
     }
 
+    /// The lifecycle index of `who` with the stored lengths, in arrival
+    /// order (its first [`crate::keys::MAX_ROWS`] rows).
+    pub(crate) async fn lifecycle(
+        &self,
+        who: &[u8; RECIPIENT_LEN],
+    ) -> Result<Vec<crate::keys::Indexed>, FleetError> {
+        let c = self.reader().await?;
+        let rows = c
+            .query(
+                "SELECT l.kind, l.id, octet_length(e.bytes) FROM lifecycle_envelopes l \
+                 JOIN envelopes e ON e.id = l.id \
+                 WHERE l.identity = $1 ORDER BY l.arrival LIMIT $2",
+                &[&who.as_slice(), &big(crate::keys::MAX_ROWS as u64)],
+            )
+            .await
+            .map_err(FleetError::db("read the lifecycle index"))?;
+        Ok(rows
+            .iter()
+            .filter_map(|r| {
+                Some(crate::keys::Indexed {
+                    kind: crate::keys::Lifecycle::from_code(i64::from(r.get::<_, i16>(0)))?,
+                    id: <[u8; 32]>::try_from(r.get::<_, &[u8]>(1)).ok()?,
+                    len: usize::try_from(r.get::<_, i32>(2)).unwrap_or(usize::MAX),
+                })
+            })
+            .collect())
+    }
+
     /// Record the first 201 bodies sent (best effort, as on redb), in one
     /// statement.
     pub(crate) async fn put_answers(

@@ -240,6 +240,10 @@ const STORE_TO: &str = "WITH e AS (INSERT INTO envelopes (id, arrival, trace, by
            ON CONFLICT (recipient) DO UPDATE SET len = inbox_len.len + 1 RETURNING len) \
      INSERT INTO inbox (recipient, position, id) SELECT $6, len, $1 FROM p";
 
+/// A lifecycle index row (`GET /v1/keys/{sigil}`, [`crate::keys`]).
+pub(crate) const INDEX: &str =
+    "INSERT INTO lifecycle_envelopes (identity, arrival, kind, id) VALUES ($1, $2, $3, $4)";
+
 /// An envelope accepted in this batch, stored at the write back.
 struct Store {
     id: [u8; 32],
@@ -248,6 +252,9 @@ struct Store {
     to: Option<[u8; RECIPIENT_LEN]>,
     forwarded: Vec<u8>,
     leaf: Vec<u8>,
+    /// Its sender and kind when it is a birth, molt or deprecation: a row
+    /// of the index `GET /v1/keys/{sigil}` reads.
+    lifecycle: Option<([u8; RECIPIENT_LEN], crate::keys::Lifecycle)>,
 }
 
 impl Store {
@@ -269,7 +276,13 @@ impl Store {
                     .await
             }
         }
-        .map_err(err)?;
+        .map_err(&err)?;
+        if let Some((who, kind)) = &self.lifecycle {
+            let st = stmts.get(txn, INDEX).await.map_err(&err)?;
+            txn.execute(&st, &[&who.as_slice(), &at, &(*kind as i16), &id])
+                .await
+                .map_err(err)?;
+        }
         Ok(())
     }
 }
@@ -321,6 +334,7 @@ impl Txn for FleetTxn<'_> {
             to,
             forwarded: forwarded.to_vec(),
             leaf: Leaf::from_envelope(view).encode(),
+            lifecycle: crate::keys::Lifecycle::of(view),
         });
         self.next += 1;
         Ok(arrival)

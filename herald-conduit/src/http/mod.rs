@@ -3,6 +3,7 @@
 //! and [`tlog`] (its C2SP form).
 
 mod audit;
+mod keys;
 mod tlog;
 
 use audit::audit_log;
@@ -66,6 +67,7 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
         .route("/v1/proof/consistency", get(audit::consistency))
         .route("/checkpoint", get(tlog::checkpoint))
         .route("/tile/{*path}", get(tlog::tile))
+        .route("/v1/keys/{sigil}", get(keys::keys))
         .route("/.well-known/herald-conduit", get(well_known))
         .route("/healthz", get(healthz))
         .route("/metrics", get(metrics))

@@ -291,10 +291,11 @@ impl Txn for LocalTxn<'_, '_> {
         job: &Job,
         to: Option<[u8; RECIPIENT_LEN]>,
         forwarded: &[u8],
-        _: &EnvelopeRef<'_>,
+        view: &EnvelopeRef<'_>,
     ) -> Result<u64, String> {
+        let lifecycle = crate::keys::Lifecycle::of(view);
         self.tables
-            .put(&job.id, &job.trace, to, forwarded)
+            .put(&job.id, &job.trace, to, lifecycle, forwarded)
             .map_err(|e| e.to_string())
     }
 }
@@ -483,6 +484,13 @@ impl Backend for Local {
 
     fn concat(&self, ids: Vec<[u8; 32]>) -> Pending<'_, Result<Vec<u8>, Failure>> {
         self.read_blocking(move |r| r.concat(&ids))
+    }
+
+    fn lifecycle(
+        &self,
+        identity: [u8; RECIPIENT_LEN],
+    ) -> Pending<'_, Result<Vec<crate::keys::Indexed>, Failure>> {
+        self.read_blocking(move |r| r.lifecycle(&identity))
     }
 
     fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>> {

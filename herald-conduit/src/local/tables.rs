@@ -21,7 +21,15 @@
 //!   `conduit_heads` recorded them; read, never written.
 //! - `conduit_probe`: empty but while a repair proves that a post fits
 //!   (`store`).
+//! - `conduit_lifecycle`: identity ‖ arrival number → kind (1 byte,
+//!   [`Lifecycle`]) ‖ id, for every accepted birth, molt and deprecation
+//!   (`GET /v1/keys/{sigil}`, [`crate::keys`]); the identity is the
+//!   sender's 10 key-hash bytes, as for inboxes.
+//! - `conduit_indexes`: the name of each index built over the envelopes
+//!   stored before it existed (`lifecycle`): a store from before the index
+//!   is indexed once, at open, in the transaction that records the name.
 
+use crate::keys::{Indexed, Lifecycle};
 use crate::page::{Entry, Page, Planner};
 use crate::stored::{RECIPIENT_LEN, Stored};
 use herald_verify::{Store, StoreError};
@@ -35,6 +43,8 @@ const INBOX: Table = TableDefinition::new("conduit_inbox");
 const INBOX_LEN: Table = TableDefinition::new("conduit_inbox_len");
 const TRACES: Table = TableDefinition::new("conduit_traces");
 const ANSWERS: Table = TableDefinition::new("conduit_answers");
+const LIFECYCLE: Table = TableDefinition::new("conduit_lifecycle");
+const INDEXES: Table = TableDefinition::new("conduit_indexes");
 const HEADS: TableDefinition<'static, u64, &'static [u8]> = TableDefinition::new("conduit_heads");
 
 fn storage<'a>(store: &'a Store, op: &'static str) -> impl Fn(redb::Error) -> StoreError + 'a {
@@ -63,7 +73,57 @@ pub(crate) fn create_tables(store: &Store) -> Result<(), StoreError> {
         txn.open_table(t).map_err(|e| err(e.into()))?;
     }
     txn.open_table(HEADS).map_err(|e| err(e.into()))?;
+    index_lifecycle(&txn).map_err(&err)?;
     txn.commit().map_err(|e| err(e.into()))
+}
+
+/// The lifecycle index of a store from before it existed: every stored
+/// envelope that is a birth, molt or deprecation, indexed in `txn` with
+/// the name `lifecycle` in `conduit_indexes` (once: a crash before the
+/// commit leaves neither).
+fn index_lifecycle(txn: &redb::WriteTransaction) -> Result<(), redb::Error> {
+    const NAME: &[u8] = b"lifecycle";
+    let mut indexes = txn.open_table(INDEXES)?;
+    let mut lifecycle = txn.open_table(LIFECYCLE)?;
+    if indexes.get(NAME)?.is_some() {
+        return Ok(());
+    }
+    let envelopes = txn.open_table(ENVELOPES)?;
+    for item in envelopes.iter()? {
+        let (_, v) = item?;
+        let stored = decode_stored(v.value());
+        let Ok(view) = herald_core::EnvelopeRef::decode_with(&stored.bytes, &LARGE) else {
+            continue;
+        };
+        if let Some(entry) = Lifecycle::of(&view) {
+            put_lifecycle(&mut lifecycle, entry, stored.arrival, view.id())?;
+        }
+    }
+    indexes.insert(NAME, b"".as_slice())?;
+    Ok(())
+}
+
+/// Limits to decode a stored envelope by (it was accepted under P1's; a
+/// relay's receipt may have grown it a little).
+const LARGE: herald_core::cbor::Limits = herald_core::cbor::Limits {
+    max_size: usize::MAX,
+    ..herald_core::cbor::Limits::DEFAULT
+};
+
+fn put_lifecycle(
+    table: &mut redb::Table<'_, &'static [u8], &'static [u8]>,
+    (who, kind): ([u8; RECIPIENT_LEN], Lifecycle),
+    arrival: u64,
+    id: &[u8; 32],
+) -> Result<(), redb::Error> {
+    let mut key = Vec::with_capacity(RECIPIENT_LEN + 8);
+    key.extend_from_slice(&who);
+    key.extend_from_slice(&arrival.to_be_bytes());
+    let mut value = Vec::with_capacity(33);
+    value.push(kind as u8);
+    value.extend_from_slice(id);
+    table.insert(key.as_slice(), value.as_slice())?;
+    Ok(())
 }
 
 /// The conduit's tables open in one write transaction, for a batch of
@@ -74,6 +134,7 @@ pub(crate) struct Tables<'t> {
     traces: redb::Table<'t, &'static [u8], &'static [u8]>,
     inbox: redb::Table<'t, &'static [u8], &'static [u8]>,
     inbox_len: redb::Table<'t, &'static [u8], &'static [u8]>,
+    lifecycle: redb::Table<'t, &'static [u8], &'static [u8]>,
 }
 
 impl<'t> Tables<'t> {
@@ -85,6 +146,7 @@ impl<'t> Tables<'t> {
             traces: txn.open_table(TRACES)?,
             inbox: txn.open_table(INBOX)?,
             inbox_len: txn.open_table(INBOX_LEN)?,
+            lifecycle: txn.open_table(LIFECYCLE)?,
         })
     }
 
@@ -96,13 +158,14 @@ impl<'t> Tables<'t> {
             .map(|v| decode_stored(v.value())))
     }
 
-    /// Store an accepted envelope (`id`, `trace`, `to`) as `forwarded`;
-    /// returns its arrival number.
+    /// Store an accepted envelope (`id`, `trace`, `to`, its lifecycle
+    /// index entry) as `forwarded`; returns its arrival number.
     pub(crate) fn put(
         &mut self,
         id: &[u8; 32],
         trace: &[u8; 32],
         to: Option<[u8; RECIPIENT_LEN]>,
+        lifecycle: Option<([u8; RECIPIENT_LEN], Lifecycle)>,
         forwarded: &[u8],
     ) -> Result<u64, redb::Error> {
         let arrival = self.arrivals.len()?;
@@ -128,6 +191,9 @@ impl<'t> Tables<'t> {
             key.extend_from_slice(&r);
             key.extend_from_slice(&pos.to_be_bytes());
             self.inbox.insert(key.as_slice(), id.as_slice())?;
+        }
+        if let Some(entry) = lifecycle {
+            put_lifecycle(&mut self.lifecycle, entry, arrival, id)?;
         }
         Ok(arrival)
     }
@@ -298,6 +364,36 @@ impl<'s> Reader<'s> {
     ) -> Result<Page, StoreError> {
         let planner = Planner::new(after, max_bytes);
         self.plan(TRACES, trace, after, |a| a.saturating_add(1), planner)
+    }
+
+    /// The lifecycle index of `who`: its first [`crate::keys::MAX_ROWS`]
+    /// rows whose envelope is stored, in arrival order.
+    pub(crate) fn lifecycle(&self, who: &[u8; RECIPIENT_LEN]) -> Result<Vec<Indexed>, StoreError> {
+        let err = storage(self.store, "read");
+        let t = self.txn.open_table(LIFECYCLE).map_err(|e| err(e.into()))?;
+        let envelopes = self.txn.open_table(ENVELOPES).map_err(|e| err(e.into()))?;
+        let mut out = Vec::new();
+        for item in t.range(who.as_slice()..).map_err(|e| err(e.into()))? {
+            let (k, v) = item.map_err(|e| err(e.into()))?;
+            if !k.value().starts_with(who) || out.len() >= crate::keys::MAX_ROWS {
+                break;
+            }
+            let v = v.value();
+            let (Some(kind), Ok(id)) = (
+                v.first().and_then(|&c| Lifecycle::from_code(i64::from(c))),
+                <[u8; 32]>::try_from(v.get(1..).unwrap_or_default()),
+            ) else {
+                continue;
+            };
+            if let Some(stored) = envelopes.get(id.as_slice()).map_err(|e| err(e.into()))? {
+                out.push(Indexed {
+                    id,
+                    kind,
+                    len: stored.value().len().saturating_sub(8),
+                });
+            }
+        }
+        Ok(out)
     }
 
     /// The envelopes `ids` as forwarded, concatenated in that order (one

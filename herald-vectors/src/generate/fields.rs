@@ -253,3 +253,33 @@ pub(super) fn faults(g: &mut Gen, base: &Base) {
         ])],
     );
 }
+
+/// The `handle` attestation (P12 revision 3, P15): text, a DNS name or
+/// `name@` a DNS name; anything else is `attestation_malformed` (a
+/// warning). Generated last, so that every earlier case keeps its bytes.
+pub(super) fn handles(g: &mut Gen) {
+    let n = g.fresh_nonce();
+    let named = g.build(
+        "alice",
+        EnvelopeBuilder::genesis(T0)
+            .nonce(n)
+            .attest("handle", Value::text("alice@example.com")),
+    );
+    let n = g.fresh_nonce();
+    let misnamed = g.build(
+        "bob",
+        EnvelopeBuilder::genesis(T0)
+            .nonce(n)
+            .attest("handle", Value::text("https://example.com/bob")),
+    );
+    g.verify(
+        "attestation_handle",
+        "a handle attestation: alice@example.com is well-shaped; a URL is not a handle (P12 revision 3)",
+        &[bytes_of(&named), bytes_of(&misnamed)],
+        &ALL,
+        vec![
+            expect(Status::Valid, &[]),
+            expect(Status::Valid, &[(ReasonCode::AttestationMalformed, None)]),
+        ],
+    );
+}

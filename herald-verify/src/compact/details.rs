@@ -30,9 +30,23 @@ pub(crate) struct DetailTable {
     pub(super) texts: Vec<String>,
     pub(super) text_at: HashMap<String, u32>,
     pub(super) consents: BTreeMap<u32, Vec<String>>,
+    /// Keys a resolution found at a handle (PROFILE P15), from the keyring.
+    pub(crate) resolved: Vec<(herald_core::PublicKey, crate::keyring::ResolvedAt)>,
 }
 
 impl DetailTable {
+    /// What a resolution said of the key of `from` (PROFILE P15).
+    pub(crate) fn resolved_for(&self, from: Option<&str>) -> Option<&crate::keyring::ResolvedAt> {
+        if self.resolved.is_empty() {
+            return None;
+        }
+        let sigil = herald_core::Sigil::parse(from?).ok()?;
+        self.resolved
+            .iter()
+            .find(|(k, _)| sigil.names_key(k.as_bytes()))
+            .map(|(_, at)| at)
+    }
+
     /// `reason` as kept.
     pub(crate) fn why(&mut self, reason: &Reason) -> CompactReason {
         let list = &mut self.list;

@@ -92,13 +92,20 @@ impl EnvelopeCodes {
             Some(f) => Some(hex(f.id)),
             None => crate::trace::named_fields(bytes).0,
         };
+        let from = self.sender(cx);
+        let resolved = match self.key_source {
+            Some(KeyOrigin::Dns | KeyOrigin::Conduit) => cx.details.resolved_for(from),
+            _ => None,
+        };
         EnvelopeReport {
             id,
-            from: self.sender(cx).map(String::from),
+            from: from.map(String::from),
             reasons: self.whys().flat_map(|w| w.forms(i, cx)).collect(),
             unlisted_reasons: self.reasons.unlisted().collect(),
             key_source: self.key_source,
             signing_key: self.signing_key.get(),
+            handle: resolved.map(|r| r.handle.clone()),
+            dnssec: resolved.and_then(|r| r.dnssec),
             lineage_consents: cx
                 .details
                 .consents

@@ -247,6 +247,8 @@ fn audit_with<'a>(
         .map(|(at, r)| (at, CompactEnvelope::formed(None, r)))
         .collect();
     let kept = merge_at_positions(reports, pieces);
+    let mut details = details;
+    details.resolved = keyring.resolved().map(|(k, at)| (k, at.clone())).collect();
     let mut summary = Summary::default();
     for e in &kept {
         summary.add(e.status());

@@ -1,0 +1,311 @@
+//! Key resolution from the command line (PROFILE P15, CLI.md *Resolution
+//! and Heralds*): the channels `--resolve` names and the flags they take,
+//! and the unknown signers of a `verify` set resolved through them.
+//!
+//! A signer is resolved through DNS only by a handle it claims itself: a
+//! `handle` attestation (P12) on one of its envelopes (its birth
+//! included). The key the handle's record names is used only when it
+//! hashes to the signer's sigil (the resolver checks) and the envelope
+//! that claimed the handle verifies under it, so both directions agree;
+//! a handle DNS does not confirm is never shown as the signer's name.
+
+use std::collections::HashMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use clap::{Args, ValueEnum};
+use herald_core::cbor::Limits;
+use herald_core::{CheckOptions, EnvelopeRef, Kind, PublicKey, Reason, Sigil, check};
+use herald_resolve::{
+    DnsChannel, DnsServer, Handle, Query, Resolution, Resolved, Resolver, Source, TrustAnchors,
+};
+use herald_verify::{Input, Keyring, Piece, Provenance, ResolvedAt, sequence_pieces};
+
+use crate::error::CliError;
+
+/// Most signers of one set resolved.
+const MAX_SIGNERS: usize = 256;
+
+/// Most handles one signer's envelopes may claim that are tried.
+const MAX_HANDLES: usize = 4;
+
+/// Largest trust anchor file read.
+const MAX_ANCHOR_FILE: u64 = 64 << 10;
+
+/// A resolution channel `--resolve` names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub(crate) enum ChannelName {
+    // (Plain comments: doc comments would make clap's help long-form.)
+    // TXT records at a handle's `_herald` name.
+    Dns,
+    // A conduit's `GET /v1/keys/{sigil}`.
+    Conduit,
+    // The Mainline DHT.
+    Dht,
+}
+
+/// The flags of the resolution channels (`herald resolve`, `herald verify --resolve`).
+#[derive(Args, Debug, Default, Clone)]
+pub(crate) struct ChannelArgs {
+    /// The DNS server to ask, as IP:PORT [default: the system's resolver]
+    #[arg(long, value_name = "SERVER:PORT")]
+    pub(crate) dns: Option<SocketAddr>,
+    /// DNSSEC trust anchors: a file of the zone's DNSKEY records (as `dig DNSKEY ZONE` prints them), or
+    /// `root` for the root zone's keys; answers under an anchor must validate [default: no
+    /// validation, every answer dnssec: false]
+    #[arg(long = "trust-anchor", value_name = "FILE|root")]
+    pub(crate) trust_anchor: Option<String>,
+    /// A conduit to ask for keys (repeatable)
+    #[arg(long, value_name = "URL")]
+    pub(crate) conduit: Vec<String>,
+    /// The Mainline DHT's bootstrap nodes (docs/resolution.md)
+    #[cfg(feature = "dht")]
+    #[command(flatten)]
+    pub(crate) dht: crate::commands::dht::DhtBootstrap,
+}
+
+/// A current-thread runtime for the channels.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, CliError> {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .map_err(|e| CliError::new(format!("cannot start the resolver: {e}")))
+}
+
+/// The trust anchors `--trust-anchor` names.
+fn anchors(arg: Option<&str>) -> Result<Option<TrustAnchors>, CliError> {
+    let Some(arg) = arg else { return Ok(None) };
+    if arg == "root" {
+        return Ok(Some(TrustAnchors::root()));
+    }
+    let path = Path::new(arg);
+    let size = std::fs::metadata(path)
+        .map_err(|e| CliError::io(path, &e))?
+        .len();
+    if size > MAX_ANCHOR_FILE {
+        return Err(CliError::new(format!(
+            "--trust-anchor {arg}: larger than {MAX_ANCHOR_FILE} bytes"
+        )));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| CliError::io(path, &e))?;
+    TrustAnchors::parse(&text)
+        .map(Some)
+        .map_err(|e| CliError::new(format!("--trust-anchor {arg}: {e}")))
+}
+
+/// A resolver asking `keyring`, then `channels` in order. Call it within
+/// a tokio runtime.
+pub(crate) fn resolver(
+    channels: &[ChannelName],
+    args: &ChannelArgs,
+    keyring: Keyring,
+) -> Result<Resolver, CliError> {
+    let mut resolver = Resolver::new().with_keyring(keyring);
+    let mut seen = Vec::new();
+    for &channel in channels {
+        if seen.contains(&channel) {
+            continue;
+        }
+        seen.push(channel);
+        resolver = match channel {
+            ChannelName::Dns => {
+                let server = args.dns.map_or(DnsServer::System, DnsServer::At);
+                let dns = DnsChannel::new(server, anchors(args.trust_anchor.as_deref())?)
+                    .map_err(|e| CliError::new(format!("dns: {e}")))?;
+                resolver.with_channel(Box::new(dns))
+            }
+            ChannelName::Dht => resolver.with_channel(dht_channel(args)?),
+            ChannelName::Conduit => {
+                let name = "conduit";
+                return Err(CliError::new(format!(
+                    "--resolve {name}: the {name} channel is not built into this program yet"
+                )));
+            }
+        };
+    }
+    Ok(resolver)
+}
+
+/// The Mainline DHT channel (docs/resolution.md *Mainline DHT*).
+#[cfg(feature = "dht")]
+fn dht_channel(args: &ChannelArgs) -> Result<Box<dyn herald_resolve::Channel>, CliError> {
+    let channel = herald_resolve::DhtChannel::new(&args.dht.config())
+        .map_err(|e| CliError::new(format!("dht: DHT node: {e}")))?;
+    Ok(Box::new(channel))
+}
+
+/// Without the `dht` feature there is no DHT channel.
+#[cfg(not(feature = "dht"))]
+fn dht_channel(_: &ChannelArgs) -> Result<Box<dyn herald_resolve::Channel>, CliError> {
+    Err(CliError::new(
+        "--resolve dht: this herald was built without the dht feature",
+    ))
+}
+
+/// The handles a signer's envelopes claim, each with the envelope that claimed it.
+type Claims<'a> = HashMap<Sigil, Vec<(Handle, &'a [u8])>>;
+
+/// The signers of `inputs` without a pinned key in `keyring`, with the
+/// handles their own envelopes claim (P12 `handle`).
+fn unknown_signers<'a>(inputs: &'a [Input], keyring: &Keyring) -> Claims<'a> {
+    let mut claims: Claims<'a> = HashMap::new();
+    let pieces = inputs.iter().flat_map(|i| {
+        sequence_pieces(
+            &i.bytes,
+            Limits::DEFAULT.max_size,
+            crate::input::SPLIT_DEPTH,
+        )
+    });
+    for piece in pieces {
+        let Piece::Item { bytes, .. } = piece else {
+            continue;
+        };
+        let Ok(env) = EnvelopeRef::decode(bytes) else {
+            continue;
+        };
+        let from = env.from_sigil();
+        if from.is_reserved()
+            || keyring
+                .lookup(&from)
+                .is_some_and(|(_, p)| p == Provenance::Pinned)
+        {
+            continue;
+        }
+        if !claims.contains_key(&from) && claims.len() >= MAX_SIGNERS {
+            continue;
+        }
+        let handles = claims.entry(from).or_default();
+        let claimed = env
+            .attestation("handle")
+            .and_then(|v| v.as_text())
+            .and_then(|t| Handle::parse(t).ok());
+        if let Some(h) = claimed
+            && handles.len() < MAX_HANDLES
+            && !handles.iter().any(|(known, _)| *known == h)
+        {
+            // A birth's claim first: it names the identity, not one message.
+            if env.kind() == Kind::Birth {
+                handles.insert(0, (h, bytes));
+            } else {
+                handles.push((h, bytes));
+            }
+        }
+    }
+    claims
+}
+
+/// Whether `envelope`'s origin signature verifies under `key`.
+fn signed_by(envelope: &[u8], key: PublicKey) -> bool {
+    let mut one = Keyring::new();
+    one.insert(key, Provenance::Pinned);
+    let mut reasons: Vec<Reason> = Vec::new();
+    check(envelope, &one, &CheckOptions::DEFAULT, &mut reasons);
+    !reasons
+        .iter()
+        .any(|r| r.index == Some(0) && !r.code.is_warning())
+}
+
+/// Resolve the signers of `inputs` that `keyring` has no pinned key for,
+/// through `channels`, and add what resolves to `keyring` (with its
+/// handle). Failures are warnings: the audit then reports the signer
+/// unknown, as without resolution.
+pub(crate) fn resolve_signers(
+    inputs: &[Input],
+    keyring: &mut Keyring,
+    channels: &[ChannelName],
+    args: &ChannelArgs,
+) -> Result<(), CliError> {
+    let claims = unknown_signers(inputs, keyring);
+    if claims.is_empty() {
+        return Ok(());
+    }
+    let runtime = runtime()?;
+    let results = runtime.block_on(async {
+        let resolver = Arc::new(resolver(channels, args, Keyring::new())?);
+        let mut tasks = tokio::task::JoinSet::new();
+        for (sigil, handles) in &claims {
+            let resolver = resolver.clone();
+            let (sigil, handles) = (*sigil, handles.iter().map(|(h, _)| h.clone()).collect());
+            tasks.spawn(async move { (sigil, resolve_one(&resolver, sigil, handles).await) });
+        }
+        let mut results = Vec::new();
+        while let Some(done) = tasks.join_next().await {
+            if let Ok(result) = done {
+                results.push(result);
+            }
+        }
+        Ok::<_, CliError>(results)
+    })?;
+    let mut results = results;
+    results.sort_by_key(|(sigil, _)| sigil.to_string());
+    for (sigil, outcome) in results {
+        for failure in &outcome.failures {
+            crate::notice::warning(&format!("resolving {sigil}: {failure}"));
+        }
+        let Some(answer) = outcome.answers.first() else {
+            for (handle, _) in claims.get(&sigil).into_iter().flatten() {
+                crate::notice::note(&format!(
+                    "{sigil} claims the handle {handle}, which does not name it: not used"
+                ));
+            }
+            continue;
+        };
+        accept(
+            keyring,
+            sigil,
+            answer,
+            claims.get(&sigil).map_or(&[][..], Vec::as_slice),
+        );
+    }
+    Ok(())
+}
+
+/// Ask for `sigil` at each handle it claims, then (for the channels that
+/// know sigils) by itself.
+async fn resolve_one(resolver: &Resolver, sigil: Sigil, handles: Vec<Handle>) -> Resolution {
+    let mut failures = Vec::new();
+    for handle in handles {
+        let mut out = resolver.resolve(&Query::sigil_at(sigil, handle)).await;
+        if out.is_resolved() {
+            return out;
+        }
+        failures.append(&mut out.failures);
+    }
+    let only_dns = resolver.channels().all(|c| c == Source::Dns);
+    let mut out = if only_dns {
+        Resolution::default()
+    } else {
+        resolver.resolve(&Query::sigil(sigil)).await
+    };
+    failures.append(&mut out.failures);
+    out.failures = failures;
+    out
+}
+
+/// Add `answer`'s key for `sigil` to `keyring`: with its handle when the
+/// envelope that claimed that handle verifies under it (P15, both
+/// directions agree), else not at all for a DNS answer.
+fn accept(keyring: &mut Keyring, sigil: Sigil, answer: &Resolved, claims: &[(Handle, &[u8])]) {
+    let provenance = match answer.source {
+        Source::Dns => Provenance::Dns,
+        // A DHT answer's key was served by a conduit the DHT pointed at.
+        Source::Conduit | Source::Dht => Provenance::Conduit,
+        _ => Provenance::Birth,
+    };
+    let Some(handle) = &answer.handle else {
+        keyring.insert_resolved(answer.key, provenance, None);
+        return;
+    };
+    let claimed_by_signer = claims
+        .iter()
+        .any(|(h, envelope)| h == handle && signed_by(envelope, answer.key));
+    if claimed_by_signer {
+        let at = ResolvedAt::new(handle.to_string(), answer.dnssec);
+        keyring.insert_resolved(answer.key, provenance, Some(at));
+    } else {
+        crate::notice::warning(&format!(
+            "{handle} names {sigil}, but no envelope signed by that key claims {handle}: not used"
+        ));
+    }
+}
