@@ -179,6 +179,22 @@ impl Request {
         self
     }
 
+    /// Signed for the sigil `keyid` with its `key` at `created` (Unix
+    /// seconds): the `Signature-Input` and `Signature` fields of
+    /// CONDUIT.md *Who may read what* ([`crate::signature`]) over this
+    /// request's method and `http://` target URI.
+    #[must_use]
+    pub fn signed(mut self, key: &herald_core::SigningKey, keyid: &str, created: u64) -> Self {
+        let uri = crate::signature::target_uri(self.url.authority(), self.url.target());
+        let s = crate::signature::sign(key, keyid, self.method.as_str(), &uri, created);
+        for (name, value) in [("signature-input", s.input), ("signature", s.signature)] {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                self.headers.insert(HeaderName::from_static(name), v);
+            }
+        }
+        self
+    }
+
     /// The URL requested.
     #[must_use]
     pub fn url(&self) -> &Url {
