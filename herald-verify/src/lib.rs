@@ -77,7 +77,7 @@ pub use keyring::{
 };
 
 // Live reception (P8, P10): the receiver, its state, the redb store.
-pub use lifecycle::{IdentityRecord, RecordedBirth, RecordedMolt};
+pub use lifecycle::{IdentityRecord, RecordedBirth, RecordedMolt, signing_keys};
 pub use live::proof::{MoltProofError, ProvenMolt};
 pub use live::state::{IdentityKey, LiveState, StoreReader, StoreTxn};
 pub use live::store::{Claim, MAX_OWNER, STORE_FORMAT, Store, StoreError};
