@@ -14,7 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use herald_core::SigningKey;
+use herald_core::{PublicKey, Sigil, SigningKey};
 use herald_verify::{ConsistencyProof, InclusionProof, Prechecked, SignedTreeHead, StoreError};
 
 use crate::Conduit;
@@ -118,6 +118,11 @@ pub(crate) trait Backend: Send + Sync {
     /// The envelopes `ids` as forwarded, concatenated in that order (one
     /// chunk of an answer); an id not stored is left out.
     fn concat(&self, ids: Vec<[u8; 32]>) -> Pending<'_, Result<Vec<u8>, Failure>>;
+
+    /// The keys that may sign for `sigil` at `at` (CONDUIT.md *Who may
+    /// read what*: keyring, birth, molt; [`herald_verify::signing_keys`]),
+    /// from the lifecycle records every conduit of a fleet shares.
+    fn signing_keys(&self, sigil: Sigil, at: u64) -> Pending<'_, Result<Vec<PublicKey>, Failure>>;
 
     /// What changes when another conduit (of a fleet) delivers, so that
     /// an inbox long poll looks again; `None` when only this conduit does.

@@ -108,10 +108,12 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
 
     let bob_sigil = bob().sigil(SigilForm::Default).to_string();
     let alice_sigil = alice().sigil(SigilForm::Default).to_string();
-    for (who, n) in [(&bob_sigil, 31), (&alice_sigil, 30)] {
+    for (who, key, n) in [(&bob_sigil, bob(), 31), (&alice_sigil, alice(), 30)] {
         let mut seen = Vec::new();
         for conduit in [a, b, c] {
-            let r = conduit.get(&format!("/v1/inbox/{who}?after=0")).await;
+            let r = conduit
+                .get_as(&format!("/v1/inbox/{who}?after=0"), &key)
+                .await;
             assert_eq!(r.status, 200);
             assert_eq!(r.header("herald-cursor"), Some(n.to_string().as_str()));
             let got = items(&r.body);
@@ -121,21 +123,27 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
         assert_eq!(seen[0], seen[1]);
         assert_eq!(seen[1], seen[2]);
         // Paging after a cursor through another conduit continues exactly.
-        let r = b.get(&format!("/v1/inbox/{who}?after=10")).await;
+        let r = b.get_as(&format!("/v1/inbox/{who}?after=10"), &key).await;
         assert_eq!(items(&r.body), seen[0][10..]);
     }
 
     // A long poll on one conduit wakes for a post through another.
+    // Carol's birth, taken by one conduit, teaches every conduit of the
+    // fleet her key: she signs her reads (CONDUIT.md *Who may read what*).
     let carol = SigningKey::from_seed(&[0x33; 32]);
+    assert_eq!(b.post(&born(&carol, now())).await.status, 201);
     let waiting = {
         let addr = c.addr;
+        let reader = SigningKey::from_seed(&[0x33; 32]);
         let path = format!(
             "/v1/inbox/{}?after=0&wait=20",
             carol.sigil(SigilForm::Default)
         );
         tokio::spawn(async move {
             let t = Instant::now();
-            let r = herald_conduit::client::get(addr, &path, T).await.unwrap();
+            let r = herald_conduit::client::get_as(addr, &path, &reader, T)
+                .await
+                .unwrap();
             (r, t.elapsed())
         })
     };
@@ -152,7 +160,7 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
 
     // Proofs from any conduit, against one log.
     let head = sth_of(c).await;
-    assert_eq!(head.size(), 62);
+    assert_eq!(head.size(), 63, "61 messages, carol's birth, one to her");
     for m in &made {
         let id = herald_core::EnvelopeRef::decode(&m.envelope)
             .unwrap()
@@ -186,7 +194,7 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
             .to_string();
         let vkey = herald_tlog::NoteVerifier::ed25519(&origin, conduit_key().public_key()).unwrap();
         let (cp, _) = herald_tlog::checkpoint::SignedCheckpoint::open(&text, &[vkey]).unwrap();
-        assert_eq!(cp.checkpoint().size(), 62);
+        assert_eq!(cp.checkpoint().size(), 63);
         let reader = herald_tlog::tiles::TileReader::new(get, cp.checkpoint()).unwrap();
         assert_eq!(*reader.root(), root);
     })

@@ -92,6 +92,11 @@ struct ServeArgs {
     /// `Herald-Cursor` and `?after=` page through the rest
     #[arg(long, value_name = "BYTES", default_value_t = herald_conduit::page::DEFAULT_MAX_PAGE)]
     max_page: usize,
+    /// Serve every envelope and trace to anyone (a public archive); without it, only a
+    /// participant of the trace reads them, with a signed request (inboxes always need their
+    /// owner's signature)
+    #[arg(long)]
+    public: bool,
 }
 
 /// Run `conduit`.
@@ -146,6 +151,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     config.max_inflight = a.max_inflight;
     config.origin = a.origin;
     config.max_page = a.max_page;
+    config.public = a.public;
     if let Some(url) = &a.store
         && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
     {

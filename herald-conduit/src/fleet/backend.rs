@@ -84,6 +84,29 @@ impl Backend for Fleet {
         Box::pin(async move { Fleet::envelope(self, &id).await.map_err(|e| e.to_string()) })
     }
 
+    fn signing_keys(
+        &self,
+        sigil: herald_core::Sigil,
+        at: u64,
+    ) -> Pending<'_, Result<Vec<herald_core::PublicKey>, Failure>> {
+        Box::pin(async move {
+            let Some(who) = crate::stored::recipient(&sigil) else {
+                return Ok(Vec::new());
+            };
+            let c = self.reader().await.map_err(|e| e.to_string())?;
+            let row = c
+                .query_opt(
+                    "SELECT record FROM lifecycle WHERE identity = $1",
+                    &[&who.as_slice()],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            let record = row
+                .and_then(|r| herald_verify::IdentityRecord::from_stored(&r.get::<_, Vec<u8>>(0)));
+            Ok(self.receiver.signing_keys_of(&sigil, record.as_ref(), at))
+        })
+    }
+
     fn answered(&self, id: [u8; 32]) -> Pending<'_, Option<Vec<u8>>> {
         Box::pin(async move { self.first_body(&id).await.ok().flatten() })
     }

@@ -195,6 +195,17 @@ impl Request {
         self
     }
 
+    /// [`Request::signed`] now, with a `created` this process has not
+    /// signed the same request with before ([`fresh_created`]): Ed25519
+    /// being deterministic, the same request signed twice in one second
+    /// would carry the same signature, which a conduit refuses as a replay.
+    #[must_use]
+    pub fn signed_now(self, key: &herald_core::SigningKey, keyid: &str) -> Self {
+        let uri = crate::signature::target_uri(self.url.authority(), self.url.target());
+        let created = fresh_created(&[keyid, self.method.as_str(), &uri]);
+        self.signed(key, keyid, created)
+    }
+
     /// The URL requested.
     #[must_use]
     pub fn url(&self) -> &Url {
@@ -217,6 +228,39 @@ impl Request {
         r.body(Full::new(self.body.clone()))
             .map_err(|e| ClientError::Request(e.to_string()))
     }
+}
+
+/// Requests remembered by [`fresh_created`] at most.
+const MAX_RECENT: usize = 4096;
+
+/// A `created` for signing the request named by `parts` (sigil, method,
+/// target URI): now, or one second past the last one given for the same
+/// request when that is not in the past. A conduit accepts `created` up to
+/// 300 s ahead (CONDUIT.md *Who may read what*), so up to 300 identical
+/// requests a second sign distinctly.
+fn fresh_created(parts: &[&str]) -> u64 {
+    use std::collections::HashMap;
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::{Mutex, OnceLock, PoisonError};
+    static RECENT: OnceLock<(RandomState, Mutex<HashMap<u64, u64>>)> = OnceLock::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (hasher, recent) = RECENT.get_or_init(Default::default);
+    let name = hasher.hash_one(parts);
+    let mut recent = recent.lock().unwrap_or_else(PoisonError::into_inner);
+    if recent.len() >= MAX_RECENT {
+        recent.retain(|_, last| *last >= now);
+        if recent.len() >= MAX_RECENT {
+            recent.clear();
+        }
+    }
+    let created = match recent.get(&name) {
+        Some(&last) if last >= now => last.saturating_add(1),
+        _ => now,
+    };
+    recent.insert(name, created);
+    created
 }
 
 /// A whole answer.
