@@ -17,9 +17,14 @@ use crate::keyring::Keyring;
 /// - the sigil's own key: pinned in the keyring, or its witnessed birth's
 ///   when `births` (a receiver that learns birth keys, P7); unless an
 ///   accepted molt retired it at or before `at` (P8: `rotated_key`);
-/// - the new key of each accepted molt (rules 2, 4, 5) proven in a log
-///   (rule 3) whose `not_before` is at or before `at`, unless a later molt
-///   retired it;
+/// - the new key of each molt it accepted (rules 2, 4, 5) whose
+///   `not_before` is at or before `at`, unless a later molt retired it.
+///   Rule 3's inclusion proof is not asked: it lets a verifier that did not
+///   witness the molt rely on envelopes of the new key, while the holder
+///   of these keys witnessed it, and a signed request is no envelope
+///   anyone else relies on. (Without it, an identity could sign nothing at
+///   a conduit from its molt's `not_before` on: the old key is retired
+///   then, and a conduit is given no proofs.)
 ///
 /// and none at all when the identity is `disputed` (rule 5) or was
 /// deprecated before `at`.
@@ -52,7 +57,7 @@ pub fn signing_keys(
             record
                 .molts
                 .iter()
-                .filter(|m| m.accepted() && m.proven && at >= m.not_before)
+                .filter(|m| m.accepted() && at >= m.not_before)
                 .map(|m| m.new_key),
         );
     }
@@ -142,8 +147,17 @@ mod tests {
             [new.public_key()]
         );
         r.molts[0].proven = false;
-        assert!(signing_keys(&keyring, &sigil, Some(&r), true, 200).is_empty());
-        r.molts[0].proven = true;
+        assert_eq!(
+            signing_keys(&keyring, &sigil, Some(&r), true, 200),
+            [new.public_key()]
+        );
+        // A molt refused (rule 2's cool-off) neither retires nor adds a key.
+        r.molts[0].cooloff = true;
+        assert_eq!(
+            signing_keys(&keyring, &sigil, Some(&r), true, 200),
+            [old.public_key()]
+        );
+        r.molts[0].cooloff = false;
         r.deprecated = Some(300);
         assert_eq!(
             signing_keys(&keyring, &sigil, Some(&r), true, 300),
