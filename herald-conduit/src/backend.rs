@@ -124,6 +124,20 @@ pub(crate) trait Backend: Send + Sync {
     /// from the lifecycle records every conduit of a fleet shares.
     fn signing_keys(&self, sigil: Sigil, at: u64) -> Pending<'_, Result<Vec<PublicKey>, Failure>>;
 
+    /// Claim a signed read's signature (its first 16 bytes) until `until`
+    /// for every conduit sharing this storage: `false` when one of them
+    /// accepted it already (CONDUIT.md *Who may read what*: each signature
+    /// once). A lone conduit's window is in memory (`http::window`), so it
+    /// claims nothing here.
+    fn claim_read(
+        &self,
+        _signature: [u8; 16],
+        _until: u64,
+        _now: u64,
+    ) -> Pending<'_, Result<bool, Failure>> {
+        Box::pin(std::future::ready(Ok(true)))
+    }
+
     /// What changes when another conduit (of a fleet) delivers, so that
     /// an inbox long poll looks again; `None` when only this conduit does.
     fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>>;

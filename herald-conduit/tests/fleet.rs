@@ -158,6 +158,19 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
         "the long poll slept {waited:?}"
     );
 
+    // One signed read, as a load balancer in front of the fleet passes it
+    // (one Host for all): accepted by one conduit, refused as a replay by
+    // every other (CONDUIT.md *Who may read what*: each signature once).
+    let path = format!("/v1/inbox/{bob_sigil}?after=0");
+    let host = "fleet.invalid";
+    let uri = herald_http::signature::target_uri(host, &path);
+    let s = herald_http::signature::sign(&bob(), &bob_sigil, "GET", &uri, now() - 3);
+    let fields = [("Signature-Input", s.input), ("Signature", s.signature)];
+    assert_eq!(raw_get(a.addr, host, &path, &fields).await, 200);
+    for conduit in [a, b, c] {
+        assert_eq!(raw_get(conduit.addr, host, &path, &fields).await, 401);
+    }
+
     // Proofs from any conduit, against one log.
     let head = sth_of(c).await;
     assert_eq!(head.size(), 63, "61 messages, carol's birth, one to her");
@@ -204,6 +217,29 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
     for c in conduits {
         c.stop().await;
     }
+}
+
+/// The status of `GET path` sent to `addr` with `Host: host` and `fields`.
+async fn raw_get(
+    addr: std::net::SocketAddr,
+    host: &str,
+    path: &str,
+    fields: &[(&str, String)],
+) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (n, v) in fields {
+        req.push_str(&format!("{n}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    tokio::time::timeout(T, s.read_exact(&mut head))
+        .await
+        .unwrap()
+        .unwrap();
+    std::str::from_utf8(&head[9..12]).unwrap().parse().unwrap()
 }
 
 /// A fresh key's birth, some days ago (P7: self-certified).
@@ -399,7 +435,7 @@ async fn fleet_refuses_a_newer_schema_and_another_key() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 99]);
+    assert_eq!(versions, [1, 2, 99]);
 }
 
 /// The reference for the race above: one redb conduit, the two molts in

@@ -10,11 +10,13 @@ use tokio_postgres::Client;
 use super::FleetError;
 
 /// The migrations, in order: (version, SQL).
-pub(crate) const MIGRATIONS: &[(i32, &str)] =
-    &[(1, include_str!("../../migrations/0001_fleet.sql"))];
+pub(crate) const MIGRATIONS: &[(i32, &str)] = &[
+    (1, include_str!("../../migrations/0001_fleet.sql")),
+    (2, include_str!("../../migrations/0002_read_signatures.sql")),
+];
 
 /// The schema version this code writes and reads.
-pub(crate) const SCHEMA_VERSION: i32 = 1;
+pub(crate) const SCHEMA_VERSION: i32 = 2;
 
 /// Advisory lock key held (per transaction) while migrating.
 const MIGRATE_LOCK: i64 = 0x4845_5241_4c44_0001; // "HERALD" · 1

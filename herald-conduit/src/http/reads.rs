@@ -14,9 +14,10 @@
 //! or not what was asked for exists; the cause is only logged.
 //!
 //! Participants of a trace are learned by reading the trace's envelopes
-//! (their `from` and `to`) and kept per trace with the position read up
-//! to ([`Participants`]): arrivals commit in order in both backends, so a
-//! later read starts where the last one stopped.
+//! (their `from` and `to`), a page at a time until the reader is found,
+//! and kept per trace with the position read up to ([`Participants`]):
+//! arrivals commit in order in both backends, so a later read starts where
+//! the last one stopped, and a stranger costs one read of what is new.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
@@ -26,7 +27,7 @@ use axum::response::Response;
 use herald_core::Sigil;
 use herald_http::signature;
 
-use super::window::{Claim, MAX_AGE, Window};
+use super::window::{self, Claim, MAX_AGE, Window};
 use super::{App, problem, storage_problem};
 use crate::head;
 use crate::page::CHUNK;
@@ -128,7 +129,15 @@ pub(crate) async fn signer(
         return Err(refuse("no key held for the sigil verifies the signature"));
     }
     match app.reads.window.claim(presented.signature(), created, now) {
-        Claim::Fresh => Ok(who),
+        Claim::Fresh => {
+            let until = created.saturating_add(MAX_AGE);
+            let key = window::key_of(presented.signature());
+            match app.conduit.backend.claim_read(key, until, now).await {
+                Ok(true) => Ok(who),
+                Ok(false) => Err(refuse("a signature another conduit of the fleet accepted")),
+                Err(e) => Err(storage_problem(&e)),
+            }
+        }
         Claim::Replayed => Err(refuse("a replayed signature")),
         Claim::Full => {
             let mut r = problem(
@@ -171,10 +180,14 @@ struct Known {
     parties: Vec<Who>,
 }
 
+/// The traces kept, and the order they were first kept in (the oldest
+/// goes first).
+type Kept = (HashMap<[u8; 32], Known>, VecDeque<[u8; 32]>);
+
 /// The participants of recently read traces, at most [`MAX_TRACES`].
 #[derive(Default)]
 pub(crate) struct Participants {
-    inner: Mutex<(HashMap<[u8; 32], Known>, VecDeque<[u8; 32]>)>,
+    inner: Mutex<Kept>,
 }
 
 impl Participants {
@@ -212,6 +225,10 @@ impl Participants {
                 rest = rest.get(end..).unwrap_or_default();
             }
             cursor = page.cursor;
+            // Found: the rest is read by whoever asks next.
+            if learned.contains(&who) {
+                break;
+            }
         }
         let found = learned.contains(&who);
         if learned.is_empty() {

@@ -14,8 +14,10 @@
 //! (RFC 8032), so two different signed requests share those bytes with
 //! probability 2^-128.
 //!
-//! The window is this conduit's: in a fleet each conduit keeps its own
-//! (docs/conduit.md *Who may read what*).
+//! The window is this conduit's; a fleet's conduits also claim each
+//! signature in their shared database ([`crate::backend::Backend::claim_read`]),
+//! so a request accepted by one is refused by all (docs/conduit.md *Who
+//! may read what*).
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
@@ -26,9 +28,17 @@ pub(crate) const MAX_AGE: u64 = 300;
 /// Signatures remembered at most (about 48 MiB at most).
 pub(crate) const MAX_REMEMBERED: usize = 1 << 20;
 /// Bytes of a signature that name it.
-const KEY_LEN: usize = 16;
+pub(crate) const KEY_LEN: usize = 16;
 
-type Key = [u8; KEY_LEN];
+/// What names a signature in the window.
+pub(crate) type Key = [u8; KEY_LEN];
+
+/// The [`Key`] of `signature`.
+pub(crate) fn key_of(signature: &[u8; 64]) -> Key {
+    let mut key = [0u8; KEY_LEN];
+    key.copy_from_slice(signature.get(..KEY_LEN).unwrap_or(&[0; KEY_LEN]));
+    key
+}
 
 /// What [`Window::claim`] found.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -69,8 +79,7 @@ impl Window {
     /// Claim `signature`, created at `created`, at `now`: forget what
     /// expired before `now`, then remember it unless it is there already.
     pub(crate) fn claim(&self, signature: &[u8; 64], created: u64, now: u64) -> Claim {
-        let mut key = [0u8; KEY_LEN];
-        key.copy_from_slice(signature.get(..KEY_LEN).unwrap_or(&[0; KEY_LEN]));
+        let key = key_of(signature);
         let mut inner = self
             .inner
             .lock()
