@@ -41,8 +41,11 @@ pub fn signing_keys(
         return Vec::new();
     }
     let mut keys: Vec<[u8; 32]> = Vec::new();
-    let own = match keyring.lookup(sigil) {
-        Some((k, _)) => Some(*k.as_bytes()),
+    // A pinned key is checked already (P5: a prime-order point); a key
+    // from a record is checked here.
+    let pinned = keyring.lookup(sigil).map(|(k, _)| k);
+    let own = match pinned {
+        Some(k) => Some(*k.as_bytes()),
         None => record
             .birth
             .as_ref()
@@ -66,7 +69,11 @@ pub fn signing_keys(
         if record.retired(&k, at).is_some() {
             continue;
         }
-        if let Ok(key) = PublicKey::from_bytes(&k)
+        let key = match pinned {
+            Some(p) if p.as_bytes() == &k => Ok(p),
+            _ => PublicKey::from_bytes(&k),
+        };
+        if let Ok(key) = key
             && !out.contains(&key)
         {
             out.push(key);
