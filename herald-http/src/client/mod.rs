@@ -474,3 +474,37 @@ async fn whole(answer: hyper::Response<Incoming>, max: usize) -> Result<Response
         body: bytes,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn fields(r: &Request) -> (String, String) {
+        let get = |n: &str| r.headers.get(n).unwrap().to_str().unwrap().to_owned();
+        (get("signature-input"), get("signature"))
+    }
+
+    #[test]
+    fn the_same_request_signed_twice_at_once_signs_distinctly() {
+        let key = herald_core::SigningKey::from_seed(&[9; 32]);
+        let url = Url::parse("http://127.0.0.1:1/v1/inbox/x").unwrap();
+        let a = fields(&Request::get(url.clone()).signed_now(&key, "sigil:k"));
+        let b = fields(&Request::get(url.clone()).signed_now(&key, "sigil:k"));
+        assert_ne!(a.1, b.1, "a second signature in the same second");
+        let (ca, cb) = [&a.0, &b.0]
+            .map(|i| {
+                let p =
+                    crate::signature::parse("herald", &[i.as_bytes()], &[a.1.as_bytes()]).unwrap();
+                p.created().unwrap()
+            })
+            .into();
+        assert!(cb > ca, "{ca} then {cb}");
+        // Another request is not held back.
+        let other = Url::parse("http://127.0.0.1:1/v1/inbox/y").unwrap();
+        let c = fields(&Request::get(other).signed_now(&key, "sigil:k"));
+        let p = crate::signature::parse("herald", &[c.0.as_bytes()], &[c.1.as_bytes()]).unwrap();
+        assert!(p.created().unwrap() <= ca + 1);
+    }
+}
