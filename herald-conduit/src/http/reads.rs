@@ -9,7 +9,8 @@
 //! be within [`MAX_AGE`] of the conduit's clock; the keys are those the
 //! conduit holds for the `keyid` sigil ([`crate::backend::Backend::signing_keys`]),
 //! at most [`MAX_KEYS`] tried; an accepted signature is claimed in the
-//! replay [`Window`]. Every refusal is the same `401` with
+//! replay [`Window`], and in a fleet in its database too
+//! ([`crate::backend::Backend::claim_read`]). Every refusal is the same `401` with
 //! `WWW-Authenticate: Signature` ([`denied`]), whatever failed and whether
 //! or not what was asked for exists; the cause is only logged.
 //!
@@ -152,8 +153,8 @@ pub(crate) async fn signer(
     }
 }
 
-/// Whether `who` may read the envelopes of `trace`: a participant of it,
-/// or anyone when the conduit is `--public`.
+/// Whether `who` may read the envelopes of `trace`: a participant of it
+/// (the callers skip this on a `--public` conduit).
 pub(crate) async fn may_read_trace(app: &App, trace: [u8; 32], who: Who) -> Result<(), Response> {
     match app.reads.participants.includes(app, trace, who).await {
         Ok(true) => Ok(()),
