@@ -19,8 +19,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use herald_conduit::client;
+use herald_core::EnvelopeRef;
 use herald_core::cbor::Value;
-use herald_core::{EnvelopeRef, SigilForm};
 use herald_verify::{ConsistencyProof, InclusionProof, Keyring, Provenance, SignedTreeHead};
 
 const KILLS: usize = 24;
@@ -115,12 +115,11 @@ async fn sigkill_under_load_loses_nothing_acknowledged() {
         "too little was acknowledged: {}",
         seen.acked.len()
     );
-    let bob_sigil = bob().sigil(SigilForm::Default).to_string();
-    let (inbox, _) = support::conduit::read_inbox(&[addr], &bob_sigil, T).await;
+    let (inbox, _) = support::conduit::read_inbox(&[addr], &bob(), T).await;
     let inbox: std::collections::HashSet<_> = inbox.into_iter().collect();
     for (id, (n, body)) in seen.acked.iter() {
         let hex = herald_verify::hex(id);
-        let stored = client::get(addr, &format!("/v1/envelopes/{hex}"), T)
+        let stored = client::get_as(addr, &format!("/v1/envelopes/{hex}"), &bob(), T)
             .await
             .unwrap();
         assert_eq!(stored.status, 200, "acknowledged {hex} lost from the store");

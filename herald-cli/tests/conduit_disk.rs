@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use herald_conduit::client;
 use herald_core::EnvelopeRef;
-use support::conduit::{message, write_files};
+use support::conduit::{bob, message, write_files};
 
 const T: Duration = Duration::from_secs(20);
 /// How often the conduit tries to reopen its store (docs/conduit.md).
@@ -195,7 +195,7 @@ async fn a_full_disk_stops_posts_until_space_returns_and_loses_nothing() {
     acked.push(forwarded(&r.body));
     for f in &acked {
         let id = herald_verify::hex(EnvelopeRef::decode(f).unwrap().id());
-        let r = client::get(addr, &format!("/v1/envelopes/{id}"), T)
+        let r = client::get_as(addr, &format!("/v1/envelopes/{id}"), &bob(), T)
             .await
             .unwrap();
         assert_eq!((r.status, &r.body), (200, f), "acknowledged {id} is lost");

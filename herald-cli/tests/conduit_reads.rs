@@ -44,7 +44,8 @@ async fn read_all(addr: SocketAddr, path: &str) -> Vec<[u8; 32]> {
     let mut ids = Vec::new();
     let mut cursor = 0u64;
     for _ in 0..=REPLIES + 1 {
-        let r = client::get(addr, &format!("{path}?after={cursor}"), T)
+        // Signed by bob, to whom every reply goes (CONDUIT.md *Who may read what*).
+        let r = client::get_as(addr, &format!("{path}?after={cursor}"), &bob(), T)
             .await
             .unwrap();
         assert_eq!(r.status, 200);

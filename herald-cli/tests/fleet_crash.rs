@@ -24,8 +24,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use herald_conduit::client;
+use herald_core::EnvelopeRef;
 use herald_core::cbor::Value;
-use herald_core::{EnvelopeRef, SigilForm};
 use herald_verify::{InclusionProof, Keyring, Provenance, SignedTreeHead};
 use support::conduit::{bob, conduit_key, message, write_files};
 
@@ -212,8 +212,7 @@ async fn fleet_sigkill_under_load_loses_nothing_acknowledged() {
     // Through the surviving conduits: every acknowledged envelope stored,
     // in bob's inbox, proven in the log, its nonce a replay.
     let addrs: Vec<SocketAddr> = slots.iter().map(|s| s.1).collect();
-    let bob_sigil = bob().sigil(SigilForm::Default).to_string();
-    let (inbox, cursor) = support::conduit::read_inbox(&addrs, &bob_sigil, T).await;
+    let (inbox, cursor) = support::conduit::read_inbox(&addrs, &bob(), T).await;
     assert_eq!(
         u64::try_from(inbox.len()).unwrap(),
         cursor,
@@ -229,7 +228,7 @@ async fn fleet_sigkill_under_load_loses_nothing_acknowledged() {
             in_inbox.contains(id),
             "acknowledged {hex} lost from the inbox"
         );
-        let got = client::get(via, &format!("/v1/envelopes/{hex}"), T)
+        let got = client::get_as(via, &format!("/v1/envelopes/{hex}"), &bob(), T)
             .await
             .unwrap();
         assert_eq!(got.status, 200, "acknowledged {hex} lost from the store");

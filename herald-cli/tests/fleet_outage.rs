@@ -21,7 +21,7 @@ use std::time::{Duration, Instant};
 use herald_conduit::client::{self, Response};
 use herald_core::EnvelopeRef;
 use herald_core::cbor::Value;
-use support::conduit::{message, write_files};
+use support::conduit::{bob, message, write_files};
 
 const T: Duration = Duration::from_secs(10);
 
@@ -119,7 +119,7 @@ async fn fleet_database_outage_fails_healthz_hides_the_cause_and_recovers() {
     ];
     let second = message(2, "during the outage");
     assert_storage_problem(&post(addr, &second).await, "a post", &private);
-    let read = client::get(addr, &format!("/v1/envelopes/{id}"), T)
+    let read = client::get_as(addr, &format!("/v1/envelopes/{id}"), &bob(), T)
         .await
         .unwrap();
     assert_storage_problem(&read, "an envelope read", &private);
@@ -151,7 +151,7 @@ async fn fleet_database_outage_fails_healthz_hides_the_cause_and_recovers() {
         acknowledged(&answered.body),
         "a repeat after the outage is the same envelope at the same index"
     );
-    let read = client::get(addr, &format!("/v1/envelopes/{id}"), T)
+    let read = client::get_as(addr, &format!("/v1/envelopes/{id}"), &bob(), T)
         .await
         .unwrap();
     assert_eq!(read.status, 200);

@@ -421,7 +421,7 @@ async fn a_relay_leaves_room_for_its_receipt() {
         .id()
         .to_owned();
     let path = format!("/v1/envelopes/{}", herald_verify::hex(&id));
-    let stored = client::get(addr, &path, T).await.unwrap();
+    let stored = client::get_as(addr, &path, &alice(), T).await.unwrap();
     assert_eq!(stored.status, 200);
     let fwd = herald_core::EnvelopeRef::decode(&stored.body).unwrap();
     assert_eq!(fwd.signature_count(), 2);

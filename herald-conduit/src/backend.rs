@@ -14,7 +14,7 @@ use std::future::Future;
 use std::pin::Pin;
 use std::time::Duration;
 
-use herald_core::SigningKey;
+use herald_core::{PublicKey, Sigil, SigningKey};
 use herald_verify::{ConsistencyProof, InclusionProof, Prechecked, SignedTreeHead, StoreError};
 
 use crate::Conduit;
@@ -128,6 +128,25 @@ pub(crate) trait Backend: Send + Sync {
         &self,
         identity: [u8; RECIPIENT_LEN],
     ) -> Pending<'_, Result<Vec<Indexed>, Failure>>;
+
+    /// The keys that may sign for `sigil` at `at` (CONDUIT.md *Who may
+    /// read what*: keyring, birth, molt; [`herald_verify::signing_keys`]),
+    /// from the lifecycle records every conduit of a fleet shares.
+    fn signing_keys(&self, sigil: Sigil, at: u64) -> Pending<'_, Result<Vec<PublicKey>, Failure>>;
+
+    /// Claim a signed read's signature (its first 16 bytes) until `until`
+    /// for every conduit sharing this storage: `false` when one of them
+    /// accepted it already (CONDUIT.md *Who may read what*: each signature
+    /// once). A lone conduit's window is in memory (`http::window`), so it
+    /// claims nothing here.
+    fn claim_read(
+        &self,
+        _signature: [u8; 16],
+        _until: u64,
+        _now: u64,
+    ) -> Pending<'_, Result<bool, Failure>> {
+        Box::pin(std::future::ready(Ok(true)))
+    }
 
     /// What changes when another conduit (of a fleet) delivers, so that
     /// an inbox long poll looks again; `None` when only this conduit does.

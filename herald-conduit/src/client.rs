@@ -7,6 +7,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
+use herald_core::{SigilForm, SigningKey};
 use herald_http::client::{self as http, Client, Limits, Method, Request, Url};
 
 pub use herald_http::client::{ClientError, Response};
@@ -32,6 +33,32 @@ pub async fn get(addr: SocketAddr, path: &str, timeout: Duration) -> Result<Resp
     request(addr, "GET", path, None, timeout).await
 }
 
+/// `GET path` signed by `key` for its sigil now (CONDUIT.md *Who may read
+/// what*: an inbox by its owner, an envelope or trace by a participant).
+pub async fn get_as(
+    addr: SocketAddr,
+    path: &str,
+    key: &SigningKey,
+    timeout: Duration,
+) -> Result<Response, ClientError> {
+    let sigil = key.sigil(SigilForm::Default).to_string();
+    let r = Request::get(Url::for_addr(addr, path)?).signed_now(key, &sigil);
+    client(timeout).send(&r).await
+}
+
+/// `GET path`, signed by `key` when there is one.
+async fn get_maybe_as(
+    addr: SocketAddr,
+    path: &str,
+    key: Option<&SigningKey>,
+    timeout: Duration,
+) -> Result<Response, ClientError> {
+    match key {
+        Some(k) => get_as(addr, path, k, timeout).await,
+        None => get(addr, path, timeout).await,
+    }
+}
+
 /// Every page of a paged answer (a trace or an inbox, CONDUIT.md *Bounded
 /// answers*): `GET path?after=N` from `after`, following `Herald-Cursor`
 /// until a page is empty, each page within `timeout`; at most
@@ -45,11 +72,35 @@ pub async fn get_pages(
     max_bytes: usize,
     timeout: Duration,
 ) -> Result<Response, ClientError> {
+    pages(addr, path, after, max_bytes, None, timeout).await
+}
+
+/// [`get_pages`] with each page signed by `key` ([`get_as`]).
+pub async fn get_pages_as(
+    addr: SocketAddr,
+    path: &str,
+    after: u64,
+    max_bytes: usize,
+    key: &SigningKey,
+    timeout: Duration,
+) -> Result<Response, ClientError> {
+    pages(addr, path, after, max_bytes, Some(key), timeout).await
+}
+
+async fn pages(
+    addr: SocketAddr,
+    path: &str,
+    after: u64,
+    max_bytes: usize,
+    key: Option<&SigningKey>,
+    timeout: Duration,
+) -> Result<Response, ClientError> {
     let sep = if path.contains('?') { '&' } else { '?' };
     let mut cursor = after;
     let mut body = Vec::new();
     loop {
-        let mut page = get(addr, &format!("{path}{sep}after={cursor}"), timeout).await?;
+        let mut page =
+            get_maybe_as(addr, &format!("{path}{sep}after={cursor}"), key, timeout).await?;
         if page.status != 200 {
             return Ok(page);
         }
@@ -137,6 +188,22 @@ impl Connection {
         timeout: Duration,
     ) -> Result<Response, ClientError> {
         let r = Request::post(Url::for_addr(self.addr, path)?, CBOR, body.to_vec());
+        self.inner.set_timeout(timeout);
+        self.inner.send(&r).await
+    }
+
+    /// `GET path`, signed by `key` when there is one ([`get_as`]),
+    /// answered within `timeout`.
+    pub async fn get(
+        &mut self,
+        path: &str,
+        key: Option<&SigningKey>,
+        timeout: Duration,
+    ) -> Result<Response, ClientError> {
+        let mut r = Request::get(Url::for_addr(self.addr, path)?);
+        if let Some(k) = key {
+            r = r.signed_now(k, &k.sigil(SigilForm::Default).to_string());
+        }
         self.inner.set_timeout(timeout);
         self.inner.send(&r).await
     }

@@ -83,6 +83,11 @@ pub struct Config {
     /// Bytes of envelopes in one trace or inbox answer at most
     /// (`--max-page`, CONDUIT.md *Bounded answers*).
     pub max_page: usize,
+    /// `--public`: envelopes and traces are readable by anyone (the public
+    /// replay of spec Phase 2); otherwise only by a participant of the
+    /// trace, with a signed request (CONDUIT.md *Who may read what*).
+    /// Inboxes always need their owner's signature.
+    pub public: bool,
 }
 
 impl Config {
@@ -104,6 +109,7 @@ impl Config {
             store: None,
             witnesses: Vec::new(),
             max_page: crate::page::DEFAULT_MAX_PAGE,
+            public: false,
         }
     }
 

@@ -23,6 +23,9 @@ pub(crate) struct Head {
     pub(crate) from: Sigil,
     /// The `trace`.
     pub(crate) trace: [u8; 32],
+    /// The `to` sigil, when it was read and parses (CONDUIT.md *Who may
+    /// read what*: a participant is `from` or `to`).
+    pub(crate) to: Option<Sigil>,
     /// Where the top-level item ends, when it is complete in the bytes.
     pub(crate) end: Option<usize>,
     /// How many signatures the `signatures` array holds, when its head was
@@ -42,7 +45,7 @@ pub(crate) fn scan(bytes: &[u8]) -> Option<Head> {
     if major != 5 {
         return None;
     }
-    let (mut id, mut from, mut trace) = (None, None, None);
+    let (mut id, mut from, mut trace, mut to) = (None, None, None, None);
     let (mut signatures, mut birth) = (None, false);
     let mut complete = true;
     for _ in 0..entries {
@@ -57,6 +60,7 @@ pub(crate) fn scan(bytes: &[u8]) -> Option<Head> {
             "id" => r.bytes32().map(|v| id = Some(v)),
             "trace" => r.bytes32().map(|v| trace = Some(v)),
             "from" => r.text().map(|t| from = Sigil::parse(t).ok()),
+            "to" => r.text().map(|t| to = Sigil::parse(t).ok()),
             "kind" => r.text().map(|t| birth = t == "birth"),
             "signatures" => r.array(&mut signatures),
             _ => r.skip(0),
@@ -70,6 +74,7 @@ pub(crate) fn scan(bytes: &[u8]) -> Option<Head> {
         id: id?,
         from: from?,
         trace: trace?,
+        to,
         end: complete.then_some(r.pos),
         signatures,
         birth,

@@ -207,7 +207,7 @@ async fn inbox_cursor_and_long_poll() {
             .status,
         201
     );
-    let r = c.get(&format!("/v1/inbox/{bob_sigil}")).await;
+    let r = c.get_as(&format!("/v1/inbox/{bob_sigil}"), &bob()).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.header("content-type"), Some("application/cbor-seq"));
     assert_eq!(r.header("herald-cursor"), Some("3"));
@@ -215,13 +215,15 @@ async fn inbox_cursor_and_long_poll() {
     assert_eq!(got.len(), 3);
     // Any form of the sigil names the same inbox.
     let long = bob().sigil(SigilForm::Long).to_string();
-    let r = c.get(&format!("/v1/inbox/{long}?after=2")).await;
+    let r = c.get_as(&format!("/v1/inbox/{long}?after=2"), &bob()).await;
     assert_eq!(
         (r.header("herald-cursor"), items(&r.body).len()),
         (Some("3"), 1)
     );
     // Nothing new: an immediate empty answer with the cursor unchanged.
-    let r = c.get(&format!("/v1/inbox/{bob_sigil}?after=3")).await;
+    let r = c
+        .get_as(&format!("/v1/inbox/{bob_sigil}?after=3"), &bob())
+        .await;
     assert_eq!(
         (r.status, r.header("herald-cursor"), r.body.len()),
         (200, Some("3"), 0)
@@ -231,7 +233,10 @@ async fn inbox_cursor_and_long_poll() {
     let path = format!("/v1/inbox/{bob_sigil}?after=3&wait=10");
     let poll = tokio::spawn(async move {
         let t = Instant::now();
-        (client::get(addr, &path, T).await.unwrap(), t.elapsed())
+        (
+            client::get_as(addr, &path, &bob(), T).await.unwrap(),
+            t.elapsed(),
+        )
     });
     tokio::time::sleep(Duration::from_millis(300)).await;
     assert_eq!(
@@ -247,7 +252,7 @@ async fn inbox_cursor_and_long_poll() {
     // A long poll with nothing arriving ends at `wait`, empty.
     let t = Instant::now();
     let r = c
-        .get(&format!("/v1/inbox/{bob_sigil}?after=4&wait=1"))
+        .get_as(&format!("/v1/inbox/{bob_sigil}?after=4&wait=1"), &bob())
         .await;
     assert!(t.elapsed() >= Duration::from_millis(900));
     assert_eq!((r.header("herald-cursor"), r.body.len()), (Some("4"), 0));
@@ -281,17 +286,18 @@ async fn reads_traces_tree_heads_and_proofs() {
         201
     );
     let trace = herald_verify::hex(genesis.view().trace());
-    let r = c.get(&format!("/v1/traces/{trace}")).await;
+    let r = c.get_as(&format!("/v1/traces/{trace}"), &alice()).await;
     assert_eq!(r.status, 200);
     assert_eq!(r.body, forwarded.concat());
     let id = herald_verify::hex(&reply.id());
-    let r = c.get(&format!("/v1/envelopes/{id}")).await;
+    let r = c.get_as(&format!("/v1/envelopes/{id}"), &bob()).await;
     assert_eq!((r.status, &r.body), (200, &forwarded[1]));
+    // Unknown or not the reader's: the same 401 (CONDUIT.md *Who may read what*).
     assert_eq!(
-        c.get(&format!("/v1/envelopes/{}", "0".repeat(64)))
+        c.get_as(&format!("/v1/envelopes/{}", "0".repeat(64)), &alice())
             .await
             .status,
-        404
+        401
     );
     for bad in [
         "/v1/envelopes/ABC",
@@ -380,7 +386,7 @@ async fn state_survives_a_restart() {
         409
     );
     let bob_sigil = bob().sigil(SigilForm::Default).to_string();
-    let r = c.get(&format!("/v1/inbox/{bob_sigil}")).await;
+    let r = c.get_as(&format!("/v1/inbox/{bob_sigil}"), &bob()).await;
     assert_eq!(items(&r.body)[0], created(&first.body).envelope);
     assert_eq!(items(&r.body).len(), 4);
     let sth = SignedTreeHead::decode(&c.get("/v1/sth").await.body).unwrap();

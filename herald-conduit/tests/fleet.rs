@@ -111,10 +111,12 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
 
     let bob_sigil = bob().sigil(SigilForm::Default).to_string();
     let alice_sigil = alice().sigil(SigilForm::Default).to_string();
-    for (who, n) in [(&bob_sigil, 31), (&alice_sigil, 30)] {
+    for (who, key, n) in [(&bob_sigil, bob(), 31), (&alice_sigil, alice(), 30)] {
         let mut seen = Vec::new();
         for conduit in [a, b, c] {
-            let r = conduit.get(&format!("/v1/inbox/{who}?after=0")).await;
+            let r = conduit
+                .get_as(&format!("/v1/inbox/{who}?after=0"), &key)
+                .await;
             assert_eq!(r.status, 200);
             assert_eq!(r.header("herald-cursor"), Some(n.to_string().as_str()));
             let got = items(&r.body);
@@ -124,21 +126,27 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
         assert_eq!(seen[0], seen[1]);
         assert_eq!(seen[1], seen[2]);
         // Paging after a cursor through another conduit continues exactly.
-        let r = b.get(&format!("/v1/inbox/{who}?after=10")).await;
+        let r = b.get_as(&format!("/v1/inbox/{who}?after=10"), &key).await;
         assert_eq!(items(&r.body), seen[0][10..]);
     }
 
     // A long poll on one conduit wakes for a post through another.
+    // Carol's birth, taken by one conduit, teaches every conduit of the
+    // fleet her key: she signs her reads (CONDUIT.md *Who may read what*).
     let carol = SigningKey::from_seed(&[0x33; 32]);
+    assert_eq!(b.post(&born(&carol, now())).await.status, 201);
     let waiting = {
         let addr = c.addr;
+        let reader = SigningKey::from_seed(&[0x33; 32]);
         let path = format!(
             "/v1/inbox/{}?after=0&wait=20",
             carol.sigil(SigilForm::Default)
         );
         tokio::spawn(async move {
             let t = Instant::now();
-            let r = herald_conduit::client::get(addr, &path, T).await.unwrap();
+            let r = herald_conduit::client::get_as(addr, &path, &reader, T)
+                .await
+                .unwrap();
             (r, t.elapsed())
         })
     };
@@ -153,9 +161,22 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
         "the long poll slept {waited:?}"
     );
 
+    // One signed read, as a load balancer in front of the fleet passes it
+    // (one Host for all): accepted by one conduit, refused as a replay by
+    // every other (CONDUIT.md *Who may read what*: each signature once).
+    let path = format!("/v1/inbox/{bob_sigil}?after=0");
+    let host = "fleet.invalid";
+    let uri = herald_http::signature::target_uri(host, &path);
+    let s = herald_http::signature::sign(&bob(), &bob_sigil, "GET", &uri, now() - 3);
+    let fields = [("Signature-Input", s.input), ("Signature", s.signature)];
+    assert_eq!(raw_get(a.addr, host, &path, &fields).await, 200);
+    for conduit in [a, b, c] {
+        assert_eq!(raw_get(conduit.addr, host, &path, &fields).await, 401);
+    }
+
     // Proofs from any conduit, against one log.
     let head = sth_of(c).await;
-    assert_eq!(head.size(), 62);
+    assert_eq!(head.size(), 63, "61 messages, carol's birth, one to her");
     for m in &made {
         let id = herald_core::EnvelopeRef::decode(&m.envelope)
             .unwrap()
@@ -189,7 +210,7 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
             .to_string();
         let vkey = herald_tlog::NoteVerifier::ed25519(&origin, conduit_key().public_key()).unwrap();
         let (cp, _) = herald_tlog::checkpoint::SignedCheckpoint::open(&text, &[vkey]).unwrap();
-        assert_eq!(cp.checkpoint().size(), 62);
+        assert_eq!(cp.checkpoint().size(), 63);
         let reader = herald_tlog::tiles::TileReader::new(get, cp.checkpoint()).unwrap();
         assert_eq!(*reader.root(), root);
     })
@@ -199,6 +220,29 @@ async fn fleet_three_conduits_share_replay_inboxes_and_the_log() {
     for c in conduits {
         c.stop().await;
     }
+}
+
+/// The status of `GET path` sent to `addr` with `Host: host` and `fields`.
+async fn raw_get(
+    addr: std::net::SocketAddr,
+    host: &str,
+    path: &str,
+    fields: &[(&str, String)],
+) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+    let mut req = format!("GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n");
+    for (n, v) in fields {
+        req.push_str(&format!("{n}: {v}\r\n"));
+    }
+    req.push_str("\r\n");
+    s.write_all(req.as_bytes()).await.unwrap();
+    let mut head = [0u8; 12];
+    tokio::time::timeout(T, s.read_exact(&mut head))
+        .await
+        .unwrap()
+        .unwrap();
+    std::str::from_utf8(&head[9..12]).unwrap().parse().unwrap()
 }
 
 /// A fresh key's birth, some days ago (P7: self-certified).
@@ -394,7 +438,7 @@ async fn fleet_refuses_a_newer_schema_and_another_key() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 99]);
+    assert_eq!(versions, [1, 2, 3, 99]);
 }
 
 /// The reference for the race above: one redb conduit, the two molts in

@@ -131,7 +131,7 @@ async fn fifty_clients_mixed_posts() {
     let mut cursor = 0u64;
     loop {
         let r = c
-            .get(&format!("/v1/inbox/{bob_sigil}?after={cursor}"))
+            .get_as(&format!("/v1/inbox/{bob_sigil}?after={cursor}"), &bob())
             .await;
         let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
         if next == cursor {
@@ -146,7 +146,7 @@ async fn fifty_clients_mixed_posts() {
     // Each acknowledged genesis is its own trace, holding exactly it.
     for (id, body) in &acked {
         let r = c
-            .get(&format!("/v1/traces/{}", herald_verify::hex(id)))
+            .get_as(&format!("/v1/traces/{}", herald_verify::hex(id)), &bob())
             .await;
         assert_eq!(items(&r.body), vec![created(body).envelope]);
     }

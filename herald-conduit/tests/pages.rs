@@ -26,7 +26,8 @@ async fn pages(c: &Running, path: &str) -> Vec<(Vec<Vec<u8>>, u64)> {
     let mut out = Vec::new();
     let mut cursor = 0u64;
     for _ in 0..=REPLIES * 2 + 2 {
-        let r = c.get(&format!("{path}?after={cursor}")).await;
+        // Bob is a participant of every trace here, and owns the inbox read.
+        let r = c.get_as(&format!("{path}?after={cursor}"), &bob()).await;
         assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
         let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
         let got = items(&r.body);
@@ -91,7 +92,7 @@ async fn pages_hold_every_envelope_once(c: &Running) {
     assert_eq!(all, forwarded, "every envelope once, in arrival order");
 
     // The client follows the pages.
-    let whole = client::get_pages(c.addr, &path, 0, 1 << 20, T)
+    let whole = client::get_pages_as(c.addr, &path, 0, 1 << 20, &bob(), T)
         .await
         .unwrap();
     assert_eq!(whole.status, 200);
@@ -99,7 +100,7 @@ async fn pages_hold_every_envelope_once(c: &Running) {
     // From a cursor: only what follows it.
     let half = pages(c, &path).await;
     let (_, mid) = half[half.len() / 2];
-    let rest = client::get_pages(c.addr, &path, mid, 1 << 20, T)
+    let rest = client::get_pages_as(c.addr, &path, mid, 1 << 20, &bob(), T)
         .await
         .unwrap();
     let rest: Vec<Vec<u8>> = items(&rest.body);

@@ -7,6 +7,9 @@
 //!
 //! [`client`]: how every HERALD crate reaches another HERALD service
 //! (a conduit, a witness, an MCP server), bounded as the servers are.
+//!
+//! [`signature`]: signed requests (RFC 9421, Ed25519; CONDUIT.md *Who may
+//! read what*): the client signs, the server verifies, by one rule.
 #![forbid(unsafe_code)]
 
 pub mod client;
@@ -14,3 +17,4 @@ pub mod client;
 mod linger;
 #[cfg(feature = "server")]
 pub mod server;
+pub mod signature;

@@ -17,8 +17,8 @@ use std::time::Duration;
 
 use herald_agent::sender::SendError;
 use herald_agent::{Conduit, TraceFile as CoreTraceFile, sandbox};
-use herald_core::PublicKey;
-use herald_http::client::{Client, Limits, Url, blocking};
+use herald_core::{PublicKey, SigilForm};
+use herald_http::client::{Client, Limits, Request, Url, blocking};
 use pyo3::exceptions::{PyOSError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyModule;
@@ -184,15 +184,23 @@ impl ConduitSender {
 
     /// `GET path` (a path and query under the conduit's URL): `(status,
     /// headers, body)`, header names lowercased; `ValueError` for a path
-    /// that is not one, `OSError` without a whole answer.
-    fn get(&self, py: Python<'_>, path: &str) -> PyResult<Page> {
+    /// that is not one, `OSError` without a whole answer. With `key`, the
+    /// request is signed by it for its sigil (CONDUIT.md *Who may read
+    /// what*: RFC 9421 as herald-http signs it).
+    #[pyo3(signature = (path, key = None))]
+    fn get(&self, py: Python<'_>, path: &str, key: Option<&SigningKey>) -> PyResult<Page> {
         let url = self
             .conduit
             .url()
             .join(path)
             .map_err(|e| PyValueError::new_err(e.to_string()))?;
         let client = Client::new(self.reads);
-        py.detach(|| blocking::get(&client, &url))
+        let mut request = Request::get(url.clone());
+        if let Some(k) = key {
+            let sigil = k.key.sigil(SigilForm::Default).to_string();
+            request = request.signed_now(&k.key, &sigil);
+        }
+        py.detach(|| blocking::send(&client, &request))
             .map(|r| (r.status, r.headers, r.body))
             .map_err(|e| PyOSError::new_err(format!("{url}: {e}")))
     }

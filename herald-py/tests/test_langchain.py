@@ -246,7 +246,12 @@ def test_plain_llm_run_and_conduit_sink(herald_bin, keys, tmp_path):
         assert [s["scope"] for s in envs[1].signatures] == ["origin", "conduit_receipt"]
         assert len(sink.indices) == 2
         fetched = tmp_path / "fetched.herald"
-        fetched.write_bytes(sink.trace(envs[0].trace))
+        # Signed by the agent, a participant (CONDUIT.md *Who may read what*);
+        # unsigned, the conduit does not say whether the trace exists.
+        with pytest.raises(herald.ConduitError) as e:
+            sink.trace(envs[0].trace)
+        assert e.value.status == 401
+        fetched.write_bytes(sink.trace(envs[0].trace, key=keys["agent"]))
         conduit_pub = tmp_path / "conduit.pub"
         code, doc = cli_verify(herald_bin, keys["dir"], fetched, extra=["--keyring", conduit_pub])
         assert code == 0, doc

@@ -86,7 +86,7 @@ pub use history::{
 // Live reception (P8, P10): the receiver, its state, the redb store
 // (feature `store`, on by default; a crate that only audits traces, reads
 // sequences or checks receipts turns it off and links no redb).
-pub use lifecycle::{IdentityRecord, RecordedBirth, RecordedMolt};
+pub use lifecycle::{IdentityRecord, RecordedBirth, RecordedMolt, signing_keys};
 #[cfg(feature = "store")]
 pub use live::proof::{MoltProofError, ProvenMolt};
 #[cfg(feature = "store")]

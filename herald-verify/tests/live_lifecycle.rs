@@ -632,3 +632,30 @@ fn a_molted_in_key_molts_again() {
     );
     only(&rx, &say(&a, nb2 + 200), ReasonCode::RotatedKey);
 }
+
+/// CONDUIT.md *Who may read what*: the keys a receiver holds for a sigil
+/// (`Receiver::signing_keys`) follow what it witnessed: none before the
+/// birth, the birth key, then the molt's new key from `not_before`.
+#[test]
+fn signing_keys_follow_birth_and_molt() {
+    let dir = tempfile::tempdir().unwrap();
+    let (a, a2) = (key(1), key(2));
+    let rx = receiver(&dir.path().join("live.redb"), &[]);
+    let s = sigil(&a);
+    assert!(rx.signing_keys(&s, T0).unwrap().is_empty());
+    ok(&rx, &birth(&a, T0));
+    assert_eq!(rx.signing_keys(&s, T0 + 10).unwrap(), [a.public_key()]);
+    let not_before = T0 + 200 + DAY;
+    ok(&rx, &molt(&a, &a2, T0 + 200, not_before));
+    assert_eq!(
+        rx.signing_keys(&s, not_before - 1).unwrap(),
+        [a.public_key()]
+    );
+    assert_eq!(rx.signing_keys(&s, not_before).unwrap(), [a2.public_key()]);
+    // Another form of the sigil names the same identity.
+    let long = a.sigil(SigilForm::Long);
+    assert_eq!(
+        rx.signing_keys(&long, not_before).unwrap(),
+        [a2.public_key()]
+    );
+}

@@ -179,9 +179,11 @@ async fn talk(
     while sent < args.turns || received < args.turns {
         let path = format!("/v1/inbox/{me}?after={cursor}&wait={POLL_WAIT}");
         let r = expect(
-            client::get(
+            // Signed: an inbox is its owner's (CONDUIT.md *Who may read what*).
+            client::get_as(
                 addr,
                 &path,
+                &key,
                 REQUEST_TIMEOUT + Duration::from_secs(POLL_WAIT),
             )
             .await,

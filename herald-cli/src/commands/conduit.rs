@@ -101,6 +101,11 @@ struct ServeArgs {
     #[cfg(feature = "dht")]
     #[command(flatten)]
     dht: crate::commands::dht::DhtBootstrap,
+    /// Serve every envelope and trace to anyone (a public archive); without it, only a
+    /// participant of the trace reads them, with a signed request (inboxes always need their
+    /// owner's signature)
+    #[arg(long)]
+    public: bool,
 }
 
 /// Run `conduit`.
@@ -157,6 +162,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     config.max_inflight = a.max_inflight;
     config.origin = a.origin;
     config.max_page = a.max_page;
+    config.public = a.public;
     if let Some(url) = &a.store
         && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
     {

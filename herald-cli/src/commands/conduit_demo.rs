@@ -1,7 +1,8 @@
 //! `herald demo --conduit`: the conversation over the network. A conduit
 //! (relay + notary) on a free loopback port and two agents as separate
 //! processes (`herald agent`) talk through it; then the trace is replayed
-//! as a public verifier would: fetched from `/v1/traces/{trace}` with the
+//! as a public verifier would (the conduit runs with `--public`, CONDUIT.md
+//! *Who may read what*): fetched from `/v1/traces/{trace}` with the
 //! inclusion proofs, bundled, and verified with only published keys (the
 //! agents' `.pub` files and the conduit's `.well-known` key); last, a
 //! tampered copy fails.
@@ -71,6 +72,10 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
             "127.0.0.1:0",
             "--roles",
             "relay,notary",
+            // The public replay below reads the trace as anyone would
+            // (CONDUIT.md *Who may read what*); the agents sign their
+            // inbox reads all the same.
+            "--public",
         ])
         .args(["--batch-ms", "100", "--key"])
         .arg(dir.join("conduit.key"))

@@ -85,21 +85,23 @@ pub(crate) fn serve(configure: impl FnOnce(&mut Command)) -> (Child, SocketAddr)
     (child, addr)
 }
 
-/// Every envelope id in the inbox of `sigil`, paging from cursor 0 and
-/// reading each page through the next of `addrs`; and the last cursor.
+/// Every envelope id in the inbox of `owner`'s sigil, paging from cursor
+/// 0 and reading each page through the next of `addrs`, signed by `owner`
+/// (CONDUIT.md *Who may read what*); and the last cursor.
 pub(crate) async fn read_inbox(
     addrs: &[SocketAddr],
-    sigil: &str,
+    owner: &SigningKey,
     timeout: std::time::Duration,
 ) -> (Vec<[u8; 32]>, u64) {
+    let sigil = owner.sigil(SigilForm::Default);
     let mut inbox = Vec::new();
     let mut cursor = 0u64;
     for page in 0.. {
         let via = addrs[page % addrs.len()];
-        let r =
-            herald_conduit::client::get(via, &format!("/v1/inbox/{sigil}?after={cursor}"), timeout)
-                .await
-                .unwrap();
+        let path = format!("/v1/inbox/{sigil}?after={cursor}");
+        let r = herald_conduit::client::get_as(via, &path, owner, timeout)
+            .await
+            .unwrap();
         let next: u64 = r.header("herald-cursor").unwrap().parse().unwrap();
         if next == cursor {
             break;

@@ -90,6 +90,60 @@ impl Backend for Fleet {
         Box::pin(async move { Fleet::envelope(self, &id).await.map_err(|e| e.to_string()) })
     }
 
+    fn signing_keys(
+        &self,
+        sigil: herald_core::Sigil,
+        at: u64,
+    ) -> Pending<'_, Result<Vec<herald_core::PublicKey>, Failure>> {
+        Box::pin(async move {
+            let Some(who) = crate::stored::recipient(&sigil) else {
+                return Ok(Vec::new());
+            };
+            let c = self.reader().await.map_err(|e| e.to_string())?;
+            let row = c
+                .query_opt(
+                    "SELECT record FROM lifecycle WHERE identity = $1",
+                    &[&who.as_slice()],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            let record = row
+                .and_then(|r| herald_verify::IdentityRecord::from_stored(&r.get::<_, Vec<u8>>(0)));
+            Ok(self.receiver.signing_keys_of(&sigil, record.as_ref(), at))
+        })
+    }
+
+    /// The fleet's replay window of signed reads (migration 0002): one
+    /// insert; expired rows are deleted by about one claim in 256 (those
+    /// whose signature starts with a zero byte: uniform, and no state).
+    fn claim_read(
+        &self,
+        signature: [u8; 16],
+        until: u64,
+        now: u64,
+    ) -> Pending<'_, Result<bool, Failure>> {
+        Box::pin(async move {
+            let c = self.reader().await.map_err(|e| e.to_string())?;
+            if signature[0] == 0 {
+                c.execute(
+                    "DELETE FROM read_signatures WHERE retain_until < $1",
+                    &[&super::big(now)],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            }
+            let fresh = c
+                .execute(
+                    "INSERT INTO read_signatures (signature, retain_until) VALUES ($1, $2) \
+                     ON CONFLICT DO NOTHING",
+                    &[&signature.as_slice(), &super::big(until)],
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            Ok(fresh == 1)
+        })
+    }
+
     fn answered(&self, id: [u8; 32]) -> Pending<'_, Option<Vec<u8>>> {
         Box::pin(async move { self.first_body(&id).await.ok().flatten() })
     }

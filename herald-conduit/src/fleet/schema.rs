@@ -13,10 +13,11 @@ use super::FleetError;
 pub(crate) const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("../../migrations/0001_fleet.sql")),
     (2, include_str!("../../migrations/0002_lifecycle.sql")),
+    (3, include_str!("../../migrations/0003_read_signatures.sql")),
 ];
 
 /// The schema version this code writes and reads.
-pub(crate) const SCHEMA_VERSION: i32 = 2;
+pub(crate) const SCHEMA_VERSION: i32 = 3;
 
 /// The version whose migration also indexes the envelopes stored before
 /// it ([`index_lifecycle`]).

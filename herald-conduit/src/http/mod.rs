@@ -4,7 +4,9 @@
 
 mod audit;
 mod keys;
+mod reads;
 mod tlog;
+mod window;
 
 use audit::audit_log;
 
@@ -16,7 +18,7 @@ use std::time::{Duration, Instant};
 use axum::Router;
 use axum::body::{Body, HttpBody};
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use data_encoding::HEXLOWER;
@@ -47,6 +49,8 @@ pub(crate) struct App {
     pub(crate) conduit: Arc<Conduit>,
     queue: Queue,
     inflight: Arc<Semaphore>,
+    /// Who may read what (CONDUIT.md revision 3).
+    reads: Arc<reads::Reads>,
 }
 
 /// The router of every CONDUIT.md endpoint this crate serves.
@@ -56,6 +60,7 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
         inflight: Arc::new(Semaphore::new(conduit.config.max_inflight)),
         conduit,
         queue,
+        reads: Arc::default(),
     };
     Router::new()
         .route("/v1/envelopes", post(post_envelope))
@@ -325,19 +330,59 @@ fn reasons_header(codes: &[&str]) -> String {
     out
 }
 
-async fn get_envelope(State(app): State<App>, Path(id): Path<String>) -> Response {
+/// The signer of a read, when CONDUIT.md *Who may read what* asks for one:
+/// always for an inbox, for envelopes and traces unless `--public`.
+async fn reader(
+    app: &App,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<reads::Who, Box<Response>> {
+    reads::signer(app, method, uri, headers)
+        .await
+        .map_err(Box::new)
+}
+
+async fn get_envelope(
+    State(app): State<App>,
+    Path(id): Path<String>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
+) -> Response {
     let id = match hash32(&id) {
         Ok(id) => id,
         Err(r) => return *r,
     };
-    match app.conduit.backend.envelope(id).await {
-        Ok(Some(s)) => cbor(StatusCode::OK, CBOR, s.bytes),
-        Ok(None) => problem(
+    let who = if app.conduit.config.public {
+        None
+    } else {
+        match reader(&app, &method, &uri, &headers).await {
+            Ok(w) => Some(w),
+            Err(r) => return *r,
+        }
+    };
+    let stored = match app.conduit.backend.envelope(id).await {
+        Ok(s) => s,
+        Err(e) => return storage_problem(&e),
+    };
+    match (stored, who) {
+        (Some(s), None) => cbor(StatusCode::OK, CBOR, s.bytes),
+        (None, None) => problem(
             StatusCode::NOT_FOUND,
             "unknown_id",
             "no envelope with that id",
         ),
-        Err(e) => storage_problem(&e),
+        // Unknown, or known: the same answer to a stranger.
+        (None, Some(_)) => reads::denied(),
+        (Some(s), Some(who)) => match reads::trace_of(&s.bytes, who) {
+            Some((_, true)) => cbor(StatusCode::OK, CBOR, s.bytes),
+            Some((trace, false)) => match reads::may_read_trace(&app, trace, who).await {
+                Ok(()) => cbor(StatusCode::OK, CBOR, s.bytes),
+                Err(r) => r,
+            },
+            None => reads::denied(),
+        },
     }
 }
 
@@ -358,6 +403,9 @@ async fn inbox(
     State(app): State<App>,
     Path(sigil): Path<String>,
     Query(q): Query<HashMap<String, String>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
 ) -> Response {
     let Some(who) = Sigil::parse(&sigil).ok().and_then(|s| recipient(&s)) else {
         return problem(StatusCode::BAD_REQUEST, "bad_sigil", "not a sigil (P2)");
@@ -366,6 +414,12 @@ async fn inbox(
         (Ok(a), Ok(w)) => (a.unwrap_or(0), w.unwrap_or(0)),
         (Err(r), _) | (_, Err(r)) => return *r,
     };
+    // Its owner's only, even on a `--public` conduit (CONDUIT.md).
+    match reader(&app, &method, &uri, &headers).await {
+        Ok(signer) if signer == who => {}
+        Ok(_) => return reads::denied(),
+        Err(r) => return *r,
+    }
     let until = Instant::now() + Duration::from_secs(wait).min(MAX_WAIT);
     let mut arrivals = app.conduit.deliveries.subscribe();
     let mut closing = app.conduit.closing.subscribe();
@@ -423,6 +477,9 @@ async fn trace(
     State(app): State<App>,
     Path(trace): Path<String>,
     Query(q): Query<HashMap<String, String>>,
+    method: Method,
+    uri: Uri,
+    headers: HeaderMap,
 ) -> Response {
     let trace = match hash32(&trace) {
         Ok(t) => t,
@@ -432,6 +489,15 @@ async fn trace(
         Ok(a) => a.unwrap_or(0),
         Err(r) => return *r,
     };
+    if !app.conduit.config.public {
+        let who = match reader(&app, &method, &uri, &headers).await {
+            Ok(w) => w,
+            Err(r) => return *r,
+        };
+        if let Err(r) = reads::may_read_trace(&app, trace, who).await {
+            return r;
+        }
+    }
     let max_page = app.conduit.config.max_page;
     match app.conduit.backend.trace_page(trace, after, max_page).await {
         Ok(page) => paged(&app, &page),

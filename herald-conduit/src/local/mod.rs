@@ -456,6 +456,19 @@ impl Backend for Local {
         Box::pin(std::future::ready(found))
     }
 
+    fn signing_keys(
+        &self,
+        sigil: herald_core::Sigil,
+        at: u64,
+    ) -> Pending<'_, Result<Vec<herald_core::PublicKey>, Failure>> {
+        let keys = self
+            .live
+            .get()
+            .and_then(|r| r.signing_keys(&sigil, at))
+            .map_err(|e| e.to_string());
+        Box::pin(std::future::ready(keys))
+    }
+
     fn answered(&self, id: [u8; 32]) -> Pending<'_, Option<Vec<u8>>> {
         let body = Self::read(&self.live, |r| match r.envelope(&id)? {
             Some(stored) => self.first_answer_of(r, &id, &stored, None),

@@ -66,6 +66,10 @@ impl Running {
     pub async fn get(&self, path: &str) -> Response {
         client::get(self.addr, path, T).await.unwrap()
     }
+    /// `GET path` signed by `key` (CONDUIT.md *Who may read what*).
+    pub async fn get_as(&self, path: &str, key: &SigningKey) -> Response {
+        client::get_as(self.addr, path, key, T).await.unwrap()
+    }
 }
 
 /// A relay + notary conduit (pinned keys: alice, bob), `tune` applied.

@@ -179,6 +179,33 @@ impl Request {
         self
     }
 
+    /// Signed for the sigil `keyid` with its `key` at `created` (Unix
+    /// seconds): the `Signature-Input` and `Signature` fields of
+    /// CONDUIT.md *Who may read what* ([`crate::signature`]) over this
+    /// request's method and `http://` target URI.
+    #[must_use]
+    pub fn signed(mut self, key: &herald_core::SigningKey, keyid: &str, created: u64) -> Self {
+        let uri = crate::signature::target_uri(self.url.authority(), self.url.target());
+        let s = crate::signature::sign(key, keyid, self.method.as_str(), &uri, created);
+        for (name, value) in [("signature-input", s.input), ("signature", s.signature)] {
+            if let Ok(v) = HeaderValue::from_str(&value) {
+                self.headers.insert(HeaderName::from_static(name), v);
+            }
+        }
+        self
+    }
+
+    /// [`Request::signed`] now, with a `created` this process has not
+    /// signed the same request with before ([`fresh_created`]): Ed25519
+    /// being deterministic, the same request signed twice in one second
+    /// would carry the same signature, which a conduit refuses as a replay.
+    #[must_use]
+    pub fn signed_now(self, key: &herald_core::SigningKey, keyid: &str) -> Self {
+        let uri = crate::signature::target_uri(self.url.authority(), self.url.target());
+        let created = fresh_created(&[keyid, self.method.as_str(), &uri]);
+        self.signed(key, keyid, created)
+    }
+
     /// The URL requested.
     #[must_use]
     pub fn url(&self) -> &Url {
@@ -201,6 +228,39 @@ impl Request {
         r.body(Full::new(self.body.clone()))
             .map_err(|e| ClientError::Request(e.to_string()))
     }
+}
+
+/// Requests remembered by [`fresh_created`] at most.
+const MAX_RECENT: usize = 4096;
+
+/// A `created` for signing the request named by `parts` (sigil, method,
+/// target URI): now, or one second past the last one given for the same
+/// request when that is not in the past. A conduit accepts `created` up to
+/// 300 s ahead (CONDUIT.md *Who may read what*), so up to 300 identical
+/// requests a second sign distinctly.
+fn fresh_created(parts: &[&str]) -> u64 {
+    use std::collections::HashMap;
+    use std::hash::{BuildHasher, RandomState};
+    use std::sync::{Mutex, OnceLock, PoisonError};
+    static RECENT: OnceLock<(RandomState, Mutex<HashMap<u64, u64>>)> = OnceLock::new();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let (hasher, recent) = RECENT.get_or_init(Default::default);
+    let name = hasher.hash_one(parts);
+    let mut recent = recent.lock().unwrap_or_else(PoisonError::into_inner);
+    if recent.len() >= MAX_RECENT {
+        recent.retain(|_, last| *last >= now);
+        if recent.len() >= MAX_RECENT {
+            recent.clear();
+        }
+    }
+    let created = match recent.get(&name) {
+        Some(&last) if last >= now => last.saturating_add(1),
+        _ => now,
+    };
+    recent.insert(name, created);
+    created
 }
 
 /// A whole answer.
@@ -413,4 +473,38 @@ async fn whole(answer: hyper::Response<Incoming>, max: usize) -> Result<Response
         headers,
         body: bytes,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+
+    use super::*;
+
+    fn fields(r: &Request) -> (String, String) {
+        let get = |n: &str| r.headers.get(n).unwrap().to_str().unwrap().to_owned();
+        (get("signature-input"), get("signature"))
+    }
+
+    #[test]
+    fn the_same_request_signed_twice_at_once_signs_distinctly() {
+        let key = herald_core::SigningKey::from_seed(&[9; 32]);
+        let url = Url::parse("http://127.0.0.1:1/v1/inbox/x").unwrap();
+        let a = fields(&Request::get(url.clone()).signed_now(&key, "sigil:k"));
+        let b = fields(&Request::get(url.clone()).signed_now(&key, "sigil:k"));
+        assert_ne!(a.1, b.1, "a second signature in the same second");
+        let (ca, cb) = [&a.0, &b.0]
+            .map(|i| {
+                let p =
+                    crate::signature::parse("herald", &[i.as_bytes()], &[a.1.as_bytes()]).unwrap();
+                p.created().unwrap()
+            })
+            .into();
+        assert!(cb > ca, "{ca} then {cb}");
+        // Another request is not held back.
+        let other = Url::parse("http://127.0.0.1:1/v1/inbox/y").unwrap();
+        let c = fields(&Request::get(other).signed_now(&key, "sigil:k"));
+        let p = crate::signature::parse("herald", &[c.0.as_bytes()], &[c.1.as_bytes()]).unwrap();
+        assert!(p.created().unwrap() <= ca + 1);
+    }
 }

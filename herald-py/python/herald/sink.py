@@ -1,6 +1,7 @@
 """Where a middleware's envelopes go: a trace file (CLI.md: a CBOR
 sequence, envelopes back to back) or a conduit (CONDUIT.md:
-``POST /v1/envelopes``). Sinks only ever see envelope bytes: no key."""
+``POST /v1/envelopes``). Sinks only ever see envelope bytes: no key (a
+conduit sink's ``trace`` read is signed with a key its caller passes)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ import os
 import threading
 from typing import Optional, Protocol, Union
 
-from ._native import ConduitSender, Envelope, TraceFile
+from ._native import ConduitSender, Envelope, SigningKey, TraceFile
 
 
 class Sink(Protocol):
@@ -111,17 +112,22 @@ class ConduitSink:
             raise ConduitError(status, reason, f"{where} {message}", signed=True)
         raise ConduitError(status, "", f"{where} not delivered: {message}")
 
-    def trace(self, trace: bytes) -> bytes:
+    def trace(self, trace: bytes, *, key: Optional[SigningKey] = None) -> bytes:
         """Every envelope of ``trace`` the conduit holds, as a CBOR sequence
         (``GET /v1/traces/{trace}``), following ``Herald-Cursor`` from page
         to page until one is empty (CONDUIT.md revision 3, *Bounded
-        answers*)."""
+        answers*). A conduit answers only a participant of the trace (a
+        sigil that is ``from`` or ``to`` of one of its envelopes): each
+        page is signed with ``key``, that participant's key (CONDUIT.md
+        *Who may read what*), unless the conduit runs with ``--public``;
+        otherwise it answers 401. The key signs the requests only; it is
+        never sent."""
         out = bytearray()
         cursor = 0
         while True:
             path = f"/v1/traces/{trace.hex()}?after={cursor}"
             try:
-                status, headers, body = self._sender.get(path)
+                status, headers, body = self._sender.get(path, key)
             except OSError as e:
                 raise ConduitError(0, "", f"conduit {self.url}: GET {path}: {e}") from e
             if status != 200:

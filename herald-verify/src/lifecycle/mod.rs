@@ -24,6 +24,7 @@
 //! shares (P2).
 
 pub(crate) mod audit;
+pub(crate) mod keys;
 pub(crate) mod record;
 pub(crate) mod rules;
 
@@ -34,6 +35,7 @@ use herald_core::{EnvelopeRef, KeyResolver, PublicKey, ReasonCode, Scope, Sigil,
 use crate::keyring::Keyring;
 use crate::report::{EnvelopeReport, ReportReason, SignedBy};
 
+pub use keys::signing_keys;
 pub use record::{IdentityRecord, RecordedBirth, RecordedMolt};
 
 /// The 10-byte key-hash prefix every sigil form of one identity shares.

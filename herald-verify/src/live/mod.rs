@@ -45,7 +45,9 @@ use core::fmt;
 
 use herald_core::attestation::BirthAttestation;
 use herald_core::cbor::Limits;
-use herald_core::{CheckOptions, EnvelopeRef, Kind, ReasonCode, Scope, Sigil, Status, Strict};
+use herald_core::{
+    CheckOptions, EnvelopeRef, Kind, PublicKey, ReasonCode, Scope, Sigil, Status, Strict,
+};
 
 use crate::auditlog::InclusionProof;
 use crate::batch::{self, BatchOptions};
@@ -629,6 +631,25 @@ impl Receiver {
             Some(who) => table::load(&self.store, &who),
             None => Ok(None),
         }
+    }
+
+    /// The keys that may sign for `sigil` at `at` as this receiver knows
+    /// them: its keyring and what it witnessed ([`crate::signing_keys`];
+    /// CONDUIT.md *Who may read what*).
+    pub fn signing_keys(&self, sigil: &Sigil, at: u64) -> Result<Vec<PublicKey>, StoreError> {
+        let record = self.lifecycle(sigil)?;
+        Ok(self.signing_keys_of(sigil, record.as_ref(), at))
+    }
+
+    /// [`Receiver::signing_keys`] with the identity's record read
+    /// elsewhere (a fleet's database).
+    pub fn signing_keys_of(
+        &self,
+        sigil: &Sigil,
+        record: Option<&IdentityRecord>,
+        at: u64,
+    ) -> Vec<PublicKey> {
+        crate::signing_keys(&self.keyring, sigil, record, self.learn_birth_keys, at)
     }
 
     /// Until when a claimed pair is kept (module docs).

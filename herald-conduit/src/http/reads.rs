@@ -1,0 +1,262 @@
+//! Who may read what (CONDUIT.md revision 3): the inbox by its owner,
+//! envelopes and traces by a participant of the trace (a sigil that is
+//! `from` or `to` of one of its envelopes) unless `--public`, each proven
+//! by a request signed as [`herald_http::signature`] gives it.
+//!
+//! A request is judged in bounded work before any signature is verified:
+//! the fields are read only up to [`herald_http::signature::MAX_FIELD`]
+//! bytes and one signature (label `herald`) is considered; `created` must
+//! be within [`MAX_AGE`] of the conduit's clock; the keys are those the
+//! conduit holds for the `keyid` sigil ([`crate::backend::Backend::signing_keys`]),
+//! at most [`MAX_KEYS`] tried; an accepted signature is claimed in the
+//! replay [`Window`], and in a fleet in its database too
+//! ([`crate::backend::Backend::claim_read`]). Every refusal is the same `401` with
+//! `WWW-Authenticate: Signature` ([`denied`]), whatever failed and whether
+//! or not what was asked for exists; the cause is only logged.
+//!
+//! Participants of a trace are learned by reading the trace's envelopes
+//! (their `from` and `to`), a page at a time until the reader is found,
+//! and kept per trace with the position read up to ([`Participants`]):
+//! arrivals commit in order in both backends, so a later read starts where
+//! the last one stopped, and a stranger costs one read of what is new.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Mutex;
+
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::response::Response;
+use herald_core::Sigil;
+use herald_http::signature;
+
+use super::window::{self, Claim, MAX_AGE, Window};
+use super::{App, problem, storage_problem};
+use crate::head;
+use crate::page::CHUNK;
+use crate::stored::{RECIPIENT_LEN, recipient};
+
+/// An identity: the key-hash prefix every form of its sigils shares.
+pub(crate) type Who = [u8; RECIPIENT_LEN];
+
+/// Keys tried for one signature at most (a sigil has its own key and a
+/// few molted-in ones).
+const MAX_KEYS: usize = 4;
+/// Traces whose participants are kept at most.
+const MAX_TRACES: usize = 4096;
+/// Participants kept for one trace at most; a trace with more is read
+/// again at each request rather than kept.
+const MAX_PARTIES: usize = 1024;
+
+/// The read side's state: the replay window and the participants learned.
+#[derive(Default)]
+pub(crate) struct Reads {
+    window: Window,
+    participants: Participants,
+}
+
+/// The one refusal of a read (CONDUIT.md: `401` with `WWW-Authenticate:
+/// Signature`, never a hint whether what was asked for exists).
+pub(crate) fn denied() -> Response {
+    let mut r = problem(
+        StatusCode::UNAUTHORIZED,
+        "unauthorized",
+        "this read needs a request signed (RFC 9421) by a sigil allowed to read it \
+         (CONDUIT.md, Who may read what)",
+    );
+    r.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static("Signature"),
+    );
+    r
+}
+
+/// [`denied`], `why` logged, never sent.
+fn refuse(why: &str) -> Response {
+    tracing::debug!(why, "read refused");
+    denied()
+}
+
+/// The identity that signed `method` `uri` (with `headers`), or the
+/// answer that refuses it.
+pub(crate) async fn signer(
+    app: &App,
+    method: &Method,
+    uri: &Uri,
+    headers: &HeaderMap,
+) -> Result<Who, Response> {
+    let lines = |name: &str| -> Vec<&[u8]> {
+        headers
+            .get_all(name)
+            .iter()
+            .take(signature::MAX_MEMBERS + 1)
+            .map(HeaderValue::as_bytes)
+            .collect()
+    };
+    let presented = signature::parse(
+        signature::LABEL,
+        &lines("signature-input"),
+        &lines("signature"),
+    )
+    .map_err(|e| refuse(&e.to_string()))?;
+    if !presented.is_herald_form() {
+        return Err(refuse("not the signature form CONDUIT.md gives"));
+    }
+    let now = app.conduit.now();
+    let created = presented.created().unwrap_or(0);
+    if created.abs_diff(now) > MAX_AGE {
+        return Err(refuse("created too far from the conduit's clock"));
+    }
+    let sigil = presented
+        .keyid()
+        .and_then(|k| Sigil::parse(k).ok())
+        .ok_or_else(|| refuse("keyid is not a sigil"))?;
+    let who = recipient(&sigil).ok_or_else(|| refuse("keyid is not a sigil"))?;
+    let host = headers
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .ok_or_else(|| refuse("no Host"))?;
+    let target = uri.path_and_query().map_or("/", |p| p.as_str());
+    let target_uri = signature::target_uri(host, target);
+    let keys = app
+        .conduit
+        .backend
+        .signing_keys(sigil, now)
+        .await
+        .map_err(|e| storage_problem(&e))?;
+    if !keys
+        .iter()
+        .take(MAX_KEYS)
+        .any(|k| presented.verify(k, method.as_str(), &target_uri))
+    {
+        return Err(refuse("no key held for the sigil verifies the signature"));
+    }
+    match app.reads.window.claim(presented.signature(), created, now) {
+        Claim::Fresh => {
+            let until = created.saturating_add(MAX_AGE);
+            let key = window::key_of(presented.signature());
+            match app.conduit.backend.claim_read(key, until, now).await {
+                Ok(true) => Ok(who),
+                Ok(false) => Err(refuse("a signature another conduit of the fleet accepted")),
+                Err(e) => Err(storage_problem(&e)),
+            }
+        }
+        Claim::Replayed => Err(refuse("a replayed signature")),
+        Claim::Full => {
+            let mut r = problem(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "overloaded",
+                "too many signed requests in the last 300 s; try again",
+            );
+            r.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(1));
+            Err(r)
+        }
+    }
+}
+
+/// Whether `who` may read the envelopes of `trace`: a participant of it
+/// (the callers skip this on a `--public` conduit).
+pub(crate) async fn may_read_trace(app: &App, trace: [u8; 32], who: Who) -> Result<(), Response> {
+    match app.reads.participants.includes(app, trace, who).await {
+        Ok(true) => Ok(()),
+        Ok(false) => Err(refuse("not a participant of the trace")),
+        Err(e) => Err(storage_problem(&e)),
+    }
+}
+
+/// The trace of the envelope `bytes` (as stored), and whether `who` is
+/// its `from` or `to`.
+pub(crate) fn trace_of(bytes: &[u8], who: Who) -> Option<([u8; 32], bool)> {
+    let h = head::scan(bytes)?;
+    let party = [Some(&h.from), h.to.as_ref()]
+        .into_iter()
+        .flatten()
+        .any(|s| recipient(s) == Some(who));
+    Some((h.trace, party))
+}
+
+/// The parties learned of a trace, and the position read up to.
+#[derive(Default)]
+struct Known {
+    cursor: u64,
+    parties: Vec<Who>,
+}
+
+/// The traces kept, and the order they were first kept in (the oldest
+/// goes first).
+type Kept = (HashMap<[u8; 32], Known>, VecDeque<[u8; 32]>);
+
+/// The participants of recently read traces, at most [`MAX_TRACES`].
+#[derive(Default)]
+pub(crate) struct Participants {
+    inner: Mutex<Kept>,
+}
+
+impl Participants {
+    /// Whether `who` is `from` or `to` of an envelope of `trace`.
+    async fn includes(&self, app: &App, trace: [u8; 32], who: Who) -> Result<bool, String> {
+        let mut cursor = {
+            let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+            match inner.0.get(&trace) {
+                Some(k) if k.parties.contains(&who) => return Ok(true),
+                Some(k) => k.cursor,
+                None => 0,
+            }
+        };
+        let mut learned: Vec<Who> = Vec::new();
+        let backend = &app.conduit.backend;
+        loop {
+            let page = backend.trace_page(trace, cursor, CHUNK).await?;
+            if page.entries.is_empty() {
+                break;
+            }
+            let ids = page.entries.iter().map(|e| e.id).collect();
+            let bytes = backend.concat(ids).await?;
+            let mut rest = bytes.as_slice();
+            while let Some(h) = head::scan(rest) {
+                for s in [Some(&h.from), h.to.as_ref()].into_iter().flatten() {
+                    if let Some(p) = recipient(s)
+                        && !learned.contains(&p)
+                    {
+                        learned.push(p);
+                    }
+                }
+                let Some(end) = h.end.filter(|&e| e > 0) else {
+                    break;
+                };
+                rest = rest.get(end..).unwrap_or_default();
+            }
+            cursor = page.cursor;
+            // Found: the rest is read by whoever asks next.
+            if learned.contains(&who) {
+                break;
+            }
+        }
+        let found = learned.contains(&who);
+        if learned.is_empty() {
+            return Ok(false);
+        }
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        let (known, order) = &mut *inner;
+        if !known.contains_key(&trace) {
+            if known.len() >= MAX_TRACES
+                && let Some(old) = order.pop_front()
+            {
+                known.remove(&old);
+            }
+            order.push_back(trace);
+        }
+        let k = known.entry(trace).or_default();
+        for p in learned {
+            if !k.parties.contains(&p) {
+                k.parties.push(p);
+            }
+        }
+        k.cursor = k.cursor.max(cursor);
+        let found = found || k.parties.contains(&who);
+        if k.parties.len() > MAX_PARTIES {
+            known.remove(&trace);
+            order.retain(|t| t != &trace);
+        }
+        Ok(found)
+    }
+}
