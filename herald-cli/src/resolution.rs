@@ -101,6 +101,8 @@ pub(crate) fn resolver(
     args: &ChannelArgs,
     keyring: Keyring,
 ) -> Result<Resolver, CliError> {
+    // The pinned keys also judge conduits' molt proofs (P8 rule 3).
+    let pins = keyring.clone();
     let mut resolver = Resolver::new().with_keyring(keyring);
     let mut seen = Vec::new();
     for &channel in channels {
@@ -115,29 +117,46 @@ pub(crate) fn resolver(
                     .map_err(|e| CliError::new(format!("dns: {e}")))?;
                 resolver.with_channel(Box::new(dns))
             }
-            ChannelName::Dht => resolver.with_channel(dht_channel(args)?),
-            ChannelName::Conduit => {
-                let name = "conduit";
-                return Err(CliError::new(format!(
-                    "--resolve {name}: the {name} channel is not built into this program yet"
-                )));
-            }
+            ChannelName::Conduit => conduits(resolver, args, &pins)?,
+            ChannelName::Dht => resolver.with_channel(dht_channel(args, &pins)?),
         };
+    }
+    Ok(resolver)
+}
+
+/// `resolver` with a conduit channel for each `--conduit URL`, in order
+/// (PROFILE P15 *Conduits*), judging answers with `pins`.
+fn conduits(
+    mut resolver: Resolver,
+    args: &ChannelArgs,
+    pins: &Keyring,
+) -> Result<Resolver, CliError> {
+    if args.conduit.is_empty() {
+        return Err(CliError::new("--resolve conduit needs --conduit URL"));
+    }
+    for url in &args.conduit {
+        let channel = herald_resolve::ConduitChannel::new(url, pins.clone())
+            .map_err(|e| CliError::new(format!("--conduit: {e}")))?;
+        resolver = resolver.with_channel(Box::new(channel));
     }
     Ok(resolver)
 }
 
 /// The Mainline DHT channel (docs/resolution.md *Mainline DHT*).
 #[cfg(feature = "dht")]
-fn dht_channel(args: &ChannelArgs) -> Result<Box<dyn herald_resolve::Channel>, CliError> {
+fn dht_channel(
+    args: &ChannelArgs,
+    pins: &Keyring,
+) -> Result<Box<dyn herald_resolve::Channel>, CliError> {
     let channel = herald_resolve::DhtChannel::new(&args.dht.config())
-        .map_err(|e| CliError::new(format!("dht: DHT node: {e}")))?;
+        .map_err(|e| CliError::new(format!("dht: DHT node: {e}")))?
+        .with_keyring(pins.clone());
     Ok(Box::new(channel))
 }
 
 /// Without the `dht` feature there is no DHT channel.
 #[cfg(not(feature = "dht"))]
-fn dht_channel(_: &ChannelArgs) -> Result<Box<dyn herald_resolve::Channel>, CliError> {
+fn dht_channel(_: &ChannelArgs, _: &Keyring) -> Result<Box<dyn herald_resolve::Channel>, CliError> {
     Err(CliError::new(
         "--resolve dht: this herald was built without the dht feature",
     ))
@@ -293,6 +312,17 @@ fn accept(keyring: &mut Keyring, sigil: Sigil, answer: &Resolved, claims: &[(Han
         Source::Conduit | Source::Dht => Provenance::Conduit,
         _ => Provenance::Birth,
     };
+    if let Some(h) = &answer.history
+        && (h.keys.len() > 1 || h.deprecated.is_some())
+    {
+        // The molt (with its proof) or the deprecation must be judged on
+        // the envelopes themselves (P8): a resolved key would hide it.
+        crate::notice::warning(&format!(
+            "{sigil} molted or was deprecated (its conduit says so): not resolved for verify; \
+             give its birth, molts, proofs and deprecation in the set (herald bundle)"
+        ));
+        return;
+    }
     let Some(handle) = &answer.handle else {
         keyring.insert_resolved(answer.key, provenance, None);
         return;

@@ -79,7 +79,7 @@ fn report(args: &ResolveArgs, outcome: &Resolution) -> Result<(), CliError> {
 /// A keyring line (CLI.md) and where it came from:
 /// `<sigil> ed25519 <hex>  # dns alice@acme.com, DNSSEC-validated`.
 fn human(answer: &Resolved) -> String {
-    let mut line = key_line(&answer.key);
+    let mut line = key_line(answer.current_key());
     line.push_str("  # ");
     line.push_str(answer.source.name());
     if let Some(handle) = &answer.handle {
@@ -122,7 +122,7 @@ impl<'a> JsonAnswer<'a> {
         Self {
             query,
             sigil: a.sigil.to_string(),
-            key: herald_verify::hex(a.key.as_bytes()),
+            key: herald_verify::hex(a.current_key().as_bytes()),
             source: a.source.name(),
             handle: a.handle.as_ref().map(Handle::as_str),
             dnssec: a.dnssec,

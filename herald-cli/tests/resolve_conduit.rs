@@ -1,0 +1,297 @@
+//! Resolution through conduits (PROFILE.md P15 *Conduits*; CLI.md
+//! *Resolution and Heralds*) through the real binary: `herald resolve
+//! SIGIL --conduit URL` and `herald verify --resolve conduit --conduit
+//! URL` against a real `herald conduit serve` on loopback, and against a
+//! LYING conduit (a tiny HTTP server of this test) answering a birth for
+//! another sigil, a molt without its proof, a truncated, a huge or no
+//! answer: each is `not resolved` with the failure named, never a key.
+//! Bounded: every server is loopback, every child killed, the resolver's
+//! own 5 s bound is the longest wait.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+mod support;
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use herald_conduit::client;
+use herald_core::attestation::birth_attestation;
+use herald_core::cbor::{Map, Value};
+use herald_core::{Envelope, EnvelopeBuilder, Kind, SigilForm, SigningKey};
+use support::conduit::{now, write_files};
+use support::{Run, herald};
+
+const T: Duration = Duration::from_secs(10);
+const DAY: u64 = 86_400;
+
+fn carol() -> SigningKey {
+    SigningKey::from_seed(&[0x33; 32])
+}
+
+fn carol_next() -> SigningKey {
+    SigningKey::from_seed(&[0x34; 32])
+}
+
+fn dan() -> SigningKey {
+    SigningKey::from_seed(&[0x44; 32])
+}
+
+fn birth(k: &SigningKey, t: u64) -> Envelope {
+    EnvelopeBuilder::genesis(t)
+        .kind(Kind::Birth)
+        .attest("birth", birth_attestation(&k.public_key(), "agent", &[]))
+        .sign(k)
+        .unwrap()
+}
+
+/// `k`'s molt to `new` after `parent`, at `t`, effective at `not_before`.
+fn molt(k: &SigningKey, parent: &Envelope, new: &SigningKey, t: u64, not_before: u64) -> Envelope {
+    let mut p = Map::new();
+    p.insert(
+        "new_key",
+        Value::Bytes(new.public_key().as_bytes().to_vec()),
+    );
+    p.insert("not_before", Value::Unsigned(not_before));
+    EnvelopeBuilder::reply(&parent.view(), t)
+        .kind(Kind::Molt)
+        .payload(Value::Map(p))
+        .sign(k)
+        .unwrap()
+}
+
+fn sigil(k: &SigningKey) -> String {
+    k.sigil(SigilForm::Default).to_string()
+}
+
+fn hex(k: &SigningKey) -> String {
+    herald_verify::hex(k.public_key().as_bytes())
+}
+
+async fn post(addr: SocketAddr, env: &[u8]) {
+    let r = client::post(addr, "/v1/envelopes", env, T).await.unwrap();
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+}
+
+fn resolve(dir: &Path, who: &str, url: &str, keyring: Option<&str>) -> Run {
+    let mut args = vec!["resolve", who, "--conduit", url, "--json"];
+    if let Some(k) = keyring {
+        args.extend(["--keyring", k]);
+    }
+    herald(dir, &args)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn resolve_and_verify_through_a_real_conduit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_files(d);
+    let (child, addr) = support::conduit::serve(|cmd| {
+        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
+            .arg(d.join("conduit.key"))
+            .arg("--state")
+            .arg(d.join("state"))
+            .arg("--keyring")
+            .arg(d.join("keyring"));
+    });
+    let _conduit = Killed(child);
+    let url = format!("http://{addr}");
+    let t = now();
+    // Carol molted (cool-off waited: not_before two days on); dan is
+    // only born.
+    let carol_birth = birth(&carol(), t);
+    let carol_molt = molt(&carol(), &carol_birth, &carol_next(), t + 1, t + 2 * DAY);
+    post(addr, carol_birth.as_bytes()).await;
+    post(addr, carol_molt.as_bytes()).await;
+    let dan_birth = birth(&dan(), t);
+    post(addr, dan_birth.as_bytes()).await;
+
+    // With the conduit's log key pinned, carol's current key is the
+    // molt's (proven in its log).
+    let run = resolve(d, &sigil(&carol()), &url, Some("conduit.pub"));
+    run.expect(0);
+    let answer = run.json();
+    assert_eq!(answer["source"], "conduit");
+    assert_eq!(answer["sigil"], sigil(&carol()));
+    assert_eq!(answer["key"], hex(&carol_next()));
+    // Without it, the molt's proof counts for nothing: not resolved, and
+    // never the key before the molt as if current.
+    let run = resolve(d, &sigil(&carol()), &url, None);
+    run.expect(1);
+    assert!(run.stdout.is_empty(), "{}", run.out());
+    assert!(run.stderr.contains("no inclusion proof"), "{}", run.stderr);
+    // Dan: his own key, in any form of his sigil.
+    let short = dan().sigil(SigilForm::Short).to_string();
+    let run = resolve(d, &short, &url, None);
+    run.expect(0);
+    assert_eq!(run.json()["key"], hex(&dan()));
+    // A stranger: not resolved, nothing on standard output.
+    let stranger = sigil(&SigningKey::from_seed(&[0x55; 32]));
+    let run = resolve(d, &stranger, &url, None);
+    run.expect(1);
+    assert!(run.stdout.is_empty());
+    assert!(run.stderr.contains("not resolved"), "{}", run.stderr);
+
+    // verify: dan's message, his key resolved through the conduit.
+    let hello = EnvelopeBuilder::genesis(t + 5)
+        .payload(Value::text("hello"))
+        .sign(&dan())
+        .unwrap();
+    std::fs::write(d.join("hello.cbor"), hello.as_bytes()).unwrap();
+    let plain = herald(d, &["verify", "hello.cbor", "--json"]);
+    plain.expect(1);
+    assert_eq!(plain.json()["envelopes"][0]["status"], "invalid");
+    let run = herald(
+        d,
+        &[
+            "verify",
+            "hello.cbor",
+            "--resolve",
+            "conduit",
+            "--conduit",
+            &url,
+            "--json",
+        ],
+    );
+    run.expect(0);
+    let entry = &run.json()["envelopes"][0];
+    assert_eq!(entry["status"], "valid");
+    assert_eq!(entry["key_source"], "conduit");
+
+    // verify: carol molted on the conduit; her message is not verified
+    // with a resolved key (the molt and its proof belong in the set).
+    let words = EnvelopeBuilder::genesis(t + 5)
+        .payload(Value::text("words"))
+        .sign(&carol())
+        .unwrap();
+    std::fs::write(d.join("words.cbor"), words.as_bytes()).unwrap();
+    let run = herald(
+        d,
+        &[
+            "verify",
+            "words.cbor",
+            "--resolve",
+            "conduit",
+            "--conduit",
+            &url,
+            "--keyring",
+            "conduit.pub",
+            "--json",
+        ],
+    );
+    run.expect(1);
+    assert_eq!(run.json()["envelopes"][0]["status"], "invalid");
+    // Either way said: the history cannot be used (molted) or its molt's
+    // proof does not count for this verifier.
+    assert!(
+        run.stderr
+            .contains(&format!("resolving {}", sigil(&carol())))
+            || run.stderr.contains("molted"),
+        "{}",
+        run.stderr
+    );
+}
+
+/// Kills the conduit when the test ends, passing or not.
+struct Killed(std::process::Child);
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// What the lying conduit answers every request with.
+#[derive(Clone)]
+enum Lie {
+    /// `200` with this body.
+    Body(Vec<u8>),
+    /// `200` announcing and sending this many zero bytes.
+    Huge(usize),
+    /// Reads the request, never answers.
+    Silent,
+}
+
+/// A tiny HTTP server on 127.0.0.1:0 answering `lie` to every request,
+/// on a thread of its own (the process exits with the test).
+fn lying_conduit(lie: Lie) -> String {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let mut held = Vec::new();
+        for sock in listener.incoming() {
+            let Ok(mut sock) = sock else { return };
+            let mut head = Vec::new();
+            let mut buf = [0u8; 1024];
+            while !head.windows(4).any(|w| w == b"\r\n\r\n") && head.len() < 16 << 10 {
+                match sock.read(&mut buf) {
+                    Ok(0) | Err(_) => break,
+                    Ok(n) => head.extend_from_slice(&buf[..n]),
+                }
+            }
+            let body = match &lie {
+                Lie::Body(b) => b.clone(),
+                Lie::Huge(n) => vec![0u8; *n],
+                Lie::Silent => {
+                    held.push(sock);
+                    continue;
+                }
+            };
+            let _ = write!(
+                sock,
+                "HTTP/1.1 200 OK\r\ncontent-type: application/cbor-seq\r\n\
+                 content-length: {}\r\nconnection: close\r\n\r\n",
+                body.len()
+            );
+            let _ = sock.write_all(&body);
+        }
+    });
+    format!("http://{addr}")
+}
+
+/// `herald resolve` carol through `lie`: not resolved, nothing on
+/// standard output, the failure named on standard error.
+fn refused(lie: Lie, named: &str) -> Duration {
+    let dir = tempfile::tempdir().unwrap();
+    write_files(dir.path());
+    let url = lying_conduit(lie);
+    let started = Instant::now();
+    let run = resolve(dir.path(), &sigil(&carol()), &url, Some("conduit.pub"));
+    let took = started.elapsed();
+    run.expect(1);
+    assert!(
+        run.stdout.is_empty(),
+        "a key from a lying conduit: {}",
+        run.out()
+    );
+    assert!(run.stderr.contains("not resolved"), "{}", run.stderr);
+    assert!(run.stderr.contains(named), "{named}: {}", run.stderr);
+    took
+}
+
+#[test]
+fn a_lying_conduit_gives_no_key() {
+    let t = now();
+    // A birth for another sigil (bob's own, served for carol).
+    refused(
+        Lie::Body(birth(&SigningKey::from_seed(&[0x22; 32]), t).into_bytes()),
+        "another sigil",
+    );
+    // Carol's real birth and molt, the molt's proof withheld.
+    let b = birth(&carol(), t);
+    let m = molt(&carol(), &b, &carol_next(), t + 1, t + 2 * DAY);
+    refused(
+        Lie::Body([b.as_bytes(), m.as_bytes()].concat()),
+        "no inclusion proof",
+    );
+    // Truncated.
+    let bytes = b.as_bytes();
+    refused(Lie::Body(bytes[..bytes.len() - 7].to_vec()), "truncated");
+    // Huge: over the answer bound, not read to its end.
+    refused(Lie::Huge(herald_verify::KEYS_MAX_BYTES + 1), "larger than");
+    // Silent: the resolver's 5 s bound.
+    let took = refused(Lie::Silent, "no answer in time");
+    assert!(took < Duration::from_secs(9), "{took:?}");
+}
