@@ -9,7 +9,8 @@
 //! Needs the release `herald` (`cargo build --release -p herald-cli`; or
 //! `$HERALD_BIN`) and `knotd` (`apt-get install knot`); says so and
 //! measures nothing without them. Run: `cargo bench -p herald-benches
-//! --bench resolve`.
+//! --bench resolve` (with `$HERALD_BENCH_DIR`, the trace, keyring and
+//! zone are written there and kept).
 
 // Benchmarks unwrap their fixtures: a failure there is a broken benchmark.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
@@ -95,7 +96,13 @@ fn resolve(c: &mut Criterion) {
         return;
     }
     let set = TraceSet::with_payload(N, 1, 3, 40);
-    let dir = std::env::temp_dir().join(format!("herald-resolve-bench-{}", std::process::id()));
+    // With $HERALD_BENCH_DIR the files are written there and kept (to
+    // profile `herald verify` on them).
+    let keep = std::env::var_os("HERALD_BENCH_DIR");
+    let dir = keep.clone().map_or_else(
+        || std::env::temp_dir().join(format!("herald-resolve-bench-{}", std::process::id())),
+        PathBuf::from,
+    );
     std::fs::create_dir_all(&dir).unwrap();
     let mut bytes = set.sequence();
     let (mut keyring, mut zone) = (String::new(), String::new());
@@ -153,7 +160,9 @@ fn resolve(c: &mut Criterion) {
     g.finish();
     let _ = knot.kill();
     let _ = knot.wait();
-    std::fs::remove_dir_all(&dir).ok();
+    if keep.is_none() {
+        std::fs::remove_dir_all(&dir).ok();
+    }
 }
 
 criterion_group!(benches, resolve);

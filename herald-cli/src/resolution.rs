@@ -166,52 +166,100 @@ fn dht_channel(_: &ChannelArgs, _: &Keyring) -> Result<Box<dyn herald_resolve::C
 type Claims<'a> = HashMap<Sigil, Vec<(Handle, &'a [u8])>>;
 
 /// The signers of `inputs` without a pinned key in `keyring`, with the
-/// handles their own envelopes claim (P12 `handle`).
+/// handles their own envelopes claim (P12 `handle`). The envelopes are
+/// read on every core, in chunks merged in input order (this pass is all
+/// that resolution adds to a verify whose signers' records are cached).
 fn unknown_signers<'a>(inputs: &'a [Input], keyring: &Keyring) -> Claims<'a> {
-    let mut claims: Claims<'a> = HashMap::new();
-    let pieces = inputs.iter().flat_map(|i| {
-        sequence_pieces(
-            &i.bytes,
-            Limits::DEFAULT.max_size,
-            crate::input::SPLIT_DEPTH,
-        )
+    let items: Vec<&'a [u8]> = inputs
+        .iter()
+        .flat_map(|i| {
+            sequence_pieces(
+                &i.bytes,
+                Limits::DEFAULT.max_size,
+                crate::input::SPLIT_DEPTH,
+            )
+        })
+        .filter_map(|piece| match piece {
+            Piece::Item { bytes, .. } => Some(bytes),
+            Piece::Unsplittable { .. } => None,
+        })
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let chunk = items.len().div_ceil(threads).max(MIN_CHUNK);
+    let parts: Vec<ChunkClaims<'a>> = std::thread::scope(|s| {
+        let running: Vec<_> = items
+            .chunks(chunk)
+            .map(|c| s.spawn(move || claims_in(c, keyring)))
+            .collect();
+        running.into_iter().filter_map(|t| t.join().ok()).collect()
     });
-    for piece in pieces {
-        let Piece::Item { bytes, .. } = piece else {
-            continue;
-        };
-        let Ok(env) = EnvelopeRef::decode(bytes) else {
-            continue;
-        };
-        let from = env.from_sigil();
-        if from.is_reserved()
-            || keyring
-                .lookup(&from)
-                .is_some_and(|(_, p)| p == Provenance::Pinned)
-        {
-            continue;
-        }
-        if !claims.contains_key(&from) && claims.len() >= MAX_SIGNERS {
-            continue;
-        }
-        let handles = claims.entry(from).or_default();
-        let claimed = env
-            .attestation("handle")
-            .and_then(|v| v.as_text())
-            .and_then(|t| Handle::parse(t).ok());
-        if let Some(h) = claimed
-            && handles.len() < MAX_HANDLES
-            && !handles.iter().any(|(known, _)| *known == h)
-        {
-            // A birth's claim first: it names the identity, not one message.
-            if env.kind() == Kind::Birth {
-                handles.insert(0, (h, bytes));
-            } else {
-                handles.push((h, bytes));
+    let mut claims: Claims<'a> = HashMap::new();
+    for part in parts {
+        for (from, handles) in part {
+            if !claims.contains_key(&from) && claims.len() >= MAX_SIGNERS {
+                continue;
+            }
+            let known = claims.entry(from).or_default();
+            for (h, bytes, birth) in handles {
+                if known.len() < MAX_HANDLES && !known.iter().any(|(k, _)| *k == h) {
+                    // A birth's claim first: it names the identity, not one message.
+                    if birth {
+                        known.insert(0, (h, bytes));
+                    } else {
+                        known.push((h, bytes));
+                    }
+                }
             }
         }
     }
     claims
+}
+
+/// Fewest envelopes one thread of [`unknown_signers`] reads.
+const MIN_CHUNK: usize = 1024;
+
+/// The claims of one chunk: each unpinned signer (in first-seen order
+/// within the chunk) with its handles, each with its envelope and whether
+/// that is a birth.
+type ChunkClaims<'a> = Vec<(Sigil, Vec<(Handle, &'a [u8], bool)>)>;
+
+/// [`unknown_signers`] over one chunk of envelopes.
+fn claims_in<'a>(items: &[&'a [u8]], keyring: &Keyring) -> ChunkClaims<'a> {
+    let mut out: ChunkClaims<'a> = Vec::new();
+    let mut at: HashMap<Sigil, usize> = HashMap::new();
+    for &bytes in items {
+        let Ok(env) = EnvelopeRef::decode(bytes) else {
+            continue;
+        };
+        let from = env.from_sigil();
+        let slot = match at.get(&from) {
+            Some(&i) => i,
+            None => {
+                if from.is_reserved()
+                    || keyring
+                        .lookup(&from)
+                        .is_some_and(|(_, p)| p == Provenance::Pinned)
+                    || out.len() >= MAX_SIGNERS
+                {
+                    continue;
+                }
+                at.insert(from, out.len());
+                out.push((from, Vec::new()));
+                out.len() - 1
+            }
+        };
+        let claimed = env
+            .attestation("handle")
+            .and_then(|v| v.as_text())
+            .and_then(|t| Handle::parse(t).ok());
+        if let (Some(h), Some((_, handles))) = (claimed, out.get_mut(slot))
+            && handles.len() < MAX_HANDLES
+            && !handles.iter().any(|(known, ..)| *known == h)
+        {
+            handles.push((h, bytes, env.kind() == Kind::Birth));
+        }
+    }
+    out
 }
 
 /// Whether `envelope`'s origin signature verifies under `key`.

@@ -219,6 +219,32 @@ fn dht_announce_publishes_the_signed_record() {
     );
     bad.expect(2);
     assert!(bad.stderr.contains("--conduit"), "{}", bad.stderr);
+    // A short sigil carries too few digest bytes to be announced (P15).
+    let short = key.sigil(SigilForm::Short).to_string();
+    let refused = herald(
+        tmp.path(),
+        &[
+            "conduit",
+            "serve",
+            "--key",
+            &path,
+            "--state",
+            "state",
+            "--listen",
+            "127.0.0.1:0",
+            "--dht-announce",
+            &short,
+            "--dht-bootstrap",
+            &bootstrap,
+        ],
+    );
+    refused.expect(2);
+    assert!(
+        refused.stderr.contains("--dht-announce"),
+        "{}",
+        refused.stderr
+    );
+    assert!(refused.stdout.is_empty());
 }
 
 /// `key`'s birth (P7), now.
