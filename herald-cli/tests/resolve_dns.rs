@@ -293,7 +293,24 @@ fn verify_resolves_senders(w: &World) {
         ],
     )
     .expect(0);
-    cat(d, &["a.cbor", "b.cbor", "c.cbor"], "set.cbor");
+    // A forged envelope "from" bob (signed by carol) claims signed.test,
+    // whose records do name bob: the claim is not bob's, so not used.
+    herald(
+        d,
+        &[
+            "new",
+            "--key",
+            "carol.key",
+            "--from",
+            &w.bob.sigil,
+            "--attest",
+            "handle=signed.test",
+            "-o",
+            "f.cbor",
+        ],
+    )
+    .expect(0);
+    cat(d, &["a.cbor", "b.cbor", "c.cbor", "f.cbor"], "set.cbor");
     let addr = w.knot.addr();
     let base = [
         "verify",
@@ -323,6 +340,15 @@ fn verify_resolves_senders(w: &World) {
             "{other}"
         );
     }
+    assert_eq!(envs.len(), 4);
+    assert!(
+        run.stderr.contains("signed.test names")
+            && run
+                .stderr
+                .contains("no envelope signed by that key claims signed.test"),
+        "{}",
+        run.stderr
+    );
 
     // The human report names alice by her handle, and nobody else by one.
     let run = herald(d, &base);
