@@ -193,6 +193,75 @@ async fn resolve_and_verify_through_a_real_conduit() {
     );
 }
 
+/// A DNS record naming a conduit (`conduit=`, PROFILE P15): `herald
+/// resolve HANDLE` follows it to the sigil's key history there, so the
+/// answer is the key carol molted to; without the conduit's log key the
+/// molt's proof counts for nothing and the record's own key stands, with
+/// the failure named. Real knotd and a real conduit, both on loopback.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dns_record_names_the_conduit_that_proves_the_molt() {
+    let Some(programs) = support::knot::programs() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    write_files(d);
+    let (child, addr) = support::conduit::serve(|cmd| {
+        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
+            .arg(d.join("conduit.key"))
+            .arg("--state")
+            .arg(d.join("state"))
+            .arg("--keyring")
+            .arg(d.join("keyring"));
+    });
+    let _conduit = Killed(child);
+    let url = format!("http://{addr}");
+    let t = now();
+    let carol_birth = birth(&carol(), t);
+    post(addr, carol_birth.as_bytes()).await;
+    post(
+        addr,
+        molt(&carol(), &carol_birth, &carol_next(), t + 1, t + 2 * DAY).as_bytes(),
+    )
+    .await;
+    let zone = format!(
+        "$ORIGIN acme.test.\n$TTL 300\n@ SOA ns admin 1 3600 600 86400 300\n@ NS ns\n\
+         ns A 127.0.0.1\ncarol._herald TXT \"v=herald1; sigil={}; key={}; conduit={url}\"\n",
+        sigil(&carol()),
+        hex(&carol()),
+    );
+    let zones = [support::knot::Zone {
+        name: "acme.test",
+        text: zone,
+        sign: false,
+    }];
+    let knot_dir = d.join("knot");
+    std::fs::create_dir_all(&knot_dir).unwrap();
+    let knot = support::knot::Knot::start(&programs, &knot_dir, &zones, false);
+    let dns = knot.addr();
+    let resolve = |pins: Option<&str>| {
+        let mut args = vec!["resolve", "carol@acme.test", "--dns", &dns, "--json"];
+        if let Some(k) = pins {
+            args.extend(["--keyring", k]);
+        }
+        herald(d, &args)
+    };
+
+    let run = resolve(Some("conduit.pub"));
+    run.expect(0);
+    let answer = run.json();
+    assert_eq!(answer["source"], "dns", "{}", run.out());
+    assert_eq!(answer["handle"], "carol@acme.test");
+    assert_eq!(answer["conduit"], url.as_str());
+    assert_eq!(answer["key"], hex(&carol_next()), "{}", run.out());
+
+    let run = resolve(None);
+    run.expect(0);
+    assert_eq!(run.json()["key"], hex(&carol()), "{}", run.out());
+    assert!(run.stderr.contains("conduit"), "{}", run.stderr);
+    assert!(run.stderr.contains("no inclusion proof"), "{}", run.stderr);
+}
+
 /// Kills the conduit when the test ends, passing or not.
 struct Killed(std::process::Child);
 

@@ -25,6 +25,14 @@ pub struct Failure {
     pub error: ResolveError,
 }
 
+impl Failure {
+    /// `source` gave no usable answer because of `error`.
+    #[must_use]
+    pub const fn new(source: Source, error: ResolveError) -> Self {
+        Self { source, error }
+    }
+}
+
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}: {}", self.source, self.error)

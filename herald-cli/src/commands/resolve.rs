@@ -10,8 +10,8 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::Sigil;
-use herald_resolve::{Handle, Query, Resolution, Resolved};
-use herald_verify::key_line;
+use herald_resolve::{ConduitChannel, Failure, Handle, Query, Resolution, Resolved, Source};
+use herald_verify::{Keyring, key_line};
 use serde::Serialize;
 
 use crate::commands::verify::load_keyrings;
@@ -39,9 +39,11 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<ExitCode, CliError> {
         channels.push(ChannelName::Dht);
     }
     let runtime = resolution::runtime()?;
+    let pins = keyring.clone();
     let outcome = runtime.block_on(async {
         let resolver = resolution::resolver(&channels, &args.channels, keyring)?;
-        Ok::<_, CliError>(resolver.resolve(&query).await)
+        let outcome = resolver.resolve(&query).await;
+        Ok::<_, CliError>(follow_conduits(outcome, &pins).await)
     })?;
     report(args, &outcome)?;
     Ok(if outcome.is_resolved() {
@@ -49,6 +51,29 @@ pub(crate) fn run(args: &ResolveArgs) -> Result<ExitCode, CliError> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// Each DNS answer whose record names a conduit (`conduit=`, PROFILE P15)
+/// completed with the key history that conduit proves for the sigil: the
+/// molts and deprecation since the record was published, judged with
+/// `pins` (P8 rule 3's proofs). What that conduit cannot prove is a
+/// failure; the DNS answer itself stands (its record bound the handle and
+/// the sigil's own key).
+async fn follow_conduits(mut outcome: Resolution, pins: &Keyring) -> Resolution {
+    let mut answers = Vec::with_capacity(outcome.answers.len());
+    for answer in std::mem::take(&mut outcome.answers) {
+        if answer.source != Source::Dns || answer.history.is_some() {
+            answers.push(answer);
+            continue;
+        }
+        let (answer, failure) = ConduitChannel::follow(answer, pins.clone()).await;
+        if let Some(error) = failure {
+            outcome.failures.push(Failure::new(Source::Conduit, error));
+        }
+        answers.push(answer);
+    }
+    outcome.answers = answers;
+    outcome
 }
 
 /// Failures as warnings; answers on standard output.
