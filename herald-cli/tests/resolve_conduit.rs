@@ -86,16 +86,7 @@ fn resolve(dir: &Path, who: &str, url: &str, keyring: Option<&str>) -> Run {
 async fn resolve_and_verify_through_a_real_conduit() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write_files(d);
-    let (child, addr) = support::conduit::serve(|cmd| {
-        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
-            .arg(d.join("conduit.key"))
-            .arg("--state")
-            .arg(d.join("state"))
-            .arg("--keyring")
-            .arg(d.join("keyring"));
-    });
-    let _conduit = Killed(child);
+    let (_conduit, addr) = notary(d);
     let url = format!("http://{addr}");
     let t = now();
     // Carol molted (cool-off waited: not_before two days on); dan is
@@ -205,16 +196,7 @@ async fn a_dns_record_names_the_conduit_that_proves_the_molt() {
     };
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
-    write_files(d);
-    let (child, addr) = support::conduit::serve(|cmd| {
-        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
-            .arg(d.join("conduit.key"))
-            .arg("--state")
-            .arg(d.join("state"))
-            .arg("--keyring")
-            .arg(d.join("keyring"));
-    });
-    let _conduit = Killed(child);
+    let (_conduit, addr) = notary(d);
     let url = format!("http://{addr}");
     let t = now();
     let carol_birth = birth(&carol(), t);
@@ -260,6 +242,21 @@ async fn a_dns_record_names_the_conduit_that_proves_the_molt() {
     assert_eq!(run.json()["key"], hex(&carol()), "{}", run.out());
     assert!(run.stderr.contains("conduit"), "{}", run.stderr);
     assert!(run.stderr.contains("no inclusion proof"), "{}", run.stderr);
+}
+
+/// A real `herald conduit serve --roles relay,notary` in `d` (its key,
+/// state and keyring written there), killed when the guard drops.
+fn notary(d: &Path) -> (Killed, SocketAddr) {
+    write_files(d);
+    let (child, addr) = support::conduit::serve(|cmd| {
+        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
+            .arg(d.join("conduit.key"))
+            .arg("--state")
+            .arg(d.join("state"))
+            .arg("--keyring")
+            .arg(d.join("keyring"));
+    });
+    (Killed(child), addr)
 }
 
 /// Kills the conduit when the test ends, passing or not.
