@@ -196,7 +196,7 @@ impl Request {
     }
 
     /// [`Request::signed`] now, with a `created` this process has not
-    /// signed the same request with before ([`fresh_created`]): Ed25519
+    /// signed the same request with before (`fresh_created`): Ed25519
     /// being deterministic, the same request signed twice in one second
     /// would carry the same signature, which a conduit refuses as a replay.
     #[must_use]
