@@ -616,6 +616,37 @@ async fn kept_alive_posts_and_their_repeats() {
     c.stop().await;
 }
 
+/// A repeat sent the moment its first answer arrives, from many kept-alive
+/// connections at once with short batches, so heads are answered, recorded
+/// and replaced while repeats are judged: each repeat gets its first 201
+/// body byte for byte (spec §11.3), never a proof against a later head.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn repeats_racing_the_head_records_get_their_first_answer() {
+    let c = start(|config| config.batch = Duration::from_millis(1)).await;
+    let mut tasks = Vec::new();
+    for k in 0..8u64 {
+        let addr = c.addr;
+        tasks.push(tokio::spawn(async move {
+            let mut conn = client::Connection::connect(addr).await.unwrap();
+            for n in 0..40 {
+                let m = message(&alice(), &bob(), 5000 + k * 100 + n, "racing");
+                let r = conn.post("/v1/envelopes", &m, T).await.unwrap();
+                assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+                let again = conn.post("/v1/envelopes", &m, T).await.unwrap();
+                assert_eq!(
+                    (again.status, &again.body),
+                    (201, &r.body),
+                    "the repeat of post {k}/{n} got another answer"
+                );
+            }
+        }));
+    }
+    for t in tasks {
+        t.await.unwrap();
+    }
+    c.stop().await;
+}
+
 /// A burst of new connections larger than tokio's default accept queue
 /// (128), arriving while nothing is accepted (a busy conduit): the kernel
 /// completes every handshake and queues it (`LISTEN_BACKLOG`), where a

@@ -30,12 +30,12 @@ impl Unrecorded {
         self.lock().entry(head.size()).or_insert(head);
     }
 
-    /// The first pending head covering `arrival` (size > `arrival`).
-    pub(super) fn covering(&self, arrival: u64) -> Option<SignedTreeHead> {
-        self.lock()
-            .range(arrival.saturating_add(1)..)
-            .next()
-            .map(|(_, h)| h.clone())
+    /// The heads pending now. Taken before a store snapshot is opened, the
+    /// two together hold every head answered with before this call: a head
+    /// leaves this set only after its record commits, so one that left
+    /// between the two is in the snapshot.
+    pub(super) fn snapshot(&self) -> PendingHeads {
+        PendingHeads(self.lock().clone())
     }
 
     fn pending(&self) -> Vec<(u64, Vec<u8>)> {
@@ -75,6 +75,19 @@ impl Unrecorded {
             let sizes: Vec<u64> = pending.into_iter().map(|(size, _)| size).collect();
             self.recorded(&sizes);
         }
+    }
+}
+
+/// The unrecorded heads at one moment ([`Unrecorded::snapshot`]).
+pub(super) struct PendingHeads(BTreeMap<u64, SignedTreeHead>);
+
+impl PendingHeads {
+    /// The first head covering `arrival` (size > `arrival`).
+    pub(super) fn covering(&self, arrival: u64) -> Option<&SignedTreeHead> {
+        self.0
+            .range(arrival.saturating_add(1)..)
+            .next()
+            .map(|(_, h)| h)
     }
 }
 

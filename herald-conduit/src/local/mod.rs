@@ -32,7 +32,7 @@ use crate::{Conduit, Config, OpenError};
 
 pub(crate) use notary::Notary;
 
-use heads::Unrecorded;
+use heads::{PendingHeads, Unrecorded};
 use store::Live;
 use tables::{Reader, Tables};
 
@@ -152,14 +152,15 @@ impl Local {
     /// The first 201 body of `stored`, the stored envelope `id`, rebuilt
     /// (spec §11.3): without a notary the body is the stored envelope;
     /// with one, against the first head that answered its leaf, recorded
-    /// in the store or (the writer) in `pending`, or the body a conduit
-    /// before `conduit_heads` recorded. `None` when not yet answered.
+    /// in the store or (the writer) in `pending`, taken before `reader`'s
+    /// snapshot ([`Unrecorded::snapshot`]), or the body a conduit before
+    /// `conduit_heads` recorded. `None` when not yet answered.
     fn first_answer_of(
         &self,
         reader: &Reader<'_>,
         id: &[u8; 32],
         stored: &Stored,
-        pending: Option<&dyn Fn(u64) -> Option<SignedTreeHead>>,
+        pending: Option<&PendingHeads>,
     ) -> Result<Option<Vec<u8>>, StoreError> {
         if self.log.is_none() {
             return Ok(Some(self.created_body(
@@ -171,11 +172,16 @@ impl Local {
         if let Some(body) = reader.answer(id)? {
             return Ok(Some(body));
         }
-        // Every recorded head is older (smaller) than every pending one:
-        // the pending heads are recorded all at once.
-        let head = match reader.head_covering(stored.arrival)? {
-            Some((_, wire)) => SignedTreeHead::decode(&wire).ok(),
-            None => pending.and_then(|p| p(stored.arrival)),
+        // The first head covering the leaf, recorded or pending: a head
+        // can be in both while its record commits.
+        let recorded = reader
+            .head_covering(stored.arrival)?
+            .and_then(|(_, wire)| SignedTreeHead::decode(&wire).ok());
+        let pending = pending.and_then(|p| p.covering(stored.arrival));
+        let head = match (recorded, pending) {
+            (Some(r), Some(p)) if p.size() < r.size() => Some(p.clone()),
+            (Some(r), _) => Some(r),
+            (None, p) => p.cloned(),
         };
         Ok(head.map(|h| self.created_body(stored.arrival, stored.bytes.clone(), Some(&h))))
     }
@@ -238,13 +244,12 @@ impl Local {
     fn existing(
         &self,
         head: Option<&SignedTreeHead>,
-        reader: Option<&Reader<'_>>,
+        reader: Option<&(PendingHeads, Reader<'_>)>,
         job: &Job,
         stored: Stored,
     ) -> Outcome {
-        let pending = |arrival: u64| self.sent.covering(arrival);
-        let first = reader.and_then(|r| {
-            self.first_answer_of(r, &job.id, &stored, Some(&pending))
+        let first = reader.and_then(|(pending, r)| {
+            self.first_answer_of(r, &job.id, &stored, Some(pending))
                 .ok()
         });
         if let Some(body) = first.flatten() {
@@ -392,9 +397,16 @@ impl Backend for Local {
             Ok(head) => (head, None),
             Err(e) => (None, Some(e)),
         };
+        // The pending heads before the snapshot, so a head recorded in
+        // between is in one of them (`first_answer_of`).
+        let pending = self.sent.snapshot();
         let receiver = self.live.get().ok();
-        let reader = receiver.as_ref().and_then(|r| Reader::new(r.store()).ok());
+        let reader = receiver
+            .as_ref()
+            .and_then(|r| Reader::new(r.store()).ok())
+            .map(|r| (pending, r));
         let mut created = false;
+        let mut replies = Vec::new();
         for c in group {
             let failed = c.failed.or_else(|| logged.clone());
             let mut steps = c.steps.into_iter();
@@ -418,11 +430,16 @@ impl Backend for Local {
                         self.existing(head.as_ref(), reader.as_ref(), &job, stored)
                     }
                 };
-                writer::reply(conduit, job, outcome);
+                replies.push((job, outcome));
             }
         }
+        // The head joins the pending ones before any client holds an
+        // answer against it: a repeat sent after the answer finds it.
         if created && let Some(head) = head {
             self.sent.add(head);
+        }
+        for (job, outcome) in replies {
+            writer::reply(conduit, job, outcome);
         }
     }
 
