@@ -119,7 +119,7 @@ impl Conduit {
     /// with `keyring` and the keys births teach (P7); with `notary`, open
     /// the log and append the leaves a crash left out; with `config.store`,
     /// connect to the fleet's database instead. The redb files are opened
-    /// off the runtime's workers ([`blocking`]); the fleet's database is
+    /// off the runtime's workers (module `blocking`); the fleet's database is
     /// awaited.
     pub async fn open(
         config: Config,
