@@ -45,35 +45,41 @@ pub(crate) trait Backend: Send + Sync {
     /// Whether the storage takes work now (`/healthz`).
     fn healthy(&self) -> Pending<'_, bool>;
 
-    // The writer (crate::writer): its stages call these in order.
+    // The writer (crate::writer), a task: its stages call these in order.
+    // What blocks (signature checks, redb's commits and syncs) runs off the
+    // runtime's workers (crate::blocking); a fleet's database work is
+    // awaited.
 
     /// Precheck `posts` (P13 origin, signatures in batch equations) against
     /// the senders' lifecycle records as last committed.
-    fn precheck<'b>(&self, posts: &[&'b [u8]], now: u64)
-    -> Vec<Result<Prechecked<'b>, StoreError>>;
+    fn precheck<'a, 'b: 'a>(
+        &'a self,
+        posts: &'a [&'b [u8]],
+        now: u64,
+    ) -> Pending<'a, Vec<Result<Prechecked<'b>, StoreError>>>;
 
     /// Receive `batch` (prechecked as `prepared` at `now`) in one
     /// transaction and commit it durably; nothing of it is answered yet.
     /// Its steps (none when nothing was received), and why nothing of it
     /// may be acknowledged.
-    fn receive(
-        &self,
-        conduit: &Conduit,
-        batch: &[Job],
-        prepared: Vec<Prepared<'_>>,
+    fn receive<'a>(
+        &'a self,
+        conduit: &'a Conduit,
+        batch: &'a [Job],
+        prepared: Vec<Prepared<'a>>,
         now: u64,
-    ) -> (Vec<Step>, Option<String>);
+    ) -> Pending<'a, (Vec<Step>, Option<String>)>;
 
     /// Log what `group` stored (notary: one sync, one tree head) and answer
     /// every post of it.
-    fn answer(&self, conduit: &Conduit, group: Vec<Committed>);
+    fn answer<'a>(&'a self, conduit: &'a Conduit, group: Vec<Committed>) -> Pending<'a, ()>;
 
     /// Between batches: keep the tree head fresh (notary), record what is
     /// pending.
-    fn idle(&self, conduit: &Conduit);
+    fn idle<'a>(&'a self, conduit: &'a Conduit) -> Pending<'a, ()>;
 
     /// The writer is done (the conduit closes): record what is pending.
-    fn close(&self, conduit: &Conduit);
+    fn close<'a>(&'a self, conduit: &'a Conduit) -> Pending<'a, ()>;
 
     /// How long the writer waits for a post before [`Backend::idle`], for
     /// a tree head every `batch` (`--batch-ms`).
@@ -81,13 +87,13 @@ pub(crate) trait Backend: Send + Sync {
 
     /// Whether a batch may be received while the batches before it are
     /// still being answered ([`crate::writer`]'s pipeline); else one
-    /// thread receives and answers each batch in turn, and the posts that
+    /// task receives and answers each batch in turn, and the posts that
     /// arrive meanwhile make the next batch larger.
     fn overlap(&self) -> bool;
 
-    /// Background work on a thread of its own until the conduit closes
-    /// (a fleet's sequencer); returns at once when there is none.
-    fn duty(&self, conduit: &Conduit);
+    /// Background work, a task of its own until the conduit closes (a
+    /// fleet's sequencer); done at once when there is none.
+    fn duty<'a>(&'a self, conduit: &'a Conduit) -> Pending<'a, ()>;
 
     // Reads (crate::http).
 

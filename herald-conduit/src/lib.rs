@@ -22,6 +22,7 @@
 #![forbid(unsafe_code)]
 
 mod backend;
+mod blocking;
 pub mod client;
 pub mod config;
 mod fleet;
@@ -117,8 +118,14 @@ impl Conduit {
     /// Open (or create) the conduit's state in `config.state`, verifying
     /// with `keyring` and the keys births teach (P7); with `notary`, open
     /// the log and append the leaves a crash left out; with `config.store`,
-    /// connect to the fleet's database instead.
-    pub fn open(config: Config, key: SigningKey, keyring: Keyring) -> Result<Self, OpenError> {
+    /// connect to the fleet's database instead. The redb files are opened
+    /// off the runtime's workers (module `blocking`); the fleet's database is
+    /// awaited.
+    pub async fn open(
+        config: Config,
+        key: SigningKey,
+        keyring: Keyring,
+    ) -> Result<Self, OpenError> {
         let origin = match &config.origin {
             Some(o) => o.clone(),
             None => key
@@ -128,7 +135,7 @@ impl Conduit {
         };
         herald_tlog::NoteVerifier::ed25519(&origin, key.public_key())
             .map_err(|e| OpenError::Origin(e.to_string()))?;
-        let store = local::open_store(&config.state)?;
+        let store = blocking::off_runtime(|| local::open_store(&config.state))?;
         // CONDUIT.md revision 3: the origin first (docs/conduit.md).
         let receiver = Receiver::new(store, keyring.clone()).with_origin_first(true);
         let clock: Box<dyn Clock> = Box::new(SystemClock);
@@ -136,11 +143,14 @@ impl Conduit {
             Some(url) => {
                 let fleet =
                     fleet::Fleet::open(url, &key.public_key(), receiver, config.roles.notary)
+                        .await
                         .map_err(|e| OpenError::Fleet(e.to_string()))?;
                 (Arc::new(fleet), None)
             }
             None => {
-                let local = local::Local::open(&config, &key, receiver, keyring, clock.now())?;
+                let local = blocking::off_runtime(|| {
+                    local::Local::open(&config, &key, receiver, keyring, clock.now())
+                })?;
                 let notary = local.notary();
                 (Arc::new(local), notary)
             }
@@ -222,18 +232,11 @@ pub async fn serve(
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
     let conduit = Arc::new(conduit);
-    let (queue, jobs) = std::sync::mpsc::sync_channel(conduit.config.max_inflight);
-    let writer = {
-        let conduit = Arc::clone(&conduit);
-        std::thread::Builder::new()
-            .name("herald-conduit-writer".into())
-            .spawn(move || writer::run(&conduit, jobs))?
-    };
+    let (queue, jobs) = tokio::sync::mpsc::channel(conduit.config.max_inflight.max(1));
+    let writer = tokio::spawn(writer::run(Arc::clone(&conduit), jobs));
     let duty = {
         let conduit = Arc::clone(&conduit);
-        std::thread::Builder::new()
-            .name("herald-conduit-duty".into())
-            .spawn(move || conduit.backend.duty(&conduit))?
+        tokio::spawn(async move { conduit.backend.duty(&conduit).await })
     };
     let witnesses = witnesses::Witnesses::spawn(&conduit)?;
     let app = http::router(Arc::clone(&conduit), queue);
@@ -250,8 +253,8 @@ pub async fn serve(
     )
     .await;
     // The router (and with it the queue) is gone: the writer drains and ends.
-    let _ = tokio::task::spawn_blocking(move || writer.join()).await;
-    let _ = tokio::task::spawn_blocking(move || duty.join()).await;
+    let _ = writer.await;
+    let _ = duty.await;
     if let Some(w) = witnesses {
         let _ = tokio::task::spawn_blocking(move || w.join()).await;
     }

@@ -405,13 +405,15 @@ async fn fleet_refuses_a_newer_schema_and_another_key() {
         let dir = tempfile::tempdir().unwrap();
         let mut config = Config::new(dir.path().join("state"));
         config.store = Some(url);
-        let r = herald_conduit::Conduit::open(config, key, published()).map(|_| ());
-        (r, dir)
+        async move {
+            let r = herald_conduit::Conduit::open(config, key, published())
+                .await
+                .map(|_| ());
+            (r, dir)
+        }
     };
     let u = url.clone();
-    let (r, _d) = tokio::task::spawn_blocking(move || open(SigningKey::from_seed(&[0x01; 32]), u))
-        .await
-        .unwrap();
+    let (r, _d) = open(SigningKey::from_seed(&[0x01; 32]), u).await;
     let e = r.unwrap_err().to_string();
     assert!(e.contains("another key"), "{e}");
 
@@ -422,9 +424,7 @@ async fn fleet_refuses_a_newer_schema_and_another_key() {
         .await
         .unwrap();
     let u = url.clone();
-    let (r, _d) = tokio::task::spawn_blocking(move || open(conduit_key(), u))
-        .await
-        .unwrap();
+    let (r, _d) = open(conduit_key(), u).await;
     let e = r.unwrap_err().to_string();
     assert!(e.contains("version 99, newer"), "{e}");
     // The migrations were applied once.

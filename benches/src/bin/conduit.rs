@@ -135,12 +135,13 @@ fn main() {
         config
     };
     let open = |state: &str, store: Option<&String>| {
-        Conduit::open(
-            config(state, store),
-            SigningKey::from_seed(&[0xc0; 32]),
-            keyring.clone(),
-        )
-        .unwrap()
+        rts.conduit
+            .block_on(Conduit::open(
+                config(state, store),
+                SigningKey::from_seed(&[0xc0; 32]),
+                keyring.clone(),
+            ))
+            .unwrap()
     };
     let redb = vec![open("state", None)];
     let work = Arc::new(envelopes(&alice, &bob, posts, 0xaa));

@@ -98,10 +98,16 @@ fn main() {
     for k in [&alice, &bob] {
         keyring.insert(k.public_key(), Provenance::Pinned);
     }
-    let conduit = Conduit::open(config, SigningKey::from_seed(&[3; 32]), keyring).unwrap();
     let rt = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
+        .unwrap();
+    let conduit = rt
+        .block_on(Conduit::open(
+            config,
+            SigningKey::from_seed(&[3; 32]),
+            keyring,
+        ))
         .unwrap();
     let listener = rt
         .block_on(async { tokio::net::TcpListener::bind("127.0.0.1:0").await })

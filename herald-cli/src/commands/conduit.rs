@@ -186,11 +186,13 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
                 .map_err(|e| CliError::new(format!("--witness: {e}")))?,
         );
     }
-    let conduit = Conduit::open(config, key, keyring).map_err(|e| CliError::new(e.to_string()))?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
         .map_err(|e| CliError::new(format!("could not start the runtime: {e}")))?;
+    let conduit = runtime
+        .block_on(Conduit::open(config, key, keyring))
+        .map_err(|e| CliError::new(e.to_string()))?;
     runtime.block_on(async move {
         // Installed before the `listening on` line (see termination()).
         let stop = herald_conduit::termination();

@@ -18,39 +18,45 @@ impl Backend for Fleet {
         Box::pin(self.reachable())
     }
 
-    fn precheck<'b>(
-        &self,
-        posts: &[&'b [u8]],
+    fn precheck<'a, 'b: 'a>(
+        &'a self,
+        posts: &'a [&'b [u8]],
         now: u64,
-    ) -> Vec<Result<Prechecked<'b>, StoreError>> {
-        self.block_on(Fleet::precheck(self, posts, now))
+    ) -> Pending<'a, Vec<Result<Prechecked<'b>, StoreError>>> {
+        Box::pin(Fleet::precheck(self, posts, now))
     }
 
-    fn receive(
-        &self,
-        conduit: &Conduit,
-        batch: &[Job],
-        prepared: Vec<Prepared<'_>>,
+    fn receive<'a>(
+        &'a self,
+        conduit: &'a Conduit,
+        batch: &'a [Job],
+        prepared: Vec<Prepared<'a>>,
         _now: u64,
-    ) -> (Vec<Step>, Option<String>) {
-        match self.block_on(writer::accept(conduit, self, batch, &prepared)) {
-            Ok(steps) => (steps, None),
-            Err(e) => (Vec::new(), Some(e)),
-        }
+    ) -> Pending<'a, (Vec<Step>, Option<String>)> {
+        Box::pin(async move {
+            match writer::accept(conduit, self, batch, &prepared).await {
+                Ok(steps) => (steps, None),
+                Err(e) => (Vec::new(), Some(e)),
+            }
+        })
     }
 
-    fn answer(&self, conduit: &Conduit, group: Vec<Committed>) {
-        self.block_on(async {
+    fn answer<'a>(&'a self, conduit: &'a Conduit, group: Vec<Committed>) -> Pending<'a, ()> {
+        Box::pin(async move {
             for committed in group {
                 writer::answer(conduit, self, committed).await;
             }
-        });
+        })
     }
 
     /// The sequencer's work is [`Backend::duty`]'s.
-    fn idle(&self, _: &Conduit) {}
+    fn idle<'a>(&'a self, _: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
 
-    fn close(&self, _: &Conduit) {}
+    fn close<'a>(&'a self, _: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
 
     fn idle_every(&self, batch: Duration) -> Duration {
         batch
@@ -67,12 +73,12 @@ impl Backend for Fleet {
     /// fleet commits leaves (`notify::LEAVES`), re-sign it every `--batch-ms`,
     /// and try to take the sequencer's turn every `log::TAKEOVER_EVERY`
     /// while another holds it.
-    fn duty(&self, conduit: &Conduit) {
-        if !self.notary {
-            return;
-        }
-        let every = conduit.config.batch.min(super::log::TAKEOVER_EVERY);
-        self.block_on(async {
+    fn duty<'a>(&'a self, conduit: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(async move {
+            if !self.notary {
+                return;
+            }
+            let every = conduit.config.batch.min(super::log::TAKEOVER_EVERY);
             while !*conduit.closing.borrow() {
                 let seen = self.signals.leaves.seen();
                 let _ = self
@@ -83,7 +89,7 @@ impl Backend for Fleet {
                     .wait_past(seen, std::time::Instant::now() + every)
                     .await;
             }
-        });
+        })
     }
 
     fn envelope(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Stored>, Failure>> {

@@ -8,8 +8,10 @@
 //! fetched ahead (the precheck's without a lock, the accepting
 //! transaction's under its lock), their writes written back in that
 //! transaction ([`state`]); nothing of P8 or P10 is written here. The
-//! database is reached asynchronously throughout; the writer's stages
-//! enter it once per call ([`Fleet::block_on`]). What is here is the storage: claims by the
+//! database is reached asynchronously throughout, from start-up to the
+//! writer's stages, which are tasks (`crate::writer`); the rules and the
+//! signature checks between its queries run off the runtime's workers
+//! (`crate::blocking`). What is here is the storage: claims by the
 //! `replay` primary key (`INSERT ... ON CONFLICT`), dense arrival numbers
 //! and inbox positions taken in the accepting transaction, the log's
 //! leaves appended in it, and (module [`log`]) one sequencer at a time
@@ -37,7 +39,6 @@ mod writer;
 use state::{Fetched, Snapshot, Statements, Writer};
 
 use std::fmt;
-use std::future::Future;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -182,7 +183,7 @@ impl Fleet {
     /// and bind the database to `log_key` (refusing one bound to another);
     /// `receiver` judges the posts, over this database; `notary`: this
     /// conduit serves the log and may sequence it.
-    pub(crate) fn open(
+    pub(crate) async fn open(
         url: &str,
         log_key: &herald_core::PublicKey,
         receiver: herald_verify::Receiver,
@@ -213,7 +214,7 @@ impl Fleet {
             notary,
             signals: std::sync::Arc::new(notify::Signals::new()),
         };
-        fleet.block_on(async {
+        {
             let mut client = fleet.connect().await?;
             schema::migrate(&mut client).await?;
             client
@@ -231,24 +232,12 @@ impl Fleet {
             if bound != log_key.as_bytes() {
                 return Err(FleetError::ForeignKey);
             }
-            Ok(())
-        })?;
+        }
         fleet.handle.spawn(notify::listen(
             fleet.config.clone(),
             std::sync::Arc::clone(&fleet.signals),
         ));
         Ok(fleet)
-    }
-
-    /// Run `f` to completion from a thread outside any runtime: where the
-    /// conduit's synchronous parts enter the fleet's asynchronous code, once
-    /// per call of the writer's stages ([`Backend`]'s `precheck`, `receive`,
-    /// `answer`), for the whole sequencer duty, and at start-up. Nothing
-    /// inside runs it again: the rules run over a [`Snapshot`] read ahead.
-    ///
-    /// [`Backend`]: crate::backend::Backend
-    pub(crate) fn block_on<F: Future>(&self, f: F) -> F::Output {
-        self.handle.block_on(f)
     }
 
     /// A new connection, driven on this fleet's runtime.
@@ -499,9 +488,10 @@ impl Fleet {
 
     /// Precheck `posts` (`Backend::precheck`) against the senders'
     /// lifecycle records as last committed: the rules run over a
-    /// [`Snapshot`] and miss each record at first (no signature is
-    /// verified for a post that missed), the records missed are read in
-    /// one query, and the posts that missed are prechecked again.
+    /// [`Snapshot`] (on every core, off the runtime's workers) and miss
+    /// each record at first (no signature is verified for a post that
+    /// missed), the records missed are read in one query, and the posts
+    /// that missed are prechecked again.
     pub(crate) async fn precheck<'b>(
         &self,
         posts: &[&'b [u8]],
@@ -509,9 +499,7 @@ impl Fleet {
     ) -> Vec<Result<Prechecked<'b>, StoreError>> {
         let name = self.name();
         let mut fetched = Fetched::default();
-        let mut snapshot = Snapshot::reading(&fetched, &name);
-        let mut out = self.receiver.precheck_all(&mut snapshot, posts, now);
-        let mut missing = snapshot.take_missing();
+        let (mut out, mut missing) = self.precheck_over(&fetched, &name, posts, now);
         // A record read once holds for every post of its sender: one
         // more try reads no other.
         for _ in 0..2 {
@@ -520,7 +508,7 @@ impl Fleet {
             }
             let read = async {
                 let c = self.reader().await?;
-                fetched.records(&*c, missing.records, None).await
+                fetched.records(&*c, missing, None).await
             };
             if let Err(e) = read.await {
                 let detail = e.to_string();
@@ -540,9 +528,8 @@ impl Fleet {
                 .iter()
                 .filter_map(|i| posts.get(*i).copied())
                 .collect();
-            let mut snapshot = Snapshot::reading(&fetched, &name);
-            let redone = self.receiver.precheck_all(&mut snapshot, &retried, now);
-            missing = snapshot.take_missing();
+            let (redone, more) = self.precheck_over(&fetched, &name, &retried, now);
+            missing = more;
             for (i, r) in again.into_iter().zip(redone) {
                 if let Some(slot) = out.get_mut(i) {
                     *slot = r;
@@ -550,5 +537,33 @@ impl Fleet {
             }
         }
         out
+    }
+
+    /// The rules' precheck of `posts` over what is `fetched`, on every
+    /// core off the runtime's workers; the records they missed.
+    fn precheck_over<'b>(
+        &self,
+        fetched: &Fetched,
+        name: &str,
+        posts: &[&'b [u8]],
+        now: u64,
+    ) -> (
+        Vec<Result<Prechecked<'b>, StoreError>>,
+        std::collections::BTreeSet<herald_verify::IdentityKey>,
+    ) {
+        let parts = crate::blocking::off_runtime(|| {
+            crate::blocking::on_cores(posts, |part| {
+                let mut snapshot = Snapshot::reading(fetched, name);
+                let out = self.receiver.precheck_all(&mut snapshot, part, now);
+                (out, snapshot.take_missing().records)
+            })
+        });
+        let mut missing = std::collections::BTreeSet::new();
+        let mut out = Vec::with_capacity(posts.len());
+        for (part, missed) in parts {
+            out.extend(part);
+            missing.extend(missed);
+        }
+        (out, missing)
     }
 }

@@ -151,17 +151,22 @@ pub(crate) async fn accept(
             stores: Vec::new(),
             next,
         };
-        let mut steps = Vec::with_capacity(batch.len());
-        for (job, prep) in batch.iter().zip(prepared) {
-            let mark = t.state.mark();
-            match writer::receive_one(conduit, &mut t, job, prep) {
-                Ok(step) => steps.push(step),
-                // Read ahead for the posts after it too: the next try
-                // fetches everything this one missed.
-                Err(_) if t.state.missed_since(mark) => t.state.undo(mark),
-                Err(e) => return Err(e),
+        // The rules (and the receipts of posts whose origin verified only
+        // now) off the runtime's workers, between the queries.
+        let steps = crate::blocking::off_runtime(|| {
+            let mut steps = Vec::with_capacity(batch.len());
+            for (job, prep) in batch.iter().zip(prepared) {
+                let mark = t.state.mark();
+                match writer::receive_one(conduit, &mut t, job, prep) {
+                    Ok(step) => steps.push(step),
+                    // Read ahead for the posts after it too: the next try
+                    // fetches everything this one missed.
+                    Err(_) if t.state.missed_since(mark) => t.state.undo(mark),
+                    Err(e) => return Err(e),
+                }
             }
-        }
+            Ok(steps)
+        })?;
         let missing = t.state.take_missing();
         if missing.is_empty() {
             break (steps, t);

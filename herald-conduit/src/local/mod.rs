@@ -25,6 +25,7 @@ use herald_verify::{
 };
 
 use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
+use crate::blocking::{off_runtime, on_cores};
 use crate::page::Page;
 use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{self, Committed, Job, Outcome, Prepared, Step, Txn};
@@ -305,13 +306,11 @@ impl Txn for LocalTxn<'_, '_> {
     }
 }
 
-impl Backend for Local {
-    fn healthy(&self) -> Pending<'_, bool> {
-        // A failed write hands the store to its repairer (`store`).
-        Box::pin(std::future::ready(self.live.healthy()))
-    }
-
-    fn precheck<'b>(
+/// The writer's stages on the redb store, on the calling thread: the
+/// [`Backend`] methods run them off the runtime's workers.
+impl Local {
+    /// [`Backend::precheck`], on this thread.
+    fn precheck_here<'b>(
         &self,
         posts: &[&'b [u8]],
         now: u64,
@@ -322,12 +321,12 @@ impl Backend for Local {
         }
     }
 
-    fn receive(
+    /// [`Backend::receive`], on this thread.
+    fn receive_here(
         &self,
         conduit: &Conduit,
         batch: &[Job],
         prepared: Vec<Prepared<'_>>,
-        _now: u64,
     ) -> (Vec<Step>, Option<String>) {
         let receiver = self.live.get();
         let began = receiver.as_ref().map_err(|e| e.to_string()).and_then(|r| {
@@ -383,7 +382,7 @@ impl Backend for Local {
     /// Log the new envelopes of `group` (notary: one sync, one tree head
     /// over all of them), then answer every post of it, every 201 body
     /// against that one head, which joins the pending heads.
-    fn answer(&self, conduit: &Conduit, group: Vec<Committed>) {
+    fn answer_here(&self, conduit: &Conduit, group: Vec<Committed>) {
         let now = group
             .iter()
             .map(|c| c.now)
@@ -443,7 +442,8 @@ impl Backend for Local {
         }
     }
 
-    fn idle(&self, conduit: &Conduit) {
+    /// [`Backend::idle`], on this thread.
+    fn idle_here(&self, conduit: &Conduit) {
         // A fresh tree head when the last is a batch interval old.
         if let Some(NotaryLog(n)) = &self.log
             && let Ok(mut n) = n.lock()
@@ -452,9 +452,47 @@ impl Backend for Local {
         }
         self.sent.flush(&self.live);
     }
+}
 
-    fn close(&self, _: &Conduit) {
-        self.sent.flush(&self.live);
+impl Backend for Local {
+    fn healthy(&self) -> Pending<'_, bool> {
+        // A failed write hands the store to its repairer (`store`).
+        Box::pin(std::future::ready(self.live.healthy()))
+    }
+
+    fn precheck<'a, 'b: 'a>(
+        &'a self,
+        posts: &'a [&'b [u8]],
+        now: u64,
+    ) -> Pending<'a, Vec<Result<Prechecked<'b>, StoreError>>> {
+        Box::pin(async move {
+            off_runtime(|| {
+                let parts = on_cores(posts, |part| self.precheck_here(part, now));
+                parts.into_iter().flatten().collect()
+            })
+        })
+    }
+
+    fn receive<'a>(
+        &'a self,
+        conduit: &'a Conduit,
+        batch: &'a [Job],
+        prepared: Vec<Prepared<'a>>,
+        _now: u64,
+    ) -> Pending<'a, (Vec<Step>, Option<String>)> {
+        Box::pin(async move { off_runtime(|| self.receive_here(conduit, batch, prepared)) })
+    }
+
+    fn answer<'a>(&'a self, conduit: &'a Conduit, group: Vec<Committed>) -> Pending<'a, ()> {
+        Box::pin(async move { off_runtime(|| self.answer_here(conduit, group)) })
+    }
+
+    fn idle<'a>(&'a self, conduit: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(async move { off_runtime(|| self.idle_here(conduit)) })
+    }
+
+    fn close<'a>(&'a self, _: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(async move { off_runtime(|| self.sent.flush(&self.live)) })
     }
 
     fn idle_every(&self, batch: Duration) -> Duration {
@@ -466,7 +504,9 @@ impl Backend for Local {
         true
     }
 
-    fn duty(&self, _: &Conduit) {}
+    fn duty<'a>(&'a self, _: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
 
     fn envelope(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Stored>, Failure>> {
         let found = Self::read(&self.live, |r| r.envelope(&id)).map_err(|e| e.to_string());

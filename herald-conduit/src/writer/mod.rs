@@ -9,19 +9,24 @@
 //! One post, top to bottom: [`prepare`] (precheck and receipt, on every
 //! core) → [`Backend::receive`] → [`receive_one`] in its transaction →
 //! [`Backend::answer`] → [`created_body`] → [`reply`].
+//!
+//! The writer is asynchronous, tasks of the runtime that serves HTTP: what
+//! blocks (signatures, redb's commits and syncs) runs off its workers
+//! ([`crate::blocking`]), a fleet's database work is awaited.
 
 mod pipeline;
 
 use std::sync::Arc;
-use std::sync::mpsc::{Receiver, SyncSender};
 use std::time::Instant;
 
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeRef, Scope, Status};
 use herald_verify::{EnvelopeReport, InclusionProof, LiveState, Prechecked, StoreError};
-use tokio::sync::oneshot;
+use tokio::sync::mpsc::{Receiver, Sender};
+use tokio::sync::{Mutex, oneshot};
 
 use crate::Conduit;
+use crate::blocking::{off_runtime, on_cores};
 use crate::refusal::Refusal;
 use crate::stored::{RECIPIENT_LEN, Stored, recipient};
 
@@ -55,7 +60,7 @@ pub(crate) enum Outcome {
 }
 
 /// The queue in front of the writer.
-pub(crate) type Queue = SyncSender<Job>;
+pub(crate) type Queue = Sender<Job>;
 
 /// Offer `job` without waiting: whether it was queued (a full queue is
 /// load to shed).
@@ -183,91 +188,67 @@ pub(crate) fn receive_one(
     Ok(Step::New { arrival, forwarded })
 }
 
-/// Take the queued posts in batches of at most [`MAX_BATCH`] and hand
-/// each to `batch`; when idle, [`crate::backend::Backend::idle`]. Several
-/// threads may share `jobs`: each batch goes to one of them.
-fn receive_loop(
-    conduit: &Conduit,
-    jobs: &std::sync::Mutex<Receiver<Job>>,
-    batch: &mut dyn FnMut(Vec<Job>),
-) {
-    use std::sync::mpsc::RecvTimeoutError;
+/// The next batch of at most [`MAX_BATCH`] queued posts: `Some(None)`
+/// when none came for [`crate::backend::Backend::idle_every`], `None` once
+/// every sender is gone. Several tasks may share `jobs`: each batch goes
+/// to one of them.
+async fn next_batch(conduit: &Conduit, jobs: &Mutex<Receiver<Job>>) -> Option<Option<Vec<Job>>> {
     let wake = conduit.backend.idle_every(conduit.config.batch);
-    loop {
-        let next = {
-            let jobs = jobs
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match jobs.recv_timeout(wake) {
-                Ok(first) => {
-                    let mut next = vec![first];
-                    while next.len() < MAX_BATCH {
-                        match jobs.try_recv() {
-                            Ok(job) => next.push(job),
-                            Err(_) => break,
-                        }
-                    }
-                    Some(next)
+    let mut jobs = jobs.lock().await;
+    match tokio::time::timeout(wake, jobs.recv()).await {
+        Ok(Some(first)) => {
+            let mut next = vec![first];
+            while next.len() < MAX_BATCH {
+                match jobs.try_recv() {
+                    Ok(job) => next.push(job),
+                    Err(_) => break,
                 }
-                Err(RecvTimeoutError::Timeout) => None,
-                Err(RecvTimeoutError::Disconnected) => return,
             }
-        };
-        match next {
-            Some(next) => batch(next),
-            None => conduit.backend.idle(conduit),
+            Some(Some(next))
         }
+        Ok(None) => None,
+        Err(_) => Some(None),
     }
 }
 
-/// Precheck every post of `batch` and sign its receipt (relay), spread
-/// over the available cores; each core's part has its signatures verified
-/// in batch equations ([`herald_verify::Receiver::precheck_all`]).
-fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b>> {
-    let part = |jobs: &'b [Job]| -> Vec<Prepared<'b>> {
-        let posts: Vec<&'b [u8]> = jobs.iter().map(|j| j.bytes.as_slice()).collect();
-        let pre = conduit.backend.precheck(&posts, now);
-        pre.into_iter()
-            .zip(jobs)
-            .map(|(pre, job)| {
-                let charged = match &pre {
-                    Ok(p) => conduit.limits.charge(p, job.sender, job.birth),
-                    Err(_) => Ok(()),
-                };
-                let verified = pre.as_ref().is_ok_and(|p| p.origin_verified());
-                let refused = charged.err().map(Refusal::RateLimited);
-                Prepared {
-                    forwarded: (verified && refused.is_none())
+/// Precheck every post of `batch` ([`crate::backend::Backend::precheck`],
+/// whose signatures are verified in batch equations on every core:
+/// [`herald_verify::Receiver::precheck_all`]), then charge the senders'
+/// rates and sign the receipts (relay), on every core too.
+async fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b>> {
+    let posts: Vec<&'b [u8]> = batch.iter().map(|j| j.bytes.as_slice()).collect();
+    let pre = conduit.backend.precheck(&posts, now).await;
+    let judged: Vec<_> = pre.iter().zip(batch).collect();
+    // Per post: a refusal over its sender's rate, and its bytes as
+    // forwarded (made only when its origin verified and it is not refused).
+    let charged = off_runtime(|| {
+        on_cores(&judged, |part| {
+            part.iter()
+                .map(|(pre, job)| {
+                    let charged = match pre {
+                        Ok(p) => conduit.limits.charge(p, job.sender, job.birth),
+                        Err(_) => Ok(()),
+                    };
+                    let verified = pre.as_ref().is_ok_and(|p| p.origin_verified());
+                    let refused = charged.err().map(Refusal::RateLimited);
+                    let forwarded = (verified && refused.is_none())
                         .then(|| forwarded(conduit, &job.bytes, now))
-                        .flatten(),
-                    pre,
-                    refused,
-                    now,
-                }
-            })
-            .collect()
-    };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || batch.len() < 4 {
-        return part(batch);
-    }
-    let chunk = batch.len().div_ceil(threads);
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = batch
-            .chunks(chunk)
-            .map(|jobs| scope.spawn(move || part(jobs)))
-            .collect();
-        let mut out = Vec::with_capacity(batch.len());
-        for (h, jobs) in handles.into_iter().zip(batch.chunks(chunk)) {
-            match h.join() {
-                Ok(v) => out.extend(v),
-                // A panicking precheck: do that part here, where a panic
-                // surfaces.
-                Err(_) => out.extend(part(jobs)),
-            }
-        }
-        out
-    })
+                        .flatten();
+                    (refused, forwarded)
+                })
+                .collect::<Vec<_>>()
+        })
+    });
+    drop(judged);
+    pre.into_iter()
+        .zip(charged.into_iter().flatten())
+        .map(|(pre, (refused, forwarded))| Prepared {
+            pre,
+            forwarded,
+            refused,
+            now,
+        })
+        .collect()
 }
 
 /// The bytes to store and forward: with the relay's `conduit_receipt` at

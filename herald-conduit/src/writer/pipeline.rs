@@ -1,33 +1,36 @@
 //! The writer's stages, whatever the backend.
 //!
-//! 1. **Store**, on two threads taking turns: each takes the queued posts
-//!    as a batch and prechecks them (signatures, the relay's receipt) on
-//!    every core; then, in its turn, has the backend receive the batch in
-//!    one transaction and commit it ([`Backend::receive`]), and hands it to
-//!    the answer stage. One thread's precheck overlaps the other's commit.
-//! 2. **Answer**, on one thread: the backend logs the leaves of every batch
+//! 1. **Store**, two tasks taking turns: each takes the queued posts as a
+//!    batch and prechecks them (signatures, the relay's receipt) on every
+//!    core; then, in its turn, has the backend receive the batch in one
+//!    transaction and commit it ([`Backend::receive`]), and hands it to the
+//!    answer stage. One task's precheck overlaps the other's commit.
+//! 2. **Answer**, one task: the backend logs the leaves of every batch
 //!    committed since it last ran (notary: one sync, one tree head over
 //!    them, or a fleet's head covering them) and only then answers their
 //!    posts ([`Backend::answer`]). So a commit overlaps the logging of the
 //!    batches before it.
 //!
 //! A backend whose answers wait for more than its own log (a fleet's for a
-//! head any conduit may sign, [`Backend::overlap`]) runs both stages on one
-//! thread instead, one batch after the other.
+//! head any conduit may sign, [`Backend::overlap`]) runs both stages in one
+//! task instead, one batch after the other.
 //!
-//! Batches reach the answer stage in commit order (the turn is held until
-//! the hand over), so leaf indices stay arrival numbers. No post is
-//! answered before its commit and its leaf are both durable.
+//! Each stage is a task of its own (what blocks in it runs off the
+//! runtime's workers, [`crate::blocking`], and would hold up whatever else
+//! its task ran). Batches reach the answer stage in commit order (the turn
+//! is held until the hand over), so leaf indices stay arrival numbers. No
+//! post is answered before its commit and its leaf are both durable.
 //!
 //! [`Backend::receive`]: crate::backend::Backend::receive
 //! [`Backend::answer`]: crate::backend::Backend::answer
 //! [`Backend::overlap`]: crate::backend::Backend::overlap
 
-use std::sync::mpsc::{Receiver, SyncSender};
-use std::sync::{Mutex, PoisonError};
-use std::thread::Builder;
+use std::sync::Arc;
 
-use super::{Committed, Job, prepare, receive_loop};
+use tokio::sync::Mutex;
+use tokio::sync::mpsc::{Receiver, Sender};
+
+use super::{Committed, Job, next_batch, prepare};
 use crate::Conduit;
 
 /// Committed batches that may wait for the answer stage at most: the store
@@ -35,66 +38,71 @@ use crate::Conduit;
 const LOG_QUEUE: usize = 8;
 
 /// The turn to commit and hand over to the answer stage (`None`: no
-/// answer thread, or closing: finish on this thread).
-type Turn = Mutex<Option<SyncSender<Committed>>>;
+/// answer task, or closing: finish in this task).
+type Turn = Mutex<Option<Sender<Committed>>>;
 
 /// Run the stages until every sender of `jobs` is gone.
-pub(crate) fn run(conduit: &Conduit, jobs: Receiver<Job>) {
-    let jobs = &Mutex::new(jobs);
+pub(crate) async fn run(conduit: Arc<Conduit>, jobs: Receiver<Job>) {
+    let jobs = Arc::new(Mutex::new(jobs));
     if !conduit.backend.overlap() {
-        // One stage: receive, then answer, on this thread.
-        let alone: &Turn = &Mutex::new(None);
-        receive_loop(conduit, jobs, &mut |b| accept(conduit, alone, b));
-        conduit.backend.close(conduit);
+        // One stage: receive, then answer, in this task.
+        store(&conduit, &jobs, &Mutex::new(None)).await;
+        conduit.backend.close(&conduit).await;
         return;
     }
-    let (to_log, committed) = std::sync::mpsc::sync_channel::<Committed>(LOG_QUEUE);
-    let turn: &Turn = &Mutex::new(None);
-    std::thread::scope(|scope| {
-        let logger = Builder::new()
-            .name("herald-conduit-log".into())
-            .spawn_scoped(scope, move || {
-                while let Ok(first) = committed.recv() {
-                    let mut group = vec![first];
-                    while let Ok(more) = committed.try_recv() {
-                        group.push(more);
-                    }
-                    conduit.backend.answer(conduit, group);
+    let (to_log, mut committed) = tokio::sync::mpsc::channel::<Committed>(LOG_QUEUE);
+    let turn = Arc::new(Mutex::new(Some(to_log)));
+    let answers = {
+        let conduit = Arc::clone(&conduit);
+        tokio::spawn(async move {
+            while let Some(first) = committed.recv().await {
+                let mut group = vec![first];
+                while let Ok(more) = committed.try_recv() {
+                    group.push(more);
                 }
-            });
-        if logger.is_ok() {
-            *lock(turn) = Some(to_log);
-        } else {
-            // No answer thread: both stages here (`turn` stays `None`).
-            drop(to_log);
-        }
-        let worker = || receive_loop(conduit, jobs, &mut |b| accept(conduit, turn, b));
-        let second = Builder::new()
-            .name("herald-conduit-writer".into())
-            .spawn_scoped(scope, worker);
-        worker();
-        if let Ok(second) = second {
-            let _ = second.join();
-        }
-        // The queue is closed: the answer stage ends after its last batch.
-        drop(lock(turn).take());
-    });
-    conduit.backend.close(conduit);
+                conduit.backend.answer(&conduit, group).await;
+            }
+        })
+    };
+    let second = {
+        let (conduit, jobs, turn) = (Arc::clone(&conduit), Arc::clone(&jobs), Arc::clone(&turn));
+        tokio::spawn(async move { store(&conduit, &jobs, &turn).await })
+    };
+    store(&conduit, &jobs, &turn).await;
+    if second.await.is_err() {
+        // It panicked: a batch it held is lost (its posts' handlers answer
+        // 503 at their deadline); the queue is empty and closed.
+        tracing::error!("a writer task failed");
+    }
+    // The queue is closed: the answer stage ends after its last batch.
+    drop(turn.lock().await.take());
+    let _ = answers.await;
+    conduit.backend.close(&conduit).await;
 }
 
-fn lock<T>(m: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(PoisonError::into_inner)
+/// The store stage: take the queued posts in batches and [`accept`] each;
+/// when idle, [`crate::backend::Backend::idle`].
+async fn store(conduit: &Conduit, jobs: &Mutex<Receiver<Job>>, turn: &Turn) {
+    while let Some(next) = next_batch(conduit, jobs).await {
+        match next {
+            Some(batch) => accept(conduit, turn, batch).await,
+            None => conduit.backend.idle(conduit).await,
+        }
+    }
 }
 
-/// Precheck `batch`, then in this thread's turn have the backend receive
+/// Precheck `batch`, then in this task's turn have the backend receive
 /// and commit it, and hand it to the answer stage.
-fn accept(conduit: &Conduit, turn: &Turn, batch: Vec<Job>) {
+async fn accept(conduit: &Conduit, turn: &Turn, batch: Vec<Job>) {
     let now = conduit.now();
     // The signature work on every core, outside the turn. The prechecked
     // posts borrow the batch: the backend gets it back with them.
-    let prepared = prepare(conduit, &batch, now);
-    let to_log = lock(turn);
-    let (steps, failed) = conduit.backend.receive(conduit, &batch, prepared, now);
+    let prepared = prepare(conduit, &batch, now).await;
+    let to_log = turn.lock().await;
+    let (steps, failed) = conduit
+        .backend
+        .receive(conduit, &batch, prepared, now)
+        .await;
     let mut committed = Committed {
         batch,
         steps,
@@ -102,12 +110,12 @@ fn accept(conduit: &Conduit, turn: &Turn, batch: Vec<Job>) {
         now,
     };
     if let Some(log) = to_log.as_ref() {
-        match log.send(committed) {
+        match log.send(committed).await {
             Ok(()) => return,
             // The answer stage is gone (it panicked): finish here.
             Err(back) => committed = back.0,
         }
     }
     drop(to_log);
-    conduit.backend.answer(conduit, vec![committed]);
+    conduit.backend.answer(conduit, vec![committed]).await;
 }

@@ -102,12 +102,7 @@ pub async fn start_as(
     };
     config.batch = Duration::from_millis(100);
     tune(&mut config);
-    // A fleet conduit connects with a runtime of its own: open it outside
-    // this one.
-    let conduit = tokio::task::spawn_blocking(move || Conduit::open(config, key, keyring))
-        .await
-        .unwrap()
-        .unwrap();
+    let conduit = Conduit::open(config, key, keyring).await.unwrap();
     let listener = herald_conduit::listen(([127, 0, 0, 1], 0).into()).unwrap();
     let addr = listener.local_addr().unwrap();
     let (stop, stopped) = oneshot::channel::<()>();
