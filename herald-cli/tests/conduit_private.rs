@@ -395,3 +395,39 @@ async fn birth_and_molt_keys_sign_reads_and_public_opens_traces_only() {
         "an inbox on a --public conduit",
     );
 }
+
+/// Before a signature is verified, its sigil's keys are looked up (a
+/// database query in a fleet): a sigil not verified recently pays for it
+/// from the unknown senders' bucket (`--rate-unknown`), so reads naming
+/// fresh sigils are turned away `429` once it is empty, and a reader the
+/// conduit verified before still reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_naming_unknown_sigils_are_held_to_the_unknown_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = spawn(dir.path(), &["--rate-unknown", "5"]);
+    let addr = c.addr;
+    let inbox = format!("/v1/inbox/{}", sigil(&bob()));
+    assert_eq!(get_as(addr, &inbox, &bob()).await.status, 200);
+    let (mut denied, mut limited) = (0, 0);
+    for n in 0..40u8 {
+        let stranger = SigningKey::from_seed(&[0x80 ^ n; 32]);
+        let path = format!("/v1/inbox/{}", sigil(&stranger));
+        let r = get_as(addr, &path, &stranger).await;
+        match r.status {
+            401 => denied += 1,
+            429 => {
+                assert!(r.header("retry-after").is_some(), "429 without Retry-After");
+                limited += 1;
+            }
+            s => panic!("a read naming an unknown sigil: {s}"),
+        }
+    }
+    assert!(
+        limited > 0,
+        "never held to --rate-unknown ({denied} refused 401)"
+    );
+    // The bucket holds a second's worth, refilled at 5 a second meanwhile.
+    assert!(denied <= 20, "{denied} lookups for unknown sigils");
+    // A reader verified before looks its keys up for free.
+    assert_eq!(get_as(addr, &inbox, &bob()).await.status, 200);
+}
