@@ -25,6 +25,7 @@ use herald_verify::{
 };
 
 use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
+use crate::erase::{Erasure, Tombstone};
 use crate::page::Page;
 use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{self, Committed, Job, Outcome, Prepared, Step, Txn};
@@ -282,6 +283,10 @@ impl Txn for LocalTxn<'_, '_> {
         self.tables.get(id).map_err(|e| e.to_string())
     }
 
+    fn erased(&mut self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, String> {
+        self.tables.erased(id).map_err(|e| e.to_string())
+    }
+
     fn live(&mut self) -> (&Receiver, &mut dyn LiveState) {
         (self.receiver, &mut self.state)
     }
@@ -504,6 +509,41 @@ impl Backend for Local {
         identity: [u8; RECIPIENT_LEN],
     ) -> Pending<'_, Result<Vec<crate::keys::Indexed>, Failure>> {
         self.read_blocking(move |r| r.lifecycle(&identity))
+    }
+
+    fn tombstone(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Tombstone>, Failure>> {
+        self.read_blocking(move |r| r.tombstone(&id))
+    }
+
+    /// One durable write transaction; a notary's envelope whose leaf no
+    /// signed tree head covers yet is left (its leaf is rebuilt from its
+    /// bytes after a crash: `notary`).
+    fn erase(&self, erasures: Vec<Erasure>) -> Pending<'_, Result<Vec<[u8; 32]>, Failure>> {
+        let erasures: Vec<Erasure> = erasures
+            .into_iter()
+            .filter(|e| self.signed_over(e.arrival))
+            .collect();
+        let live = self.live.clone();
+        Box::pin(async move {
+            let work = move || -> Result<Vec<[u8; 32]>, String> {
+                let receiver = live.get().map_err(|e| e.to_string())?;
+                let txn = receiver
+                    .store()
+                    .begin_write("erase envelopes")
+                    .map_err(|e| e.to_string())?;
+                let done = tables::erase_in(&txn, &erasures).map_err(|e| e.to_string())?;
+                txn.commit().map_err(|e| format!("store commit: {e}"))?;
+                Ok(done)
+            };
+            match tokio::task::spawn_blocking(work).await {
+                Ok(r) => r,
+                Err(_) => Err("an erasure did not finish".into()),
+            }
+        })
+    }
+
+    fn oldest(&self, from: u64, limit: usize) -> Pending<'_, Result<(Vec<Stored>, u64), Failure>> {
+        self.read_blocking(move |r| r.oldest(from, limit))
     }
 
     fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>> {

@@ -25,10 +25,19 @@
 //!   [`Lifecycle`]) ‖ id, for every accepted birth, molt and deprecation
 //!   (`GET /v1/keys/{sigil}`, [`crate::keys`]); the identity is the
 //!   sender's 10 key-hash bytes, as for inboxes.
+//! - `conduit_erased`: id → the tombstone of an erased envelope
+//!   (CONDUIT.md *Retention and erasure*, [`crate::erase`]): 1 byte (1:
+//!   a recipient follows, 0: none) ‖ the recipient's 10 key-hash bytes (or
+//!   zeros) ‖ the refusal envelope the conduit signed. Erasing removes the
+//!   id's `conduit_envelopes`, `conduit_inbox`, `conduit_traces` and
+//!   `conduit_answers` rows and writes this one, in one transaction;
+//!   `conduit_arrivals` keeps the id (arrival numbers stay dense, the log's
+//!   leaf stays).
 //! - `conduit_indexes`: the name of each index built over the envelopes
 //!   stored before it existed (`lifecycle`): a store from before the index
 //!   is indexed once, at open, in the transaction that records the name.
 
+use crate::erase::{Erasure, Tombstone};
 use crate::keys::{Indexed, Lifecycle};
 use crate::page::{Entry, Page, Planner};
 use crate::stored::{RECIPIENT_LEN, Stored};
@@ -45,6 +54,7 @@ const TRACES: Table = TableDefinition::new("conduit_traces");
 const ANSWERS: Table = TableDefinition::new("conduit_answers");
 const LIFECYCLE: Table = TableDefinition::new("conduit_lifecycle");
 const INDEXES: Table = TableDefinition::new("conduit_indexes");
+const ERASED: Table = TableDefinition::new("conduit_erased");
 const HEADS: TableDefinition<'static, u64, &'static [u8]> = TableDefinition::new("conduit_heads");
 
 fn storage<'a>(store: &'a Store, op: &'static str) -> impl Fn(redb::Error) -> StoreError + 'a {
@@ -69,7 +79,9 @@ fn decode_stored(v: &[u8]) -> Stored {
 pub(crate) fn create_tables(store: &Store) -> Result<(), StoreError> {
     let err = storage(store, "create the conduit tables");
     let txn = store.begin_write("create the conduit tables")?;
-    for t in [ENVELOPES, ARRIVALS, INBOX, INBOX_LEN, TRACES, ANSWERS] {
+    for t in [
+        ENVELOPES, ARRIVALS, INBOX, INBOX_LEN, TRACES, ANSWERS, ERASED,
+    ] {
         txn.open_table(t).map_err(|e| err(e.into()))?;
     }
     txn.open_table(HEADS).map_err(|e| err(e.into()))?;
@@ -135,6 +147,7 @@ pub(crate) struct Tables<'t> {
     inbox: redb::Table<'t, &'static [u8], &'static [u8]>,
     inbox_len: redb::Table<'t, &'static [u8], &'static [u8]>,
     lifecycle: redb::Table<'t, &'static [u8], &'static [u8]>,
+    erased: redb::Table<'t, &'static [u8], &'static [u8]>,
 }
 
 impl<'t> Tables<'t> {
@@ -147,7 +160,16 @@ impl<'t> Tables<'t> {
             inbox: txn.open_table(INBOX)?,
             inbox_len: txn.open_table(INBOX_LEN)?,
             lifecycle: txn.open_table(LIFECYCLE)?,
+            erased: txn.open_table(ERASED)?,
         })
+    }
+
+    /// The tombstone envelope of `id`, if it was erased.
+    pub(crate) fn erased(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, redb::Error> {
+        Ok(self
+            .erased
+            .get(id.as_slice())?
+            .map(|v| decode_tombstone(v.value()).bytes))
     }
 
     /// The stored envelope with `id`.
@@ -196,6 +218,86 @@ impl<'t> Tables<'t> {
             put_lifecycle(&mut self.lifecycle, entry, arrival, id)?;
         }
         Ok(arrival)
+    }
+}
+
+/// A tombstone as `conduit_erased` holds it.
+fn encode_tombstone(t: &Tombstone) -> Vec<u8> {
+    let mut v = Vec::with_capacity(1 + RECIPIENT_LEN + t.bytes.len());
+    v.push(u8::from(t.recipient.is_some()));
+    v.extend_from_slice(&t.recipient.unwrap_or_default());
+    v.extend_from_slice(&t.bytes);
+    v
+}
+
+fn decode_tombstone(v: &[u8]) -> Tombstone {
+    let recipient = (v.first() == Some(&1))
+        .then(|| v.get(1..=RECIPIENT_LEN)?.try_into().ok())
+        .flatten();
+    Tombstone {
+        bytes: v.get(1 + RECIPIENT_LEN..).unwrap_or_default().to_vec(),
+        recipient,
+    }
+}
+
+/// Erase each of `erasures` still stored, in `txn` (`crate::erase`):
+/// its bytes, inbox entry, trace entry and recorded answer go, its
+/// tombstone is written. The ids erased.
+pub(crate) fn erase_in(
+    txn: &redb::WriteTransaction,
+    erasures: &[Erasure],
+) -> Result<Vec<[u8; 32]>, redb::Error> {
+    let mut envelopes = txn.open_table(ENVELOPES)?;
+    let mut traces = txn.open_table(TRACES)?;
+    let mut inbox = txn.open_table(INBOX)?;
+    let mut answers = txn.open_table(ANSWERS)?;
+    let mut erased = txn.open_table(ERASED)?;
+    let mut done = Vec::with_capacity(erasures.len());
+    for e in erasures {
+        if envelopes.remove(e.id.as_slice())?.is_none() {
+            continue;
+        }
+        let mut key = Vec::with_capacity(40);
+        key.extend_from_slice(&e.trace);
+        key.extend_from_slice(&e.arrival.to_be_bytes());
+        traces.remove(key.as_slice())?;
+        if let Some(r) = e.tombstone.recipient
+            && let Some(k) = inbox_key_of(&inbox, &r, &e.id)?
+        {
+            inbox.remove(k.as_slice())?;
+        }
+        answers.remove(e.id.as_slice())?;
+        erased.insert(e.id.as_slice(), encode_tombstone(&e.tombstone).as_slice())?;
+        done.push(e.id);
+    }
+    Ok(done)
+}
+
+/// The key of `id` in `recipient`'s inbox: looked for from both ends at
+/// once (retention erases the oldest, a DELETE mostly the newest).
+fn inbox_key_of(
+    inbox: &redb::Table<'_, &'static [u8], &'static [u8]>,
+    recipient: &[u8; RECIPIENT_LEN],
+    id: &[u8; 32],
+) -> Result<Option<Vec<u8>>, redb::Error> {
+    let bound = |n: u64| {
+        let mut k = recipient.to_vec();
+        k.extend_from_slice(&n.to_be_bytes());
+        k
+    };
+    let (lo, hi) = (bound(0), bound(u64::MAX));
+    let mut range = inbox.range(lo.as_slice()..=hi.as_slice())?;
+    loop {
+        let front = range.next().transpose()?;
+        let back = range.next_back().transpose()?;
+        if front.is_none() && back.is_none() {
+            return Ok(None);
+        }
+        for (k, v) in front.into_iter().chain(back) {
+            if v.value() == id.as_slice() {
+                return Ok(Some(k.value().to_vec()));
+            }
+        }
     }
 }
 
@@ -248,6 +350,39 @@ impl<'s> Reader<'s> {
         Ok(t.get(key)
             .map_err(|e| err(e.into()))?
             .map(|v| v.value().to_vec()))
+    }
+
+    /// The tombstone of `id`, if it was erased.
+    pub(crate) fn tombstone(&self, id: &[u8; 32]) -> Result<Option<Tombstone>, StoreError> {
+        Ok(self
+            .get(ERASED, id.as_slice())?
+            .map(|v| decode_tombstone(&v)))
+    }
+
+    /// Up to `limit` stored envelopes of arrival `from` or later, oldest
+    /// first, looking at no more than `8 × limit` arrivals (the erased are
+    /// skipped); and the arrival after the last one looked at.
+    pub(crate) fn oldest(&self, from: u64, limit: usize) -> Result<(Vec<Stored>, u64), StoreError> {
+        let err = storage(self.store, "read");
+        let arrivals = self.txn.open_table(ARRIVALS).map_err(|e| err(e.into()))?;
+        let envelopes = self.txn.open_table(ENVELOPES).map_err(|e| err(e.into()))?;
+        let start = from.to_be_bytes();
+        let mut out = Vec::new();
+        let mut next = from;
+        let range = arrivals
+            .range(start.as_slice()..)
+            .map_err(|e| err(e.into()))?;
+        for item in range.take(limit.saturating_mul(8)) {
+            if out.len() >= limit {
+                break;
+            }
+            let (k, id) = item.map_err(|e| err(e.into()))?;
+            next = u64_at(k.value()).saturating_add(1);
+            if let Some(v) = envelopes.get(id.value()).map_err(|e| err(e.into()))? {
+                out.push(decode_stored(v.value()));
+            }
+        }
+        Ok((out, next))
     }
 
     /// The envelope with `id`.
