@@ -9,6 +9,7 @@
 //! against one tree head signed over it, which is recorded for repeats
 //! ([`heads`]).
 
+mod erase;
 mod heads;
 mod notary;
 mod store;
@@ -525,17 +526,7 @@ impl Backend for Local {
             .collect();
         let live = self.live.clone();
         Box::pin(async move {
-            let work = move || -> Result<Vec<[u8; 32]>, String> {
-                let receiver = live.get().map_err(|e| e.to_string())?;
-                let txn = receiver
-                    .store()
-                    .begin_write("erase envelopes")
-                    .map_err(|e| e.to_string())?;
-                let done = tables::erase_in(&txn, &erasures).map_err(|e| e.to_string())?;
-                txn.commit().map_err(|e| format!("store commit: {e}"))?;
-                Ok(done)
-            };
-            match tokio::task::spawn_blocking(work).await {
+            match tokio::task::spawn_blocking(move || erase::erase(&live, &erasures)).await {
                 Ok(r) => r,
                 Err(_) => Err("an erasure did not finish".into()),
             }

@@ -37,24 +37,26 @@
 //!   stored before it existed (`lifecycle`): a store from before the index
 //!   is indexed once, at open, in the transaction that records the name.
 
-use crate::erase::{Erasure, Tombstone};
+use crate::erase::Tombstone;
+
+use super::erase::decode_tombstone;
 use crate::keys::{Indexed, Lifecycle};
 use crate::page::{Entry, Page, Planner};
 use crate::stored::{RECIPIENT_LEN, Stored};
 use herald_verify::{Store, StoreError};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
-type Table = TableDefinition<'static, &'static [u8], &'static [u8]>;
+pub(super) type Table = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
-const ENVELOPES: Table = TableDefinition::new("conduit_envelopes");
-const ARRIVALS: Table = TableDefinition::new("conduit_arrivals");
-const INBOX: Table = TableDefinition::new("conduit_inbox");
-const INBOX_LEN: Table = TableDefinition::new("conduit_inbox_len");
-const TRACES: Table = TableDefinition::new("conduit_traces");
-const ANSWERS: Table = TableDefinition::new("conduit_answers");
+pub(super) const ENVELOPES: Table = TableDefinition::new("conduit_envelopes");
+pub(super) const ARRIVALS: Table = TableDefinition::new("conduit_arrivals");
+pub(super) const INBOX: Table = TableDefinition::new("conduit_inbox");
+pub(super) const INBOX_LEN: Table = TableDefinition::new("conduit_inbox_len");
+pub(super) const TRACES: Table = TableDefinition::new("conduit_traces");
+pub(super) const ANSWERS: Table = TableDefinition::new("conduit_answers");
 const LIFECYCLE: Table = TableDefinition::new("conduit_lifecycle");
 const INDEXES: Table = TableDefinition::new("conduit_indexes");
-const ERASED: Table = TableDefinition::new("conduit_erased");
+pub(super) const ERASED: Table = TableDefinition::new("conduit_erased");
 const HEADS: TableDefinition<'static, u64, &'static [u8]> = TableDefinition::new("conduit_heads");
 
 fn storage<'a>(store: &'a Store, op: &'static str) -> impl Fn(redb::Error) -> StoreError + 'a {
@@ -218,86 +220,6 @@ impl<'t> Tables<'t> {
             put_lifecycle(&mut self.lifecycle, entry, arrival, id)?;
         }
         Ok(arrival)
-    }
-}
-
-/// A tombstone as `conduit_erased` holds it.
-fn encode_tombstone(t: &Tombstone) -> Vec<u8> {
-    let mut v = Vec::with_capacity(1 + RECIPIENT_LEN + t.bytes.len());
-    v.push(u8::from(t.recipient.is_some()));
-    v.extend_from_slice(&t.recipient.unwrap_or_default());
-    v.extend_from_slice(&t.bytes);
-    v
-}
-
-fn decode_tombstone(v: &[u8]) -> Tombstone {
-    let recipient = (v.first() == Some(&1))
-        .then(|| v.get(1..=RECIPIENT_LEN)?.try_into().ok())
-        .flatten();
-    Tombstone {
-        bytes: v.get(1 + RECIPIENT_LEN..).unwrap_or_default().to_vec(),
-        recipient,
-    }
-}
-
-/// Erase each of `erasures` still stored, in `txn` (`crate::erase`):
-/// its bytes, inbox entry, trace entry and recorded answer go, its
-/// tombstone is written. The ids erased.
-pub(crate) fn erase_in(
-    txn: &redb::WriteTransaction,
-    erasures: &[Erasure],
-) -> Result<Vec<[u8; 32]>, redb::Error> {
-    let mut envelopes = txn.open_table(ENVELOPES)?;
-    let mut traces = txn.open_table(TRACES)?;
-    let mut inbox = txn.open_table(INBOX)?;
-    let mut answers = txn.open_table(ANSWERS)?;
-    let mut erased = txn.open_table(ERASED)?;
-    let mut done = Vec::with_capacity(erasures.len());
-    for e in erasures {
-        if envelopes.remove(e.id.as_slice())?.is_none() {
-            continue;
-        }
-        let mut key = Vec::with_capacity(40);
-        key.extend_from_slice(&e.trace);
-        key.extend_from_slice(&e.arrival.to_be_bytes());
-        traces.remove(key.as_slice())?;
-        if let Some(r) = e.tombstone.recipient
-            && let Some(k) = inbox_key_of(&inbox, &r, &e.id)?
-        {
-            inbox.remove(k.as_slice())?;
-        }
-        answers.remove(e.id.as_slice())?;
-        erased.insert(e.id.as_slice(), encode_tombstone(&e.tombstone).as_slice())?;
-        done.push(e.id);
-    }
-    Ok(done)
-}
-
-/// The key of `id` in `recipient`'s inbox: looked for from both ends at
-/// once (retention erases the oldest, a DELETE mostly the newest).
-fn inbox_key_of(
-    inbox: &redb::Table<'_, &'static [u8], &'static [u8]>,
-    recipient: &[u8; RECIPIENT_LEN],
-    id: &[u8; 32],
-) -> Result<Option<Vec<u8>>, redb::Error> {
-    let bound = |n: u64| {
-        let mut k = recipient.to_vec();
-        k.extend_from_slice(&n.to_be_bytes());
-        k
-    };
-    let (lo, hi) = (bound(0), bound(u64::MAX));
-    let mut range = inbox.range(lo.as_slice()..=hi.as_slice())?;
-    loop {
-        let front = range.next().transpose()?;
-        let back = range.next_back().transpose()?;
-        if front.is_none() && back.is_none() {
-            return Ok(None);
-        }
-        for (k, v) in front.into_iter().chain(back) {
-            if v.value() == id.as_slice() {
-                return Ok(Some(k.value().to_vec()));
-            }
-        }
     }
 }
 
