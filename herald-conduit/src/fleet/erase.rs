@@ -1,9 +1,11 @@
 //! Retention and erasure in the fleet database (migration 0004; the rule
 //! is [`crate::erase`]'s): a set of erasures in one PostgreSQL transaction
 //! that first takes the `arrivals` lock, so accepting transactions (which
-//! take it first too) see each id either stored or erased, never half.
+//! take it first too) see each id either stored or erased, never half. It
+//! runs on the writer's connection, one at a time with the batches: as
+//! many DELETEs at once cost no more connections.
 
-use super::{Fleet, FleetError, big, unbig};
+use super::{Fleet, FleetError, Writer, big, unbig};
 use crate::erase::{Erasure, Tombstone};
 use crate::stored::{RECIPIENT_LEN, Stored};
 
@@ -38,7 +40,10 @@ impl Fleet {
     /// Erase each of `erasures` still stored, in one transaction; the ids
     /// erased.
     pub(crate) async fn erase(&self, erasures: &[Erasure]) -> Result<Vec<[u8; 32]>, FleetError> {
-        let mut client = self.connect().await?;
+        let mut guard = self.writer_client().await?;
+        let Writer { client, stmts } = guard
+            .as_mut()
+            .ok_or_else(|| FleetError::Corrupted("no writer connection".into()))?;
         let txn = client
             .transaction()
             .await
@@ -46,9 +51,12 @@ impl Fleet {
         txn.execute("SELECT next FROM arrivals FOR UPDATE", &[])
             .await
             .map_err(FleetError::db("lock the arrival counter"))?;
-        let erase = txn.prepare(ERASE).await.map_err(FleetError::db("erase"))?;
-        let tombstone = txn
-            .prepare(TOMBSTONE)
+        let erase = stmts
+            .get(&txn, ERASE)
+            .await
+            .map_err(FleetError::db("erase"))?;
+        let tombstone = stmts
+            .get(&txn, TOMBSTONE)
             .await
             .map_err(FleetError::db("erase"))?;
         let mut done = Vec::with_capacity(erasures.len());
