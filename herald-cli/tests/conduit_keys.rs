@@ -18,44 +18,26 @@ use std::path::Path;
 use std::time::Duration;
 
 use herald_conduit::client;
-use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Envelope, EnvelopeBuilder, Kind, SigilForm, SigningKey};
 use herald_verify::{HistoryOrigin, Keyring, KeysLimits, Provenance, check_keys};
-use support::conduit::{conduit_key, message, now, write_files};
+use support::conduit::{
+    Killed, NOTARY, birth, carol, carol_next, conduit_key, message, molt_payload, now,
+    post_ok as post, write_files,
+};
 
 const T: Duration = Duration::from_secs(10);
 const DAY: u64 = 86_400;
 
-/// Carol: born on the conduit, molted, deprecated.
-fn carol() -> SigningKey {
-    SigningKey::from_seed(&[0x33; 32])
-}
-
-/// Her molted-in key.
-fn carol_next() -> SigningKey {
-    SigningKey::from_seed(&[0x34; 32])
-}
-
-/// Carol's birth at `t`, her molt to [`carol_next`] at `t + 1` (not
+/// Carol (born on the conduit, molted, deprecated): her birth at `t`, her molt to [`carol_next`] at `t + 1` (not
 /// before `t + 2 d`: P8 rule 2's cool-off after the birth) and her
 /// deprecation at `t + 2`, signed by her birth key.
 fn carol_lifecycle(t: u64) -> [Envelope; 3] {
     let k = carol();
-    let birth = EnvelopeBuilder::genesis(t)
-        .kind(Kind::Birth)
-        .attest("birth", birth_attestation(&k.public_key(), "carol", &[]))
-        .sign(&k)
-        .unwrap();
-    let mut payload = Map::new();
-    payload.insert(
-        "new_key",
-        Value::Bytes(carol_next().public_key().as_bytes().to_vec()),
-    );
-    payload.insert("not_before", Value::Unsigned(t + 2 * DAY));
+    let birth = birth(&k, "carol", t);
     let molt = EnvelopeBuilder::reply(&birth.view(), t + 1)
         .kind(Kind::Molt)
-        .payload(Value::Map(payload))
+        .payload(molt_payload(&carol_next(), t + 2 * DAY))
         .sign(&k)
         .unwrap();
     let deprecation = EnvelopeBuilder::reply(&molt.view(), t + 2)
@@ -74,24 +56,12 @@ fn log_pinned() -> Keyring {
 }
 
 /// A relay and notary conduit on loopback, on `store` (a fleet's URL) or
-/// the redb store in `dir`.
-fn spawn(dir: &Path, store: Option<&str>) -> (std::process::Child, SocketAddr) {
-    support::conduit::serve(|cmd| {
-        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
-            .arg(dir.join("conduit.key"))
-            .arg("--state")
-            .arg(dir.join("state"))
-            .arg("--keyring")
-            .arg(dir.join("keyring"));
-        if let Some(url) = store {
-            cmd.arg("--store").arg(url);
-        }
-    })
-}
-
-async fn post(addr: SocketAddr, env: &[u8]) {
-    let r = client::post(addr, "/v1/envelopes", env, T).await.unwrap();
-    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+/// the redb store in `dir`, killed on drop.
+fn spawn(dir: &Path, store: Option<&str>) -> Killed {
+    match store {
+        Some(url) => support::conduit::start(dir, &[&NOTARY[..], &["--store", url]].concat()),
+        None => support::conduit::start(dir, &NOTARY),
+    }
 }
 
 async fn get(addr: SocketAddr, path: &str) -> client::Response {
@@ -174,20 +144,17 @@ async fn exercise(addr: SocketAddr) {
 async fn keys_of_a_born_molted_deprecated_sigil() {
     let dir = tempfile::tempdir().unwrap();
     write_files(dir.path());
-    let (mut child, addr) = spawn(dir.path(), None);
-    exercise(addr).await;
+    let c = spawn(dir.path(), None);
+    exercise(c.addr).await;
     // The index survives a restart (it is in the store, not in memory).
-    child.kill().unwrap();
-    child.wait().unwrap();
-    let (mut child, addr) = spawn(dir.path(), None);
+    drop(c);
+    let c = spawn(dir.path(), None);
     let r = get(
-        addr,
+        c.addr,
         &format!("/v1/keys/{}", carol().sigil(SigilForm::Default)),
     )
     .await;
     assert_eq!(r.status, 200);
-    child.kill().unwrap();
-    child.wait().unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -198,8 +165,6 @@ async fn fleet_keys_of_a_born_molted_deprecated_sigil() {
     let url = cluster.create_db("keys").await;
     let dir = tempfile::tempdir().unwrap();
     write_files(dir.path());
-    let (mut child, addr) = spawn(dir.path(), Some(&url));
-    exercise(addr).await;
-    child.kill().unwrap();
-    child.wait().unwrap();
+    let c = spawn(dir.path(), Some(&url));
+    exercise(c.addr).await;
 }

@@ -13,34 +13,15 @@ mod support;
 
 use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Child;
 use std::time::Duration;
 
-use herald_core::cbor::{Map, Value};
+use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, SigilForm, SigningKey};
 use herald_http::client::{Client, HeaderName, HeaderValue, Limits, Request, Response, Url};
 use herald_http::signature;
-use support::conduit::{alice, bob, message, now};
+use support::conduit::{Killed, NOTARY, alice, birth, bob, carol, message, now, sigil};
 
 const T: Duration = Duration::from_secs(20);
-
-/// A reader the conduit holds a key for (keyring) but who is in no trace.
-fn carol() -> SigningKey {
-    SigningKey::from_seed(&[0x33; 32])
-}
-
-/// The conduit child, killed when the test ends however it ends.
-struct Killed {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
 
 /// A relay + notary conduit over `dir` (keyring: alice, bob, carol) with
 /// `extra` flags.
@@ -52,16 +33,7 @@ fn spawn(dir: &Path, extra: &[&str]) -> Killed {
         format!("{}\n{}\n{}\n", line(&alice()), line(&bob()), line(&carol())),
     )
     .unwrap();
-    let (child, addr) = support::conduit::serve(|cmd| {
-        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
-            .arg(dir.join("conduit.key"))
-            .arg("--state")
-            .arg(dir.join("state"))
-            .arg("--keyring")
-            .arg(dir.join("keyring"))
-            .args(extra);
-    });
-    Killed { child, addr }
+    support::conduit::start(dir, &[&NOTARY[..], extra].concat())
 }
 
 fn client() -> Client {
@@ -70,10 +42,6 @@ fn client() -> Client {
         timeout: T,
         max_body: 64 << 20,
     })
-}
-
-fn sigil(k: &SigningKey) -> String {
-    k.sigil(SigilForm::Default).to_string()
 }
 
 /// `GET path`, with `fields` as they are given (name, value).
@@ -350,31 +318,12 @@ async fn bad_signatures_are_refused_and_change_nothing() {
     assert_eq!(get_with(addr, &elsewhere, &f).await.status, 200);
 }
 
-/// A fresh key's birth at `ts` (P7, self-certified).
-fn born(k: &SigningKey, ts: u64) -> Vec<u8> {
-    EnvelopeBuilder::genesis(ts)
-        .kind(Kind::Birth)
-        .attest(
-            "birth",
-            herald_core::attestation::birth_attestation(&k.public_key(), "reader", &[]),
-        )
-        .sign(k)
-        .unwrap()
-        .into_bytes()
-}
-
 /// `old`'s molt to `new` at `ts`, taking effect a day later (P8).
 fn molt(old: &SigningKey, new: &SigningKey, ts: u64) -> Vec<u8> {
-    let mut p = Map::new();
-    p.insert(
-        "new_key",
-        Value::Bytes(new.public_key().as_bytes().to_vec()),
-    );
-    p.insert("not_before", Value::Unsigned(ts + 86_400));
     EnvelopeBuilder::genesis(ts)
         .kind(Kind::Molt)
         .nonce(Nonce([0x6d; 16]))
-        .payload(Value::Map(p))
+        .payload(support::conduit::molt_payload(new, ts + 86_400))
         .sign(old)
         .unwrap()
         .into_bytes()
@@ -399,7 +348,12 @@ async fn birth_and_molt_keys_sign_reads_and_public_opens_traces_only() {
     let inbox = format!("/v1/inbox/{}", sigil(&old));
     // Before its birth: the conduit holds no key for it.
     assert_denied(&get_as(addr, &inbox, &old).await, "no birth yet");
-    assert_eq!(post(born(&old, t - 3 * 86_400)).await.status, 201);
+    assert_eq!(
+        post(birth(&old, "reader", t - 3 * 86_400).into_bytes())
+            .await
+            .status,
+        201
+    );
     assert_eq!(get_as(addr, &inbox, &old).await.status, 200);
     // The molt takes effect a day after its ts: from then on the new key
     // signs for the sigil, and the old one no longer does.
@@ -440,4 +394,40 @@ async fn birth_and_molt_keys_sign_reads_and_public_opens_traces_only() {
             .unwrap(),
         "an inbox on a --public conduit",
     );
+}
+
+/// Before a signature is verified, its sigil's keys are looked up (a
+/// database query in a fleet): a sigil not verified recently pays for it
+/// from the unknown senders' bucket (`--rate-unknown`), so reads naming
+/// fresh sigils are turned away `429` once it is empty, and a reader the
+/// conduit verified before still reads.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_naming_unknown_sigils_are_held_to_the_unknown_rate() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = spawn(dir.path(), &["--rate-unknown", "5"]);
+    let addr = c.addr;
+    let inbox = format!("/v1/inbox/{}", sigil(&bob()));
+    assert_eq!(get_as(addr, &inbox, &bob()).await.status, 200);
+    let (mut denied, mut limited) = (0, 0);
+    for n in 0..40u8 {
+        let stranger = SigningKey::from_seed(&[0x80 ^ n; 32]);
+        let path = format!("/v1/inbox/{}", sigil(&stranger));
+        let r = get_as(addr, &path, &stranger).await;
+        match r.status {
+            401 => denied += 1,
+            429 => {
+                assert!(r.header("retry-after").is_some(), "429 without Retry-After");
+                limited += 1;
+            }
+            s => panic!("a read naming an unknown sigil: {s}"),
+        }
+    }
+    assert!(
+        limited > 0,
+        "never held to --rate-unknown ({denied} refused 401)"
+    );
+    // The bucket holds a second's worth, refilled at 5 a second meanwhile.
+    assert!(denied <= 20, "{denied} lookups for unknown sigils");
+    // A reader verified before looks its keys up for free.
+    assert_eq!(get_as(addr, &inbox, &bob()).await.status, 200);
 }

@@ -10,28 +10,17 @@ mod support;
 
 use std::net::{Ipv4Addr, SocketAddrV4};
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use futures_lite::StreamExt;
-use herald_core::attestation::birth_attestation;
-use herald_core::{Envelope, EnvelopeBuilder, Kind, SigilForm, SigningKey};
+use herald_core::{Envelope, EnvelopeBuilder, SigilForm, SigningKey};
 use herald_resolve::{
     DhtAnnouncer, DhtChannel, DhtConfig, Query, Resolution, ResolveError, Resolver, Source,
 };
 use mainline::{Dht, Testnet};
 
+use support::conduit::Killed;
 use support::herald;
-
-/// Children killed when the test ends, however it ends.
-struct Kill(Child);
-
-impl Drop for Kill {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
 
 fn testnet() -> Testnet {
     let net = Testnet::builder(5).build().unwrap();
@@ -67,40 +56,26 @@ fn block_on<T>(work: impl std::future::Future<Output = T>) -> T {
 /// `key`'s secret key file at `dir/name` (mode 0600).
 fn key_file(dir: &Path, name: &str, key: &SigningKey) -> String {
     let path = dir.join(name);
-    let seed = herald_verify::hex(key.to_seed().as_slice());
-    std::fs::write(&path, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).unwrap();
-    }
+    support::conduit::write_key(&path, key);
     path.to_str().unwrap().to_owned()
 }
 
 /// `herald conduit serve --dht-announce` on 127.0.0.1:0; the child and its port.
-fn conduit(dir: &Path, net: &Testnet, announce: &[String]) -> (Kill, u16) {
+fn conduit(dir: &Path, net: &Testnet, announce: &[String]) -> (Killed, u16) {
     support::conduit::write_files(dir);
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_herald"));
-    cmd.args(["conduit", "serve", "--listen", "127.0.0.1:0"])
-        .args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
-        .arg(dir.join("conduit.key"))
-        .arg("--keyring")
-        .arg(dir.join("keyring"))
-        .arg("--state")
-        .arg(dir.join("state"))
-        .arg("--dht-bootstrap")
-        .arg(net.bootstrap.join(","))
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit());
+    let mut extra = vec!["--dht-bootstrap".to_owned(), net.bootstrap.join(",")];
     for sigil in announce {
-        cmd.args(["--dht-announce", sigil]);
+        extra.extend(["--dht-announce".to_owned(), sigil.clone()]);
     }
-    let mut child = cmd.spawn().unwrap();
+    let extra: Vec<&str> = [
+        &support::conduit::NOTARY[..],
+        &extra.iter().map(String::as_str).collect::<Vec<_>>(),
+    ]
+    .concat();
     // The line comes once the first announce round is over.
-    let addr: std::net::SocketAddr = support::listening(&mut child, "listening on http://")
-        .parse()
-        .unwrap();
-    (Kill(child), addr.port())
+    let c = support::conduit::start(dir, &extra);
+    let port = c.addr.port();
+    (c, port)
 }
 
 /// A conduit started with `--dht-announce SIGIL` is found under SIGIL's
@@ -249,11 +224,7 @@ fn dht_announce_publishes_the_signed_record() {
 
 /// `key`'s birth (P7), now.
 fn birth(key: &SigningKey, name: &str) -> Envelope {
-    EnvelopeBuilder::genesis(support::conduit::now())
-        .kind(Kind::Birth)
-        .attest("birth", birth_attestation(&key.public_key(), name, &[]))
-        .sign(key)
-        .unwrap()
+    support::conduit::birth(key, name, support::conduit::now())
 }
 
 /// Post `envelope` to the conduit on `port`.

@@ -19,11 +19,9 @@
 
 mod support;
 
-use support::conduit::{alice, bob, message, now, write_files};
+use support::conduit::{Killed, alice, bob, message, now, write_files};
 
-use std::net::SocketAddr;
 use std::path::Path;
-use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -36,29 +34,7 @@ const T: Duration = Duration::from_secs(20);
 
 /// A conduit over `dir` (keyring: alice, bob) with `extra` flags.
 fn spawn(dir: &Path, extra: &[&str]) -> Killed {
-    let (child, addr) = support::conduit::serve(|cmd| {
-        cmd.arg("--key")
-            .arg(dir.join("conduit.key"))
-            .arg("--state")
-            .arg(dir.join("state"))
-            .arg("--keyring")
-            .arg(dir.join("keyring"))
-            .args(extra);
-    });
-    Killed { child, addr }
-}
-
-/// The conduit child, killed when the test ends however it ends.
-struct Killed {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
+    support::conduit::start(dir, extra)
 }
 
 /// A small deterministic generator (the bytes only need to be arbitrary).
@@ -117,15 +93,7 @@ fn padded(key: &SigningKey, n: u64, pad: usize) -> Vec<u8> {
 
 /// A fresh key's birth (P7: self-certified).
 fn birth(k: &SigningKey) -> Vec<u8> {
-    EnvelopeBuilder::genesis(now())
-        .kind(Kind::Birth)
-        .attest(
-            "birth",
-            herald_core::attestation::birth_attestation(&k.public_key(), "flood", &[]),
-        )
-        .sign(k)
-        .unwrap()
-        .into_bytes()
+    support::conduit::birth(k, "flood", now()).into_bytes()
 }
 
 /// The `reason` of a refusal body, after checking it is a refusal signed

@@ -16,62 +16,30 @@ use std::net::{SocketAddr, TcpListener};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use herald_conduit::client;
-use herald_core::attestation::birth_attestation;
-use herald_core::cbor::{Map, Value};
+use herald_core::cbor::Value;
 use herald_core::{Envelope, EnvelopeBuilder, Kind, SigilForm, SigningKey};
-use support::conduit::{now, write_files};
+use support::conduit::{
+    Killed, NOTARY, carol, carol_next, dan, molt_payload, now, post_ok as post, sigil, write_files,
+};
 use support::{Run, herald};
 
-const T: Duration = Duration::from_secs(10);
 const DAY: u64 = 86_400;
 
-fn carol() -> SigningKey {
-    SigningKey::from_seed(&[0x33; 32])
-}
-
-fn carol_next() -> SigningKey {
-    SigningKey::from_seed(&[0x34; 32])
-}
-
-fn dan() -> SigningKey {
-    SigningKey::from_seed(&[0x44; 32])
-}
-
 fn birth(k: &SigningKey, t: u64) -> Envelope {
-    EnvelopeBuilder::genesis(t)
-        .kind(Kind::Birth)
-        .attest("birth", birth_attestation(&k.public_key(), "agent", &[]))
-        .sign(k)
-        .unwrap()
+    support::conduit::birth(k, "agent", t)
 }
 
 /// `k`'s molt to `new` after `parent`, at `t`, effective at `not_before`.
 fn molt(k: &SigningKey, parent: &Envelope, new: &SigningKey, t: u64, not_before: u64) -> Envelope {
-    let mut p = Map::new();
-    p.insert(
-        "new_key",
-        Value::Bytes(new.public_key().as_bytes().to_vec()),
-    );
-    p.insert("not_before", Value::Unsigned(not_before));
     EnvelopeBuilder::reply(&parent.view(), t)
         .kind(Kind::Molt)
-        .payload(Value::Map(p))
+        .payload(molt_payload(new, not_before))
         .sign(k)
         .unwrap()
 }
 
-fn sigil(k: &SigningKey) -> String {
-    k.sigil(SigilForm::Default).to_string()
-}
-
 fn hex(k: &SigningKey) -> String {
     herald_verify::hex(k.public_key().as_bytes())
-}
-
-async fn post(addr: SocketAddr, env: &[u8]) {
-    let r = client::post(addr, "/v1/envelopes", env, T).await.unwrap();
-    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
 }
 
 fn resolve(dir: &Path, who: &str, url: &str, keyring: Option<&str>) -> Run {
@@ -248,25 +216,9 @@ async fn a_dns_record_names_the_conduit_that_proves_the_molt() {
 /// state and keyring written there), killed when the guard drops.
 fn notary(d: &Path) -> (Killed, SocketAddr) {
     write_files(d);
-    let (child, addr) = support::conduit::serve(|cmd| {
-        cmd.args(["--roles", "relay,notary", "--batch-ms", "50", "--key"])
-            .arg(d.join("conduit.key"))
-            .arg("--state")
-            .arg(d.join("state"))
-            .arg("--keyring")
-            .arg(d.join("keyring"));
-    });
-    (Killed(child), addr)
-}
-
-/// Kills the conduit when the test ends, passing or not.
-struct Killed(std::process::Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
+    let c = support::conduit::start(d, &NOTARY);
+    let addr = c.addr;
+    (c, addr)
 }
 
 /// What the lying conduit answers every request with.

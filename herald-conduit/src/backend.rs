@@ -18,6 +18,7 @@ use herald_core::{PublicKey, Sigil, SigningKey};
 use herald_verify::{ConsistencyProof, InclusionProof, Prechecked, SignedTreeHead, StoreError};
 
 use crate::Conduit;
+use crate::erase::{Erasure, Tombstone};
 use crate::keys::Indexed;
 use crate::page::Page;
 use crate::stored::{RECIPIENT_LEN, Stored};
@@ -153,6 +154,22 @@ pub(crate) trait Backend: Send + Sync {
     ) -> Pending<'_, Result<bool, Failure>> {
         Box::pin(std::future::ready(Ok(true)))
     }
+
+    // Retention and erasure (crate::erase).
+
+    /// The tombstone of the erased envelope `id`, if it was erased.
+    fn tombstone(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Tombstone>, Failure>>;
+
+    /// Erase, in one transaction, each of `erasures` whose envelope is
+    /// still stored (and, for a notary, under a signed tree head): its
+    /// bytes, its inbox and trace entries and its first 201 body go, its
+    /// tombstone is written. The ids erased.
+    fn erase(&self, erasures: Vec<Erasure>) -> Pending<'_, Result<Vec<[u8; 32]>, Failure>>;
+
+    /// Up to `limit` stored envelopes of arrival `from` or later, oldest
+    /// first (a retention pass), the erased skipped, in bounded work; and
+    /// the arrival after the last one looked at.
+    fn oldest(&self, from: u64, limit: usize) -> Pending<'_, Result<(Vec<Stored>, u64), Failure>>;
 
     /// What changes when another conduit (of a fleet) delivers, so that
     /// an inbox long poll looks again; `None` when only this conduit does.

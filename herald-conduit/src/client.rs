@@ -46,6 +46,19 @@ pub async fn get_as(
     client(timeout).send(&r).await
 }
 
+/// `DELETE path` signed by `key` for its sigil now (CONDUIT.md
+/// *Retention and erasure*: `DELETE /v1/envelopes/{id}` by its sender).
+pub async fn delete_as(
+    addr: SocketAddr,
+    path: &str,
+    key: &SigningKey,
+    timeout: Duration,
+) -> Result<Response, ClientError> {
+    let sigil = key.sigil(SigilForm::Default).to_string();
+    let r = Request::new(Method::DELETE, Url::for_addr(addr, path)?).signed_now(key, &sigil);
+    client(timeout).send(&r).await
+}
+
 /// `GET path`, signed by `key` when there is one.
 async fn get_maybe_as(
     addr: SocketAddr,

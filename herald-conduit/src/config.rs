@@ -88,6 +88,10 @@ pub struct Config {
     /// trace, with a signed request (CONDUIT.md *Who may read what*).
     /// Inboxes always need their owner's signature.
     pub public: bool,
+    /// `--retain DAYS`: erase stored envelopes whose `ts` is more than
+    /// this many days before the conduit's clock, in the background
+    /// (CONDUIT.md *Retention and erasure*); 0 keeps them forever.
+    pub retain_days: u64,
 }
 
 impl Config {
@@ -110,6 +114,7 @@ impl Config {
             witnesses: Vec::new(),
             max_page: crate::page::DEFAULT_MAX_PAGE,
             public: false,
+            retain_days: 0,
         }
     }
 

@@ -25,6 +25,7 @@ mod backend;
 mod blocking;
 pub mod client;
 pub mod config;
+mod erase;
 mod fleet;
 mod head;
 mod http;
@@ -239,6 +240,13 @@ pub async fn serve(
         tokio::spawn(async move { conduit.backend.duty(&conduit).await })
     };
     let witnesses = witnesses::Witnesses::spawn(&conduit)?;
+    // CONDUIT.md *Retention and erasure*: `--retain DAYS`.
+    let retention = (conduit.config.retain_days > 0).then(|| {
+        tokio::spawn(erase::retain(
+            Arc::clone(&conduit),
+            conduit.config.retain_days,
+        ))
+    });
     let app = http::router(Arc::clone(&conduit), queue);
     let closing = Arc::clone(&conduit);
     let result = herald_http::server::serve(
@@ -255,6 +263,9 @@ pub async fn serve(
     // The router (and with it the queue) is gone: the writer drains and ends.
     let _ = writer.await;
     let _ = duty.await;
+    if let Some(r) = retention {
+        let _ = r.await;
+    }
     if let Some(w) = witnesses {
         let _ = tokio::task::spawn_blocking(move || w.join()).await;
     }

@@ -20,6 +20,7 @@ pub struct Metrics {
     buckets: [AtomicU64; BUCKETS.len()],
     count: AtomicU64,
     sum_micros: AtomicU64,
+    erased: AtomicU64,
 }
 
 impl Metrics {
@@ -33,6 +34,12 @@ impl Metrics {
         if let Ok(mut m) = self.refused.lock() {
             *m.entry(reason).or_default() += 1;
         }
+    }
+
+    /// `n` envelopes erased (CONDUIT.md *Retention and erasure*).
+    pub fn erased(&self, n: usize) {
+        self.erased
+            .fetch_add(u64::try_from(n).unwrap_or(u64::MAX), Ordering::Relaxed);
     }
 
     /// A post answered after `took`.
@@ -91,6 +98,17 @@ impl Metrics {
              herald_conduit_post_seconds_count {count}",
             self.sum_micros.load(Ordering::Relaxed) as f64 / 1e6
         );
+        // Shown once something was erased: the text stays as it was for a
+        // conduit that erases nothing.
+        let erased = self.erased.load(Ordering::Relaxed);
+        if erased > 0 {
+            let _ = writeln!(
+                out,
+                "# HELP herald_conduit_erased_total Envelopes erased (retention and DELETE).\n\
+                 # TYPE herald_conduit_erased_total counter\n\
+                 herald_conduit_erased_total {erased}"
+            );
+        }
         if let Some(size) = log_size {
             let _ = writeln!(
                 out,

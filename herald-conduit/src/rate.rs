@@ -119,8 +119,9 @@ impl Limiter {
         }
     }
 
-    /// One token of the unknown senders' bucket.
-    fn take_unknown(&self) -> Result<(), u64> {
+    /// One token of the unknown senders' bucket (also charged by a signed
+    /// read before its sigil's keys are looked up: `http::reads`).
+    pub(crate) fn take_unknown(&self) -> Result<(), u64> {
         let Some((rate, burst)) = self.unknown else {
             return Ok(());
         };

@@ -28,6 +28,10 @@ pub enum Refusal {
     Overloaded,
     /// `503`: the answer would come after `--deadline-ms`.
     Deadline,
+    /// `410`: the envelope was erased (CONDUIT.md *Retention and
+    /// erasure*, spec §11.4); the refusal is its tombstone, payload
+    /// `{reason: "erased", erased_at}` with `erased_at` its `ts`.
+    Erased,
 }
 
 impl Refusal {
@@ -39,6 +43,7 @@ impl Refusal {
             Self::TooLarge | Self::TooManySignatures => 413,
             Self::RateLimited(_) => 429,
             Self::Overloaded | Self::Deadline => 503,
+            Self::Erased => 410,
         }
     }
 
@@ -52,6 +57,7 @@ impl Refusal {
             Self::RateLimited(_) => "rate_limited",
             Self::Overloaded => "overloaded",
             Self::Deadline => "deadline",
+            Self::Erased => "erased",
         }
     }
 

@@ -438,7 +438,7 @@ async fn fleet_refuses_a_newer_schema_and_another_key() {
         .iter()
         .map(|r| r.get(0))
         .collect();
-    assert_eq!(versions, [1, 2, 3, 99]);
+    assert_eq!(versions, [1, 2, 3, 4, 99]);
 }
 
 /// The reference for the race above: one redb conduit, the two molts in

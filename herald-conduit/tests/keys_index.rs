@@ -81,7 +81,7 @@ async fn fleet_migration_2_indexes_the_envelopes_stored_before_it() {
     let client = pg.client(&url).await;
     client
         .batch_execute(
-            "DROP TABLE lifecycle_envelopes; DROP TABLE read_signatures; \
+            "DROP TABLE lifecycle_envelopes; DROP TABLE read_signatures; DROP TABLE erased; \
              DELETE FROM schema_migrations WHERE version >= 2",
         )
         .await

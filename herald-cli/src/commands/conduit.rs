@@ -106,6 +106,11 @@ struct ServeArgs {
     /// owner's signature)
     #[arg(long)]
     public: bool,
+    /// Erase stored envelopes whose ts is more than DAYS days old, in the background (0: keep
+    /// them forever); what remains of each is its log leaf, its replay claim and a signed
+    /// tombstone (CONDUIT.md, Retention and erasure)
+    #[arg(long, value_name = "DAYS", default_value_t = 0)]
+    retain: u64,
 }
 
 /// Run `conduit`.
@@ -163,6 +168,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     config.origin = a.origin;
     config.max_page = a.max_page;
     config.public = a.public;
+    config.retain_days = a.retain;
     if let Some(url) = &a.store
         && !(url.starts_with("postgres://") || url.starts_with("postgresql://"))
     {

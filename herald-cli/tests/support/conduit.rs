@@ -5,10 +5,11 @@
 use std::net::SocketAddr;
 use std::path::Path;
 use std::process::{Child, Command, Stdio};
-use std::time::{SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use herald_core::cbor::Value;
-use herald_core::{EnvelopeBuilder, Nonce, SigilForm, SigningKey};
+use herald_core::attestation::birth_attestation;
+use herald_core::cbor::{Map, Value};
+use herald_core::{Envelope, EnvelopeBuilder, Kind, Nonce, SigilForm, SigningKey};
 
 /// The sender of the load tests' messages.
 pub(crate) fn alice() -> SigningKey {
@@ -18,6 +19,47 @@ pub(crate) fn alice() -> SigningKey {
 /// Their recipient.
 pub(crate) fn bob() -> SigningKey {
     SigningKey::from_seed(&[0x22; 32])
+}
+
+/// A third party: a reader in no trace, or a key born and molted on the
+/// conduit.
+pub(crate) fn carol() -> SigningKey {
+    SigningKey::from_seed(&[0x33; 32])
+}
+
+/// Carol's molted-in key.
+pub(crate) fn carol_next() -> SigningKey {
+    SigningKey::from_seed(&[0x34; 32])
+}
+
+/// A fourth key.
+pub(crate) fn dan() -> SigningKey {
+    SigningKey::from_seed(&[0x44; 32])
+}
+
+/// `k`'s default sigil, as text.
+pub(crate) fn sigil(k: &SigningKey) -> String {
+    k.sigil(SigilForm::Default).to_string()
+}
+
+/// `k`'s birth at `t` (P7, self-certified), named `name`.
+pub(crate) fn birth(k: &SigningKey, name: &str, t: u64) -> Envelope {
+    EnvelopeBuilder::genesis(t)
+        .kind(Kind::Birth)
+        .attest("birth", birth_attestation(&k.public_key(), name, &[]))
+        .sign(k)
+        .unwrap()
+}
+
+/// The payload of a molt to `new` effective at `not_before` (P8).
+pub(crate) fn molt_payload(new: &SigningKey, not_before: u64) -> Value {
+    let mut p = Map::new();
+    p.insert(
+        "new_key",
+        Value::Bytes(new.public_key().as_bytes().to_vec()),
+    );
+    p.insert("not_before", Value::Unsigned(not_before));
+    Value::Map(p)
 }
 
 /// The conduit's key (a fleet's, shared).
@@ -46,17 +88,21 @@ pub(crate) fn message(n: u64, text: &str) -> Vec<u8> {
         .into_bytes()
 }
 
-/// In `dir`: the conduit's key file `conduit.key` (0600), the senders'
-/// keyring `keyring` (alice, bob) and the log's keyring `conduit.pub`.
-pub(crate) fn write_files(dir: &Path) {
-    let seed = herald_verify::hex(conduit_key().to_seed().as_slice());
-    let key = dir.join("conduit.key");
-    std::fs::write(&key, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
+/// `key`'s secret key file at `path` (mode 0600).
+pub(crate) fn write_key(path: &Path, key: &SigningKey) {
+    let seed = herald_verify::hex(key.to_seed().as_slice());
+    std::fs::write(path, format!("herald-secret-key-v1\n{seed}\n")).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).unwrap();
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600)).unwrap();
     }
+}
+
+/// In `dir`: the conduit's key file `conduit.key` (0600), the senders'
+/// keyring `keyring` (alice, bob) and the log's keyring `conduit.pub`.
+pub(crate) fn write_files(dir: &Path) {
+    write_key(&dir.join("conduit.key"), &conduit_key());
     let line = |k: &SigningKey| herald_verify::key_line(&k.public_key());
     std::fs::write(
         dir.join("keyring"),
@@ -83,6 +129,46 @@ pub(crate) fn serve(configure: impl FnOnce(&mut Command)) -> (Child, SocketAddr)
         .parse()
         .unwrap();
     (child, addr)
+}
+
+/// A conduit child, killed when the test ends however it ends.
+pub(crate) struct Killed {
+    pub(crate) child: Child,
+    pub(crate) addr: SocketAddr,
+}
+
+impl Drop for Killed {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// The roles and batch of the conduits most tests start: a relay and
+/// notary signing a tree head every 50 ms.
+pub(crate) const NOTARY: [&str; 4] = ["--roles", "relay,notary", "--batch-ms", "50"];
+
+/// A conduit over the files of [`write_files`] in `dir` (its key,
+/// `dir/state`, its keyring), with `extra` flags, killed on drop.
+pub(crate) fn start(dir: &Path, extra: &[&str]) -> Killed {
+    let (child, addr) = serve(|cmd| {
+        cmd.arg("--key")
+            .arg(dir.join("conduit.key"))
+            .arg("--state")
+            .arg(dir.join("state"))
+            .arg("--keyring")
+            .arg(dir.join("keyring"))
+            .args(extra);
+    });
+    Killed { child, addr }
+}
+
+/// `POST /v1/envelopes` of `env`, asserting its `201`.
+pub(crate) async fn post_ok(addr: SocketAddr, env: &[u8]) {
+    let r = herald_conduit::client::post(addr, "/v1/envelopes", env, Duration::from_secs(10))
+        .await
+        .unwrap();
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
 }
 
 /// Every envelope id in the inbox of `owner`'s sigil, paging from cursor

@@ -9,6 +9,7 @@ use herald_verify::{ConsistencyProof, Prechecked, SignedTreeHead, StoreError};
 use super::{Fleet, writer};
 use crate::Conduit;
 use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
+use crate::erase::{Erasure, Tombstone};
 use crate::page::Page;
 use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{Committed, Job, Prepared, Step};
@@ -190,6 +191,28 @@ impl Backend for Fleet {
     ) -> Pending<'_, Result<Vec<crate::keys::Indexed>, Failure>> {
         Box::pin(async move {
             Fleet::lifecycle(self, &identity)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn tombstone(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Tombstone>, Failure>> {
+        Box::pin(async move { Fleet::tombstone(self, &id).await.map_err(|e| e.to_string()) })
+    }
+
+    /// One PostgreSQL transaction (`fleet::erase`); the leaf is in the
+    /// database already, committed with the envelope.
+    fn erase(&self, erasures: Vec<Erasure>) -> Pending<'_, Result<Vec<[u8; 32]>, Failure>> {
+        Box::pin(async move {
+            Fleet::erase(self, &erasures)
+                .await
+                .map_err(|e| e.to_string())
+        })
+    }
+
+    fn oldest(&self, from: u64, limit: usize) -> Pending<'_, Result<(Vec<Stored>, u64), Failure>> {
+        Box::pin(async move {
+            Fleet::oldest(self, from, limit)
                 .await
                 .map_err(|e| e.to_string())
         })

@@ -30,6 +30,7 @@
 //! [`Receiver`]: herald_verify::Receiver
 
 mod backend;
+mod erase;
 pub(crate) mod log;
 mod notify;
 pub(crate) mod schema;

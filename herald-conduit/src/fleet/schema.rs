@@ -14,10 +14,11 @@ pub(crate) const MIGRATIONS: &[(i32, &str)] = &[
     (1, include_str!("../../migrations/0001_fleet.sql")),
     (2, include_str!("../../migrations/0002_lifecycle.sql")),
     (3, include_str!("../../migrations/0003_read_signatures.sql")),
+    (4, include_str!("../../migrations/0004_erased.sql")),
 ];
 
 /// The schema version this code writes and reads.
-pub(crate) const SCHEMA_VERSION: i32 = 3;
+pub(crate) const SCHEMA_VERSION: i32 = 4;
 
 /// The version whose migration also indexes the envelopes stored before
 /// it ([`index_lifecycle`]).

@@ -135,6 +135,7 @@ pub(crate) async fn accept(
         .get(0);
     let next = unbig(next);
     let stored = stored(&txn, stmts, batch).await?;
+    let erased = erased(&txn, stmts, batch).await?;
     let name = fleet.name();
     let mut fetched = Fetched::default();
     // Who the posts claim to be from (the front door's key of the `from`
@@ -147,6 +148,7 @@ pub(crate) async fn accept(
             state: Snapshot::writing(&fetched, &name),
             receiver: &fleet.receiver,
             stored: &stored,
+            erased: &erased,
             news: HashMap::new(),
             stores: Vec::new(),
             next,
@@ -233,6 +235,30 @@ async fn stored(
         .collect())
 }
 
+const ERASED: &str = "SELECT id, tombstone FROM erased WHERE id = ANY($1)";
+
+/// The tombstones of the envelopes of `batch` erased before, by id (read
+/// under the `arrivals` lock, which erasures take too: `Fleet::erase`).
+async fn erased(
+    txn: &Transaction<'_>,
+    stmts: &mut Statements,
+    batch: &[Job],
+) -> Result<HashMap<[u8; 32], Vec<u8>>, FleetError> {
+    let st = stmts
+        .get(txn, ERASED)
+        .await
+        .map_err(FleetError::db("read a tombstone"))?;
+    let ids: Vec<&[u8]> = batch.iter().map(|j| j.id.as_slice()).collect();
+    let rows = txn
+        .query(&st, &[&ids])
+        .await
+        .map_err(FleetError::db("read a tombstone"))?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| Some((<[u8; 32]>::try_from(r.get::<_, &[u8]>(0)).ok()?, r.get(1))))
+        .collect())
+}
+
 /// An accepted envelope and its leaf, in one statement.
 const STORE: &str = "WITH e AS (INSERT INTO envelopes (id, arrival, trace, bytes) \
      VALUES ($1, $2, $3, $4)) \
@@ -302,6 +328,8 @@ struct FleetTxn<'a> {
     state: Snapshot<'a>,
     receiver: &'a Receiver,
     stored: &'a HashMap<[u8; 32], Stored>,
+    /// Erased before: their tombstones.
+    erased: &'a HashMap<[u8; 32], Vec<u8>>,
     /// Accepted in this try: its index in `stores`.
     news: HashMap<[u8; 32], usize>,
     stores: Vec<Store>,
@@ -317,6 +345,10 @@ impl Txn for FleetTxn<'_> {
             }));
         }
         Ok(self.stored.get(id).cloned())
+    }
+
+    fn erased(&mut self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, String> {
+        Ok(self.erased.get(id).cloned())
     }
 
     fn live(&mut self) -> (&Receiver, &mut dyn LiveState) {

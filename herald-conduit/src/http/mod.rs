@@ -3,6 +3,7 @@
 //! and [`tlog`] (its C2SP form).
 
 mod audit;
+mod erase;
 mod keys;
 mod reads;
 mod tlog;
@@ -64,7 +65,10 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
     };
     Router::new()
         .route("/v1/envelopes", post(post_envelope))
-        .route("/v1/envelopes/{id}", get(get_envelope))
+        .route(
+            "/v1/envelopes/{id}",
+            get(get_envelope).delete(erase::delete_envelope),
+        )
         .route("/v1/inbox/{sigil}", get(inbox))
         .route("/v1/traces/{trace}", get(trace))
         .route("/v1/sth", get(audit::sth))
@@ -251,6 +255,7 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
             created(conduit, &head.id, body)
         }
         Ok(Ok(Outcome::Refused(r))) => refuse(conduit, &r, &head),
+        Ok(Ok(Outcome::Erased(tombstone))) => erase::gone(conduit, tombstone),
         Ok(Ok(Outcome::Failed(e))) => {
             conduit.metrics.refused("storage");
             storage_problem(&e)
@@ -368,13 +373,8 @@ async fn get_envelope(
     };
     match (stored, who) {
         (Some(s), None) => cbor(StatusCode::OK, CBOR, s.bytes),
-        (None, None) => problem(
-            StatusCode::NOT_FOUND,
-            "unknown_id",
-            "no envelope with that id",
-        ),
-        // Unknown, or known: the same answer to a stranger.
-        (None, Some(_)) => reads::denied(),
+        // Unknown, or erased (CONDUIT.md *Retention and erasure*).
+        (None, who) => erase::read_erased(&app, id, who).await,
         (Some(s), Some(who)) => match reads::trace_of(&s.bytes, who) {
             Some((_, true)) => cbor(StatusCode::OK, CBOR, s.bytes),
             Some((trace, false)) => match reads::may_read_trace(&app, trace, who).await {

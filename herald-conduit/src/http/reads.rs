@@ -8,7 +8,12 @@
 //! bytes and one signature (label `herald`) is considered; `created` must
 //! be within [`MAX_AGE`] of the conduit's clock; the keys are those the
 //! conduit holds for the `keyid` sigil ([`crate::backend::Backend::signing_keys`]),
-//! at most [`MAX_KEYS`] tried; an accepted signature is claimed in the
+//! at most [`MAX_KEYS`] tried; that lookup (a query of the fleet's
+//! database) is free only for a sigil whose signature verified recently
+//! ([`Verified`]), and otherwise takes a token of the unknown senders'
+//! bucket first (`--rate-unknown`, as a post from an unknown sender does:
+//! `429` with `Retry-After` when it is empty), so requests naming sigils
+//! at random cost the storage no more than that rate; an accepted signature is claimed in the
 //! replay [`Window`], and in a fleet in its database too
 //! ([`crate::backend::Backend::claim_read`]). Every refusal is the same `401` with
 //! `WWW-Authenticate: Signature` ([`denied`]), whatever failed and whether
@@ -22,6 +27,7 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::Response;
@@ -46,11 +52,55 @@ const MAX_TRACES: usize = 4096;
 /// again at each request rather than kept.
 const MAX_PARTIES: usize = 1024;
 
-/// The read side's state: the replay window and the participants learned.
+/// Sigils whose signature verified remembered at most.
+const MAX_VERIFIED: usize = 65_536;
+/// How long a sigil stays in [`Verified`] after its last verified read.
+const VERIFIED_FOR: Duration = Duration::from_secs(MAX_AGE);
+
+/// The read side's state: the replay window, the participants learned, the
+/// sigils recently verified.
 #[derive(Default)]
 pub(crate) struct Reads {
     window: Window,
     participants: Participants,
+    verified: Verified,
+}
+
+/// The sigils whose signed read verified in the last [`VERIFIED_FOR`]: their
+/// keys are looked up without charging the unknown senders' bucket. A
+/// sigil leaves it when a request naming it fails to verify, so forged
+/// requests naming a known sigil are charged from the second on. Bounded
+/// ([`MAX_VERIFIED`]): the expired go first, then the oldest.
+#[derive(Default)]
+struct Verified {
+    inner: Mutex<HashMap<Who, Instant>>,
+}
+
+impl Verified {
+    fn contains(&self, who: &Who, now: Instant) -> bool {
+        let inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner
+            .get(who)
+            .is_some_and(|at| now.saturating_duration_since(*at) < VERIFIED_FOR)
+    }
+
+    fn insert(&self, who: Who, now: Instant) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        if !inner.contains_key(&who) && inner.len() >= MAX_VERIFIED {
+            inner.retain(|_, at| now.saturating_duration_since(*at) < VERIFIED_FOR);
+            if inner.len() >= MAX_VERIFIED
+                && let Some(oldest) = inner.iter().min_by_key(|(_, at)| **at).map(|(k, _)| *k)
+            {
+                inner.remove(&oldest);
+            }
+        }
+        inner.insert(who, now);
+    }
+
+    fn remove(&self, who: &Who) {
+        let mut inner = self.inner.lock().unwrap_or_else(|p| p.into_inner());
+        inner.remove(who);
+    }
 }
 
 /// The one refusal of a read (CONDUIT.md: `401` with `WWW-Authenticate:
@@ -116,6 +166,12 @@ pub(crate) async fn signer(
         .ok_or_else(|| refuse("no Host"))?;
     let target = uri.path_and_query().map_or("/", |p| p.as_str());
     let target_uri = signature::target_uri(host, target);
+    let at = Instant::now();
+    if !app.reads.verified.contains(&who, at)
+        && let Err(wait) = app.conduit.limits.take_unknown()
+    {
+        return Err(rate_limited(wait));
+    }
     let keys = app
         .conduit
         .backend
@@ -127,9 +183,15 @@ pub(crate) async fn signer(
         .take(MAX_KEYS)
         .any(|k| presented.verify(k, method.as_str(), &target_uri))
     {
+        app.reads.verified.remove(&who);
         return Err(refuse("no key held for the sigil verifies the signature"));
     }
-    match app.reads.window.claim(presented.signature(), created, now) {
+    app.reads.verified.insert(who, at);
+    match app
+        .reads
+        .window
+        .claim(presented.signature(), who, created, now)
+    {
         Claim::Fresh => {
             let until = created.saturating_add(MAX_AGE);
             let key = window::key_of(presented.signature());
@@ -151,6 +213,18 @@ pub(crate) async fn signer(
             Err(r)
         }
     }
+}
+
+/// `429` with `Retry-After: wait`: the unknown senders' bucket is empty.
+fn rate_limited(wait: u64) -> Response {
+    let mut r = problem(
+        StatusCode::TOO_MANY_REQUESTS,
+        "rate_limited",
+        "too many signed requests from sigils this conduit does not know; try again",
+    );
+    r.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from(wait));
+    r
 }
 
 /// Whether `who` may read the envelopes of `trace`: a participant of it

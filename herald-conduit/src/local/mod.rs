@@ -9,6 +9,7 @@
 //! against one tree head signed over it, which is recorded for repeats
 //! ([`heads`]).
 
+mod erase;
 mod heads;
 mod notary;
 mod store;
@@ -26,6 +27,7 @@ use herald_verify::{
 
 use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
 use crate::blocking::{off_runtime, on_cores};
+use crate::erase::{Erasure, Tombstone};
 use crate::page::Page;
 use crate::stored::{RECIPIENT_LEN, Stored};
 use crate::writer::{self, Committed, Job, Outcome, Prepared, Step, Txn};
@@ -286,6 +288,10 @@ struct LocalTxn<'a, 't> {
 impl Txn for LocalTxn<'_, '_> {
     fn stored(&mut self, id: &[u8; 32]) -> Result<Option<Stored>, String> {
         self.tables.get(id).map_err(|e| e.to_string())
+    }
+
+    fn erased(&mut self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, String> {
+        self.tables.erased(id).map_err(|e| e.to_string())
     }
 
     fn live(&mut self) -> (&Receiver, &mut dyn LiveState) {
@@ -561,6 +567,31 @@ impl Backend for Local {
         identity: [u8; RECIPIENT_LEN],
     ) -> Pending<'_, Result<Vec<crate::keys::Indexed>, Failure>> {
         self.read_blocking(move |r| r.lifecycle(&identity))
+    }
+
+    fn tombstone(&self, id: [u8; 32]) -> Pending<'_, Result<Option<Tombstone>, Failure>> {
+        self.read_blocking(move |r| r.tombstone(&id))
+    }
+
+    /// One durable write transaction; a notary's envelope whose leaf no
+    /// signed tree head covers yet is left (its leaf is rebuilt from its
+    /// bytes after a crash: `notary`).
+    fn erase(&self, erasures: Vec<Erasure>) -> Pending<'_, Result<Vec<[u8; 32]>, Failure>> {
+        let erasures: Vec<Erasure> = erasures
+            .into_iter()
+            .filter(|e| self.signed_over(e.arrival))
+            .collect();
+        let live = self.live.clone();
+        Box::pin(async move {
+            match tokio::task::spawn_blocking(move || erase::erase(&live, &erasures)).await {
+                Ok(r) => r,
+                Err(_) => Err("an erasure did not finish".into()),
+            }
+        })
+    }
+
+    fn oldest(&self, from: u64, limit: usize) -> Pending<'_, Result<(Vec<Stored>, u64), Failure>> {
+        self.read_blocking(move |r| r.oldest(from, limit))
     }
 
     fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>> {

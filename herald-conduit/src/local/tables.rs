@@ -25,26 +25,38 @@
 //!   [`Lifecycle`]) ‖ id, for every accepted birth, molt and deprecation
 //!   (`GET /v1/keys/{sigil}`, [`crate::keys`]); the identity is the
 //!   sender's 10 key-hash bytes, as for inboxes.
+//! - `conduit_erased`: id → the tombstone of an erased envelope
+//!   (CONDUIT.md *Retention and erasure*, [`crate::erase`]): 1 byte (1:
+//!   a recipient follows, 0: none) ‖ the recipient's 10 key-hash bytes (or
+//!   zeros) ‖ the refusal envelope the conduit signed. Erasing removes the
+//!   id's `conduit_envelopes`, `conduit_inbox`, `conduit_traces` and
+//!   `conduit_answers` rows and writes this one, in one transaction;
+//!   `conduit_arrivals` keeps the id (arrival numbers stay dense, the log's
+//!   leaf stays).
 //! - `conduit_indexes`: the name of each index built over the envelopes
 //!   stored before it existed (`lifecycle`): a store from before the index
 //!   is indexed once, at open, in the transaction that records the name.
 
+use crate::erase::Tombstone;
+
+use super::erase::decode_tombstone;
 use crate::keys::{Indexed, Lifecycle};
 use crate::page::{Entry, Page, Planner};
 use crate::stored::{RECIPIENT_LEN, Stored};
 use herald_verify::{Store, StoreError};
 use redb::{ReadableDatabase, ReadableTable, ReadableTableMetadata, TableDefinition};
 
-type Table = TableDefinition<'static, &'static [u8], &'static [u8]>;
+pub(super) type Table = TableDefinition<'static, &'static [u8], &'static [u8]>;
 
-const ENVELOPES: Table = TableDefinition::new("conduit_envelopes");
-const ARRIVALS: Table = TableDefinition::new("conduit_arrivals");
-const INBOX: Table = TableDefinition::new("conduit_inbox");
-const INBOX_LEN: Table = TableDefinition::new("conduit_inbox_len");
-const TRACES: Table = TableDefinition::new("conduit_traces");
-const ANSWERS: Table = TableDefinition::new("conduit_answers");
+pub(super) const ENVELOPES: Table = TableDefinition::new("conduit_envelopes");
+pub(super) const ARRIVALS: Table = TableDefinition::new("conduit_arrivals");
+pub(super) const INBOX: Table = TableDefinition::new("conduit_inbox");
+pub(super) const INBOX_LEN: Table = TableDefinition::new("conduit_inbox_len");
+pub(super) const TRACES: Table = TableDefinition::new("conduit_traces");
+pub(super) const ANSWERS: Table = TableDefinition::new("conduit_answers");
 const LIFECYCLE: Table = TableDefinition::new("conduit_lifecycle");
 const INDEXES: Table = TableDefinition::new("conduit_indexes");
+pub(super) const ERASED: Table = TableDefinition::new("conduit_erased");
 const HEADS: TableDefinition<'static, u64, &'static [u8]> = TableDefinition::new("conduit_heads");
 
 fn storage<'a>(store: &'a Store, op: &'static str) -> impl Fn(redb::Error) -> StoreError + 'a {
@@ -69,7 +81,9 @@ fn decode_stored(v: &[u8]) -> Stored {
 pub(crate) fn create_tables(store: &Store) -> Result<(), StoreError> {
     let err = storage(store, "create the conduit tables");
     let txn = store.begin_write("create the conduit tables")?;
-    for t in [ENVELOPES, ARRIVALS, INBOX, INBOX_LEN, TRACES, ANSWERS] {
+    for t in [
+        ENVELOPES, ARRIVALS, INBOX, INBOX_LEN, TRACES, ANSWERS, ERASED,
+    ] {
         txn.open_table(t).map_err(|e| err(e.into()))?;
     }
     txn.open_table(HEADS).map_err(|e| err(e.into()))?;
@@ -135,6 +149,7 @@ pub(crate) struct Tables<'t> {
     inbox: redb::Table<'t, &'static [u8], &'static [u8]>,
     inbox_len: redb::Table<'t, &'static [u8], &'static [u8]>,
     lifecycle: redb::Table<'t, &'static [u8], &'static [u8]>,
+    erased: redb::Table<'t, &'static [u8], &'static [u8]>,
 }
 
 impl<'t> Tables<'t> {
@@ -147,7 +162,16 @@ impl<'t> Tables<'t> {
             inbox: txn.open_table(INBOX)?,
             inbox_len: txn.open_table(INBOX_LEN)?,
             lifecycle: txn.open_table(LIFECYCLE)?,
+            erased: txn.open_table(ERASED)?,
         })
+    }
+
+    /// The tombstone envelope of `id`, if it was erased.
+    pub(crate) fn erased(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, redb::Error> {
+        Ok(self
+            .erased
+            .get(id.as_slice())?
+            .map(|v| decode_tombstone(v.value()).bytes))
     }
 
     /// The stored envelope with `id`.
@@ -248,6 +272,39 @@ impl<'s> Reader<'s> {
         Ok(t.get(key)
             .map_err(|e| err(e.into()))?
             .map(|v| v.value().to_vec()))
+    }
+
+    /// The tombstone of `id`, if it was erased.
+    pub(crate) fn tombstone(&self, id: &[u8; 32]) -> Result<Option<Tombstone>, StoreError> {
+        Ok(self
+            .get(ERASED, id.as_slice())?
+            .map(|v| decode_tombstone(&v)))
+    }
+
+    /// Up to `limit` stored envelopes of arrival `from` or later, oldest
+    /// first, looking at no more than `8 × limit` arrivals (the erased are
+    /// skipped); and the arrival after the last one looked at.
+    pub(crate) fn oldest(&self, from: u64, limit: usize) -> Result<(Vec<Stored>, u64), StoreError> {
+        let err = storage(self.store, "read");
+        let arrivals = self.txn.open_table(ARRIVALS).map_err(|e| err(e.into()))?;
+        let envelopes = self.txn.open_table(ENVELOPES).map_err(|e| err(e.into()))?;
+        let start = from.to_be_bytes();
+        let mut out = Vec::new();
+        let mut next = from;
+        let range = arrivals
+            .range(start.as_slice()..)
+            .map_err(|e| err(e.into()))?;
+        for item in range.take(limit.saturating_mul(8)) {
+            if out.len() >= limit {
+                break;
+            }
+            let (k, id) = item.map_err(|e| err(e.into()))?;
+            next = u64_at(k.value()).saturating_add(1);
+            if let Some(v) = envelopes.get(id.value()).map_err(|e| err(e.into()))? {
+                out.push(decode_stored(v.value()));
+            }
+        }
+        Ok((out, next))
     }
 
     /// The envelope with `id`.

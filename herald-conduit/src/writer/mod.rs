@@ -57,6 +57,9 @@ pub(crate) enum Outcome {
     Refused(Refusal),
     /// Storage failed: nothing acknowledged (500).
     Failed(String),
+    /// The envelope was erased: `410` with its tombstone (CONDUIT.md
+    /// *Retention and erasure*), never stored again.
+    Erased(Vec<u8>),
 }
 
 /// The queue in front of the writer.
@@ -110,6 +113,8 @@ pub(crate) struct Prepared<'b> {
 pub(crate) trait Txn {
     /// The envelope stored as `id`, if any.
     fn stored(&mut self, id: &[u8; 32]) -> Result<Option<Stored>, String>;
+    /// The tombstone of `id` if it was erased (`crate::erase`).
+    fn erased(&mut self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, String>;
     /// The receiver whose rules judge the posts, and the live state they
     /// read and write in this transaction.
     fn live(&mut self) -> (&herald_verify::Receiver, &mut dyn LiveState);
@@ -147,11 +152,16 @@ pub(crate) fn receive_one(
     if Instant::now() >= job.deadline {
         return Ok(Step::Done(Outcome::Refused(Refusal::Deadline)));
     }
-    if is_envelope_of(&job.bytes, &job.id)
-        && let Some(stored) = txn.stored(&job.id)?
-    {
-        // Accepted before (through another conduit of a fleet too).
-        return Ok(Step::Existing(stored));
+    if is_envelope_of(&job.bytes, &job.id) {
+        if let Some(stored) = txn.stored(&job.id)? {
+            // Accepted before (through another conduit of a fleet too).
+            return Ok(Step::Existing(stored));
+        }
+        // Erased: its tombstone, before the replay cache would call it a
+        // replay (its claim remains).
+        if let Some(tombstone) = txn.erased(&job.id)? {
+            return Ok(Step::Done(Outcome::Erased(tombstone)));
+        }
     }
     let Prepared {
         pre,
