@@ -166,6 +166,10 @@ pub(crate) async fn signer(
         .ok_or_else(|| refuse("no Host"))?;
     let target = uri.path_and_query().map_or("/", |p| p.as_str());
     let target_uri = signature::target_uri(host, target);
+    // A replay of a signature accepted before costs no lookup either.
+    if app.reads.window.holds(presented.signature()) {
+        return Err(refuse("a replayed signature"));
+    }
     let at = Instant::now();
     if !app.reads.verified.contains(&who, at)
         && let Err(wait) = app.conduit.limits.take_unknown()

@@ -95,6 +95,16 @@ impl Window {
         }
     }
 
+    /// Whether `signature` is remembered (accepted before and not
+    /// expired): a replay, refused before its keys are looked up.
+    pub(crate) fn holds(&self, signature: &[u8; 64]) -> bool {
+        let inner = self
+            .inner
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        inner.seen.contains(&key_of(signature))
+    }
+
     /// Claim `signature` by `signer`, created at `created`, at `now`:
     /// forget what expired before `now`, then remember it unless it is
     /// there already or the window (or the signer's share) is full.
@@ -161,7 +171,9 @@ mod tests {
     #[test]
     fn each_signature_once_until_it_expires() {
         let w = Window::default();
+        assert!(!w.holds(&sig(1)));
         assert_eq!(w.claim(&sig(1), A, 1000, 1000), Claim::Fresh);
+        assert!(w.holds(&sig(1)));
         assert_eq!(w.claim(&sig(1), A, 1000, 1100), Claim::Replayed);
         assert_eq!(w.claim(&sig(2), A, 1000, 1100), Claim::Fresh);
         // Still remembered on its last accepted second, forgotten after
