@@ -378,6 +378,9 @@ pub(crate) struct Shape<'r, E, T> {
     pub(crate) proofs: &'r [ProofReport],
     #[serde(skip_serializing_if = "is_zero")]
     pub(crate) unlisted: usize,
+    /// A protocol profile's report, when one was run (`--profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) profile: Option<&'r crate::ProfileReport>,
 }
 
 impl Serialize for Report {
@@ -388,6 +391,7 @@ impl Serialize for Report {
             summary: self.summary,
             proofs: &self.proofs,
             unlisted: self.unlisted,
+            profile: None,
         }
         .serialize(s)
     }
