@@ -256,3 +256,147 @@ fn every_finding_code_has_one_name() {
         "\"a2a\" is not a profile (known: haven, valp)"
     );
 }
+
+mod each_rule {
+    //! The rules the example traces do not break, each on a minimal input.
+    use super::*;
+    use herald_core::cbor::Value;
+    use herald_testkit::protocols::map;
+
+    fn op(ty: &str) -> Value {
+        map(&[("type", Value::text(ty))])
+    }
+
+    fn haven_of(tr: &Trace) -> Vec<(C, usize)> {
+        found(&run(Profile::Haven, &inputs(tr), None, &[]).0)
+    }
+
+    fn valp_of(tr: &Trace) -> Vec<(C, usize)> {
+        found(&run(Profile::Valp, &inputs(tr), None, &given()).0)
+    }
+
+    #[test]
+    fn haven_workers_and_settlers() {
+        let (alice, bob, dave) = (haven::offerer(), haven::worker(), haven::other());
+        let mut tr = Trace::new(50_000);
+        let offer = tr.step(None, &alice, 0, map(&haven::packet("p", 9, 9, 1)), true);
+        let claim = tr.step(Some(offer), &bob, 10, op("claim"), true);
+        // Dave yields on Bob's claim; Dave settles Alice's packet.
+        tr.step(Some(claim), &dave, 20, op("yield"), true);
+        tr.step(Some(offer), &dave, 30, op("settle"), true);
+        // A step under no offer, and a payload with no known type.
+        tr.step(None, &bob, 40, op("claim"), true);
+        tr.step(
+            Some(claim),
+            &bob,
+            50,
+            map(&[("type", Value::text("dance"))]),
+            true,
+        );
+        tr.step(Some(claim), &bob, 60, Value::text("not a map"), true);
+        assert_eq!(
+            haven_of(&tr),
+            [
+                (C::NotClaimer, 2),
+                (C::SettleByNonOfferer, 3),
+                (C::NoPacket, 4),
+                (C::MalformedStep, 5),
+                (C::MalformedStep, 6)
+            ]
+        );
+    }
+
+    #[test]
+    fn haven_narrowing() {
+        let mut child = haven::packet("pkt-4.1", 5, 300, 2);
+        child.retain(|(k, _)| *k != "objective");
+        // Depth 2 under a parent's 2, no objective; delegated_with sets
+        // parent and root right, so only those two fire.
+        assert_eq!(
+            haven_of(&haven::delegated_with(&child)),
+            [(C::DepthWidened, 2), (C::ObjectiveDropped, 2)]
+        );
+        // A child naming another root.
+        let mut tr = Trace::new(60_000);
+        let offer = tr.step(
+            None,
+            &haven::offerer(),
+            0,
+            map(&haven::packet("a", 9, 9, 2)),
+            true,
+        );
+        let claim = tr.step(Some(offer), &haven::worker(), 10, op("claim"), true);
+        let mut fields = haven::packet("a.1", 9, 9, 1);
+        fields.retain(|(k, _)| *k != "root");
+        fields.push(("root", Value::text("elsewhere")));
+        fields.push(("parent", Value::text("a")));
+        tr.step(Some(claim), &haven::worker(), 20, map(&fields), true);
+        assert_eq!(haven_of(&tr), [(C::LineageMismatch, 2)]);
+    }
+
+    #[test]
+    fn valp_message_shape_digest_causation_and_evidence() {
+        let (inst, leader) = (valp::installation(), valp::leader());
+        let mut tr = Trace::new(70_000);
+        let root = tr.step(
+            None,
+            &inst,
+            0,
+            valp::message(
+                "m1",
+                "c",
+                None,
+                "i",
+                "command.installation.init",
+                0,
+                op("x"),
+            ),
+            true,
+        );
+        // A digest of another payload.
+        let mut bad = valp::message("m2", "c", Some("m1"), "i", "command.x", 0, op("x"));
+        if let Value::Map(m) = &mut bad {
+            m.insert("payload_digest", Value::text(valp::digest(b"other")));
+        }
+        tr.step(Some(root), &inst, 10, bad, true);
+        // Causation naming a message other than the parent's.
+        tr.step(
+            Some(root),
+            &inst,
+            20,
+            valp::message("m3", "c", Some("m9"), "i", "command.x", 0, op("x")),
+            true,
+        );
+        // A gate-bearing claim citing evidence no message adds.
+        tr.step(
+            Some(root),
+            &leader,
+            30,
+            valp::message(
+                "m4",
+                "c",
+                Some("m1"),
+                "l",
+                "claim.declare",
+                0,
+                map(&[
+                    ("claim_id", Value::text("k")),
+                    ("claim_kind", Value::text("stable_release")),
+                    ("evidence_refs", Value::Array(vec![Value::text("nowhere")])),
+                ]),
+            ),
+            true,
+        );
+        // Not a VALP message at all.
+        tr.step(Some(root), &leader, 40, op("hello"), true);
+        assert_eq!(
+            valp_of(&tr),
+            [
+                (C::PayloadDigestMismatch, 1),
+                (C::CausationMismatch, 2),
+                (C::EvidenceMissing, 3),
+                (C::MalformedMessage, 4)
+            ]
+        );
+    }
+}
