@@ -487,14 +487,16 @@ fn verify(
                 .map(|(r, b)| ProfileEvidence::new(r, b))
                 .collect();
             let checked = profile.map(|p| compact.check_profile(p, &given));
+            // Each envelope's report is formed once, then written from.
+            let report = compact.into_report();
             let mut json = Vec::new();
             match &checked {
-                Some(p) => compact.write_document_with_profile(p, &mut json),
-                None => compact.write_document(&mut json),
+                Some(p) => report.write_document_with_profile(p, &mut json),
+                None => report.write_document(&mut json),
             }
             .map_err(|e| e.to_string())?;
             let json = String::from_utf8(json).map_err(|e| e.to_string())?;
-            Ok((compact.into_report(), checked, json))
+            Ok((report, checked, json))
         },
     );
     let (report, checked, json) = report.map_err(PyOSError::new_err)?;

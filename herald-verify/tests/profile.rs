@@ -400,3 +400,20 @@ mod each_rule {
         );
     }
 }
+
+#[test]
+fn a_formed_report_writes_the_same_document() {
+    let inputs = inputs(&valp::forged());
+    let report = audit_compact(&inputs, &keyring(), &AuditOptions::default());
+    let profile = report.check_profile(Profile::Valp, &given());
+    let mut compact = Vec::new();
+    report
+        .write_document_with_profile(&profile, &mut compact)
+        .unwrap();
+    let mut formed = Vec::new();
+    report
+        .into_report()
+        .write_document_with_profile(&profile, &mut formed)
+        .unwrap();
+    assert_eq!(String::from_utf8(compact), String::from_utf8(formed));
+}

@@ -1,6 +1,7 @@
-//! `herald verify FILE… [--keyring PATH]… [--now SECS] [--json] [--require SCOPE]…`
-//! (CLI.md): every FILE forms one set; exit 0 when every envelope is
-//! valid, 1 otherwise, 2 when the command could not run.
+//! `herald verify FILE… [--keyring PATH]… [--now SECS] [--json] [--require SCOPE]…
+//! [--profile haven|valp]` (CLI.md): every FILE forms one set; exit 0 when every
+//! envelope is valid (and the profile, if any, found nothing), 1 otherwise, 2 when
+//! the command could not run.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
