@@ -417,3 +417,43 @@ fn a_formed_report_writes_the_same_document() {
         .unwrap();
     assert_eq!(String::from_utf8(compact), String::from_utf8(formed));
 }
+
+#[test]
+fn a_long_chain_is_read_in_linear_time() {
+    // 20 000 yields, each answering the one before: each step's packet is
+    // found once (walking up from every step would be 2·10⁸ lookups).
+    use herald_core::cbor::Value;
+    use herald_testkit::protocols::map;
+    let mut tr = Trace::new(100_000);
+    let offer = tr.step(
+        None,
+        &haven::offerer(),
+        0,
+        map(&haven::packet("p", 9, 9, 1)),
+        true,
+    );
+    let mut at = tr.step(
+        Some(offer),
+        &haven::worker(),
+        1,
+        map(&[("type", Value::text("claim"))]),
+        true,
+    );
+    for n in 0..20_000 {
+        at = tr.step(
+            Some(at),
+            &haven::worker(),
+            2 + n / 100,
+            map(&[("type", Value::text("yield"))]),
+            true,
+        );
+    }
+    let inputs = inputs(&tr);
+    let report = audit_compact(&inputs, &keyring(), &AuditOptions::default());
+    let started = std::time::Instant::now();
+    let profile = report.check_profile(Profile::Haven, &[]);
+    let took = started.elapsed();
+    assert_eq!((profile.checked, found(&profile)), (20_002, vec![]));
+    // About 2 s in a debug build; walking up from every step, minutes.
+    assert!(took < std::time::Duration::from_secs(30), "{took:?}");
+}

@@ -17,7 +17,7 @@
 //! ancestors (`parent` links); a child packet is an `offer` whose nearest
 //! ancestor offer is its parent packet. Steps are read in input order.
 
-use alloc::{collections::BTreeMap, format};
+use alloc::{collections::BTreeMap, format, vec::Vec};
 
 use herald_core::cbor::MapRef;
 
@@ -68,7 +68,9 @@ struct Packet {
 }
 
 pub(super) fn check(set: &Set<'_>, out: &mut Findings) {
-    // The packet (its offer's entry) of each entry, found by walking up.
+    // The packet (its offer's entry) of each entry.
+    let offer_of = offers(set);
+    let nearest = |k: usize| offer_of.get(k).copied().flatten();
     let mut packets: BTreeMap<usize, Packet> = BTreeMap::new();
     for (k, e) in set.entries.iter().enumerate() {
         if !e.signed {
@@ -92,7 +94,7 @@ pub(super) fn check(set: &Set<'_>, out: &mut Findings) {
             continue;
         };
         if ty == Type::Offer {
-            offer(set, k, e, &map, out);
+            offer(set, nearest(k), e, &map, out);
             packets.insert(
                 k,
                 Packet {
@@ -102,7 +104,7 @@ pub(super) fn check(set: &Set<'_>, out: &mut Findings) {
             );
             continue;
         }
-        let Some(p) = nearest_offer(set, k).and_then(|o| packets.get_mut(&o)) else {
+        let Some(p) = nearest(k).and_then(|o| packets.get_mut(&o)) else {
             out.add(
                 e,
                 C::NoPacket,
@@ -114,18 +116,51 @@ pub(super) fn check(set: &Set<'_>, out: &mut Findings) {
     }
 }
 
-/// The entry of the nearest signed offer among `k`'s ancestors.
-fn nearest_offer(set: &Set<'_>, k: usize) -> Option<usize> {
-    let mut at = k;
-    // Parents are found by hash, so there is no cycle; bound the walk anyway.
-    for _ in 0..set.entries.len() {
-        let (p, e) = set.parent(at)?;
-        if e.signed && is_offer(e) {
-            return Some(p);
+/// For each entry, the nearest signed offer among its ancestors: each
+/// entry's answer is its parent's offer or its parent, found once (a chain
+/// of a million yields costs a million steps, not a million squared).
+fn offers(set: &Set<'_>) -> Vec<Option<usize>> {
+    /// Not yet resolved.
+    const UNKNOWN: Option<Option<usize>> = None;
+    let n = set.entries.len();
+    let mut memo: Vec<Option<Option<usize>>> = alloc::vec![UNKNOWN; n];
+    let mut path = Vec::new();
+    for k in 0..n {
+        // Walk up to an entry already resolved (or a root), then resolve
+        // the path back down. Parents are found by hash, so there is no
+        // cycle; the walk is bounded by the set's size anyway.
+        let mut at = k;
+        let mut found = None;
+        for _ in 0..=n {
+            if let Some(Some(known)) = memo.get(at) {
+                found = *known;
+                break;
+            }
+            path.push(at);
+            match set.parent(at) {
+                Some((p, e)) if e.signed && is_offer(e) => {
+                    found = Some(p);
+                    break;
+                }
+                Some((p, _)) => at = p,
+                None => break,
+            }
         }
-        at = p;
+        // Each entry on the path answers the same offer as the one above
+        // it, unless that one is itself the offer.
+        while let Some(j) = path.pop() {
+            if let Some(slot) = memo.get_mut(j) {
+                *slot = Some(found);
+            }
+            if let Some(e) = set.entries.get(j)
+                && e.signed
+                && is_offer(e)
+            {
+                found = Some(j);
+            }
+        }
     }
-    None
+    memo.into_iter().map(Option::flatten).collect()
 }
 
 fn is_offer(e: &Entry<'_>) -> bool {
@@ -246,7 +281,13 @@ fn name(ty: Type) -> &'static str {
 }
 
 /// An offer: the packet's shape, and narrowing against its parent packet.
-fn offer(set: &Set<'_>, k: usize, e: &Entry<'_>, map: &MapRef<'_>, out: &mut Findings) {
+fn offer(
+    set: &Set<'_>,
+    parent_offer: Option<usize>,
+    e: &Entry<'_>,
+    map: &MapRef<'_>,
+    out: &mut Findings,
+) {
     let budget = map.get("budget");
     if budget.is_some_and(|b| b.as_map().is_none())
         || ["maxSteps", "maxTicks"].iter().any(|f| {
@@ -265,7 +306,7 @@ fn offer(set: &Set<'_>, k: usize, e: &Entry<'_>, map: &MapRef<'_>, out: &mut Fin
         );
         return;
     }
-    let Some(parent) = nearest_offer(set, k).and_then(|p| set.entries.get(p)) else {
+    let Some(parent) = parent_offer.and_then(|p| set.entries.get(p)) else {
         return;
     };
     let Some(Some(pm)) = parent.step_payload() else {

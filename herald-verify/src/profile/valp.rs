@@ -265,8 +265,19 @@ fn claims(
             .filter_map(|(&k, m)| Some((set.entries.get(k)?, m.payload.as_map()?)))
     };
     // Evidence items by content_ref, and claims by claim_id.
-    let items: Vec<(&Entry<'_>, MapRef<'_>)> = of_kind("evidence.add").collect();
+    let mut items: BTreeMap<&str, Vec<(&Entry<'_>, MapRef<'_>)>> = BTreeMap::new();
+    for (e, item) in of_kind("evidence.add") {
+        if let Some(r) = text(&item, "content_ref") {
+            items.entry(r).or_default().push((e, item));
+        }
+    }
     let mut claimed: BTreeMap<&str, &Entry<'_>> = BTreeMap::new();
+    // The given bytes' digests, each hashed once.
+    let given: BTreeMap<&str, String> = evidence
+        .iter()
+        .map(|g| (g.content_ref, sha256_tag(g.bytes)))
+        .collect();
+    let mut checked = alloc::collections::BTreeSet::new();
     for (e, claim) in of_kind("claim.declare") {
         if let Some(id) = text(&claim, "claim_id") {
             claimed.entry(id).or_insert(e);
@@ -287,10 +298,7 @@ fn claims(
             );
         }
         for r in refs {
-            let cited: Vec<&(&Entry<'_>, MapRef<'_>)> = items
-                .iter()
-                .filter(|(_, item)| text(item, "content_ref") == Some(r))
-                .collect();
+            let cited = items.get(r).map(Vec::as_slice).unwrap_or_default();
             if cited.is_empty() {
                 out.add(
                     e,
@@ -299,7 +307,10 @@ fn claims(
                 );
             }
             for (ev, item) in cited {
-                digest_check(ev, item, r, evidence, out);
+                // Each evidence envelope is checked once, however often cited.
+                if checked.insert(ev.position) {
+                    digest_check(ev, item, r, &given, out);
+                }
             }
         }
     }
@@ -329,7 +340,7 @@ fn digest_check(
     e: &Entry<'_>,
     item: &MapRef<'_>,
     content_ref: &str,
-    given: &[Evidence<'_>],
+    given: &BTreeMap<&str, String>,
     out: &mut Findings,
 ) {
     let Some(digest) = text(item, "content_digest") else {
@@ -340,14 +351,12 @@ fn digest_check(
         );
         return;
     };
-    let bytes = item.get("content").and_then(|c| c.as_bytes()).or_else(|| {
-        given
-            .iter()
-            .find(|g| g.content_ref == content_ref)
-            .map(|g| g.bytes)
-    });
-    match bytes {
-        Some(b) if sha256_tag(b) == digest => {}
+    let actual = match item.get("content").and_then(|c| c.as_bytes()) {
+        Some(carried) => Some(sha256_tag(carried)),
+        None => given.get(content_ref).cloned(),
+    };
+    match actual {
+        Some(d) if d == digest => {}
         Some(_) => out.add(
             e,
             C::EvidenceDigestMismatch,
