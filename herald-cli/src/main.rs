@@ -20,6 +20,7 @@ mod logging;
 mod names;
 mod notice;
 mod output;
+mod profile;
 mod progress;
 mod render;
 mod resolution;
@@ -158,6 +159,7 @@ fn main() -> ExitCode {
             log_policy: a.log_policy,
             resolve: a.resolve,
             channels: a.channels,
+            profile: a.profile,
         }),
         Command::Resolve(a) => commands::resolve::run(&a),
         Command::Explain(a) => commands::explain::run(&a),

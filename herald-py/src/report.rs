@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use herald_core::Scope;
 use herald_core::cbor::{Limits, MAX_NESTING};
 use herald_verify::{
-    AuditOptions, Input, Keyring as CoreKeyring, ReadLimits, Report as CoreReport, audit,
-    read_sequence,
+    AuditOptions, Input, Keyring as CoreKeyring, Profile, ProfileEvidence,
+    ProfileReport as CoreProfile, ReadLimits, Report as CoreReport, audit_compact, read_sequence,
 };
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -31,6 +31,8 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<Summary>()?;
     m.add_class::<ProofVerdict>()?;
     m.add_class::<Report>()?;
+    m.add_class::<ProfileFinding>()?;
+    m.add_class::<ProfileVerdict>()?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     Ok(())
 }
@@ -156,6 +158,66 @@ impl ProofVerdict {
     }
 }
 
+/// One finding of a protocol profile (docs/haven.md, docs/valp.md): its
+/// stable `code`, the envelope's `id` (hex) and a `detail`.
+#[pyclass(module = "herald", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct ProfileFinding {
+    code: &'static str,
+    id: String,
+    detail: String,
+}
+
+#[pymethods]
+impl ProfileFinding {
+    fn __repr__(&self) -> String {
+        format!("ProfileFinding({}, {})", self.code, self.id)
+    }
+}
+
+/// A protocol profile's result (`herald verify --profile`): its findings
+/// beside the reasons; no envelope's status changes.
+#[pyclass(module = "herald", frozen, get_all)]
+#[derive(Clone)]
+pub(crate) struct ProfileVerdict {
+    name: &'static str,
+    checked: usize,
+    skipped: usize,
+    findings: Vec<ProfileFinding>,
+}
+
+#[pymethods]
+impl ProfileVerdict {
+    /// The findings' codes, in order.
+    #[getter]
+    fn codes(&self) -> Vec<&'static str> {
+        self.findings.iter().map(|f| f.code).collect()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("ProfileVerdict({}, {:?})", self.name, self.codes())
+    }
+}
+
+impl ProfileVerdict {
+    fn of(p: &CoreProfile) -> Self {
+        Self {
+            name: p.profile.name(),
+            checked: p.checked,
+            skipped: p.skipped,
+            findings: p
+                .findings
+                .iter()
+                .map(|f| ProfileFinding {
+                    code: f.code.name(),
+                    id: f.id.clone(),
+                    detail: f.detail.clone(),
+                })
+                .collect(),
+        }
+    }
+}
+
 /// A verification: every envelope in input order, every trace, a summary
 /// (CLI.md `herald verify --json`).
 #[pyclass(module = "herald", frozen)]
@@ -171,8 +233,12 @@ pub(crate) struct Report {
     /// Unparseable items past the first 1000, counted but not listed.
     #[pyo3(get)]
     unlisted: usize,
-    /// True when every envelope is valid (and there was one) and every
-    /// bundled proof holds: `herald verify` exits 0.
+    /// The protocol profile's result, when one was asked for.
+    #[pyo3(get)]
+    profile: Option<ProfileVerdict>,
+    /// True when every envelope is valid (and there was one), every
+    /// bundled proof holds and the profile (if any) found nothing:
+    /// `herald verify` exits 0.
     #[pyo3(get)]
     ok: bool,
     json: String,
@@ -212,11 +278,7 @@ impl Report {
 }
 
 impl Report {
-    fn of(r: &CoreReport) -> PyResult<Self> {
-        let mut json = Vec::new();
-        r.write_document(&mut json)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let json = String::from_utf8(json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+    fn of(r: &CoreReport, profile: Option<&CoreProfile>, json: String) -> PyResult<Self> {
         Ok(Self {
             envelopes: r
                 .envelopes
@@ -274,7 +336,8 @@ impl Report {
                 })
                 .collect(),
             unlisted: r.unlisted,
-            ok: r.all_valid(),
+            profile: profile.map(ProfileVerdict::of),
+            ok: r.all_valid() && profile.is_none_or(CoreProfile::is_clean),
             json,
         })
     }
@@ -351,9 +414,13 @@ fn keyring_of(keyring: Option<&Bound<'_, PyAny>>) -> PyResult<CoreKeyring> {
 /// Verify envelopes, traces and bundles as one set (CLI.md: all inputs
 /// form one set for parents and replays), against `keyring`, at `now`
 /// (default: the clock), requiring a valid signature in each scope of
-/// `require`. The GIL is released while files are read and checked.
+/// `require`; with `profile` (`"haven"` or `"valp"`), that protocol's
+/// rules are checked over the verified set, with `evidence` the bytes of
+/// each `content_ref` (docs/valp.md). The GIL is released while files are
+/// read and checked.
 #[pyfunction]
-#[pyo3(signature = (inputs, *, keyring = None, now = None, require = Vec::new(), skew = None))]
+#[pyo3(signature = (inputs, *, keyring = None, now = None, require = Vec::new(), skew = None, profile = None, evidence = None))]
+#[allow(clippy::too_many_arguments)]
 fn verify(
     py: Python<'_>,
     inputs: &Bound<'_, PyAny>,
@@ -361,7 +428,14 @@ fn verify(
     now: Option<u64>,
     require: Vec<String>,
     skew: Option<u64>,
+    profile: Option<String>,
+    evidence: Option<std::collections::BTreeMap<String, Vec<u8>>>,
 ) -> PyResult<Report> {
+    let profile = profile
+        .map(|p| Profile::from_name(&p))
+        .transpose()
+        .map_err(|e| PyValueError::new_err(format!("profile: {e}")))?;
+    let evidence = evidence.unwrap_or_default();
     let sources = sources(inputs)?;
     let keyring = keyring_of(keyring)?;
     let required_scopes = require
@@ -383,31 +457,48 @@ fn verify(
     if let Some(s) = skew {
         options.skew = s;
     }
-    let report = py.detach(move || -> Result<CoreReport, String> {
-        let limits = ReadLimits {
-            max_item: Limits::DEFAULT.max_size,
-            max_depth: MAX_NESTING,
-            max_items: options.max_envelopes,
-            max_bytes: MAX_INPUT,
-        };
-        let inputs = sources
-            .into_iter()
-            .map(|s| match s {
-                Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
-                Source::File(path) => {
-                    let (mut file, _) =
-                        herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
-                    let bytes = read_sequence(&mut file, &limits)
-                        .map_err(|e| format!("{}: {e}", path.display()))?;
-                    Ok(Input {
-                        name: path.display().to_string(),
-                        bytes,
-                    })
-                }
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        Ok(audit(&inputs, &keyring, &options))
-    });
-    let report = report.map_err(PyOSError::new_err)?;
-    Report::of(&report)
+    let report = py.detach(
+        move || -> Result<(CoreReport, Option<CoreProfile>, String), String> {
+            let limits = ReadLimits {
+                max_item: Limits::DEFAULT.max_size,
+                max_depth: MAX_NESTING,
+                max_items: options.max_envelopes,
+                max_bytes: MAX_INPUT,
+            };
+            let inputs = sources
+                .into_iter()
+                .map(|s| match s {
+                    Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
+                    Source::File(path) => {
+                        let (mut file, _) =
+                            herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
+                        let bytes = read_sequence(&mut file, &limits)
+                            .map_err(|e| format!("{}: {e}", path.display()))?;
+                        Ok(Input {
+                            name: path.display().to_string(),
+                            bytes,
+                        })
+                    }
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let compact = audit_compact(&inputs, &keyring, &options);
+            let given: Vec<ProfileEvidence<'_>> = evidence
+                .iter()
+                .map(|(r, b)| ProfileEvidence::new(r, b))
+                .collect();
+            let checked = profile.map(|p| compact.check_profile(p, &given));
+            // Each envelope's report is formed once, then written from.
+            let report = compact.into_report();
+            let mut json = Vec::new();
+            match &checked {
+                Some(p) => report.write_document_with_profile(p, &mut json),
+                None => report.write_document(&mut json),
+            }
+            .map_err(|e| e.to_string())?;
+            let json = String::from_utf8(json).map_err(|e| e.to_string())?;
+            Ok((report, checked, json))
+        },
+    );
+    let (report, checked, json) = report.map_err(PyOSError::new_err)?;
+    Report::of(&report, checked.as_ref(), json)
 }

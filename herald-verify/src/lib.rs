@@ -32,6 +32,7 @@ mod keyring;
 mod lifecycle;
 #[cfg(feature = "store")]
 mod live;
+mod profile;
 mod reasons;
 mod receipt;
 mod report;
@@ -107,6 +108,12 @@ pub use auditlog::proof::{EnvelopeMismatch, MAX_PROOF_LEN};
 pub use auditlog::{
     Appended, AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log,
     LogError, MAX_PATH as MAX_PROOF_PATH, Recovery, SignedTreeHead, SthError, TreeHead,
+};
+
+// Protocol profiles over a verified trace (docs/haven.md, docs/valp.md).
+pub use profile::{
+    Evidence as ProfileEvidence, Finding, FindingCode, Profile, ProfileError, ProfileReport,
+    SIGNED_DESPITE, Step as ProfileStep, check as check_profile,
 };
 
 // Proof bundles and conduit receipts.

@@ -378,18 +378,39 @@ pub(crate) struct Shape<'r, E, T> {
     pub(crate) proofs: &'r [ProofReport],
     #[serde(skip_serializing_if = "is_zero")]
     pub(crate) unlisted: usize,
+    /// A protocol profile's report, when one was run (`--profile`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub(crate) profile: Option<&'r crate::ProfileReport>,
 }
 
 impl Serialize for Report {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.shape(None).serialize(s)
+    }
+}
+
+impl Report {
+    fn shape<'r>(
+        &'r self,
+        profile: Option<&'r crate::ProfileReport>,
+    ) -> Shape<'r, &'r [EnvelopeReport], &'r [TraceReport]> {
         Shape {
             envelopes: &self.envelopes,
             traces: &self.traces,
             summary: self.summary,
             proofs: &self.proofs,
             unlisted: self.unlisted,
+            profile,
         }
-        .serialize(s)
+    }
+}
+
+/// A [`Report`] with a protocol profile's report (`"profile"`).
+struct WithProfile<'r>(&'r Report, &'r crate::ProfileReport);
+
+impl Serialize for WithProfile<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.0.shape(Some(self.1)).serialize(s)
     }
 }
 
@@ -431,6 +452,16 @@ impl Report {
     /// write this.
     pub fn write_document(&self, out: &mut dyn std::io::Write) -> std::io::Result<()> {
         write_document(self, out)
+    }
+
+    /// As [`Report::write_document`], with `profile`'s report as a last
+    /// member `"profile"` (as `herald verify --profile P --json` writes it).
+    pub fn write_document_with_profile(
+        &self,
+        profile: &crate::ProfileReport,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        write_document(&WithProfile(self, profile), out)
     }
 }
 

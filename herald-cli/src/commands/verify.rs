@@ -1,6 +1,7 @@
-//! `herald verify FILE… [--keyring PATH]… [--now SECS] [--json] [--require SCOPE]…`
-//! (CLI.md): every FILE forms one set; exit 0 when every envelope is
-//! valid, 1 otherwise, 2 when the command could not run.
+//! `herald verify FILE… [--keyring PATH]… [--now SECS] [--json] [--require SCOPE]…
+//! [--profile haven|valp]` (CLI.md): every FILE forms one set; exit 0 when every
+//! envelope is valid (and the profile, if any, found nothing), 1 otherwise, 2 when
+//! the command could not run.
 
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -40,24 +41,36 @@ pub(crate) struct Options {
     pub(crate) resolve: Vec<crate::resolution::ChannelName>,
     /// Their flags.
     pub(crate) channels: crate::resolution::ChannelArgs,
+    /// A protocol profile to run over the verified set (docs/haven.md, docs/valp.md).
+    pub(crate) profile: crate::profile::ProfileArgs,
 }
 
 /// Run `verify`.
 pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let read = read(opts)?;
     let report = read.audit();
+    let profile = opts.profile.run(&report)?;
+    let code = match &profile {
+        Some(p) if !p.is_clean() => ExitCode::from(1),
+        _ => exit_code(&report),
+    };
     let names = crate::names::Names::of(&report, &read.keyring);
     if let Some(format) = opts.format {
         crate::graph::check(&report, format)?;
     }
     if crate::notice::quiet() {
-        return Ok(exit_code(&report));
+        return Ok(code);
     }
     let mut stdout = std::io::BufWriter::new(std::io::stdout().lock());
     if let Some(format) = opts.format {
         crate::graph::write(&mut stdout, &report, &names, format)
     } else if opts.json {
-        write_json(&mut stdout, &report)
+        match &profile {
+            Some(p) => report
+                .write_document_with_profile(p, &mut stdout)
+                .and_then(|()| writeln!(stdout)),
+            None => write_json(&mut stdout, &report),
+        }
     } else {
         let style = Style::for_stdout();
         render::write_report(
@@ -71,6 +84,10 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
                 keyring_given: !opts.keyrings.is_empty() || !opts.resolve.is_empty(),
             },
         )
+        .and_then(|()| match &profile {
+            Some(p) => crate::profile::write_text(&mut stdout, p),
+            None => Ok(()),
+        })
         .and_then(|()| {
             if opts.verbose {
                 super::explain::write_reported(&mut stdout, &report)
@@ -81,7 +98,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     }
     .and_then(|()| stdout.flush())
     .map_err(|e| CliError::stdout(&e))?;
-    Ok(exit_code(&report))
+    Ok(code)
 }
 
 /// The `--json` report (CLI.md), as [`CompactReport::write_document`] writes it
@@ -254,4 +271,6 @@ pub(crate) struct VerifyArgs {
     pub(crate) resolve: Vec<crate::resolution::ChannelName>,
     #[command(flatten)]
     pub(crate) channels: crate::resolution::ChannelArgs,
+    #[command(flatten)]
+    pub(crate) profile: crate::profile::ProfileArgs,
 }

@@ -25,6 +25,8 @@ __all__ = [
     "Log",
     "LogError",
     "ProofError",
+    "ProfileFinding",
+    "ProfileVerdict",
     "ProofVerdict",
     "Reason",
     "ReceiptError",
@@ -264,6 +266,28 @@ class ProofVerdict:
     def detail(self) -> str: ...
 
 @final
+class ProfileFinding:
+    @property
+    def code(self) -> str: ...
+    @property
+    def id(self) -> str: ...
+    @property
+    def detail(self) -> str: ...
+
+@final
+class ProfileVerdict:
+    @property
+    def name(self) -> Literal["haven", "valp"]: ...
+    @property
+    def checked(self) -> int: ...
+    @property
+    def skipped(self) -> int: ...
+    @property
+    def findings(self) -> list[ProfileFinding]: ...
+    @property
+    def codes(self) -> list[str]: ...
+
+@final
 class Report:
     @property
     def envelopes(self) -> list[EnvelopeVerdict]: ...
@@ -275,6 +299,8 @@ class Report:
     def proofs(self) -> list[ProofVerdict]: ...
     @property
     def unlisted(self) -> int: ...
+    @property
+    def profile(self) -> Optional[ProfileVerdict]: ...
     @property
     def ok(self) -> bool: ...
     def to_json(self) -> str: ...
@@ -291,6 +317,8 @@ def verify(
     now: Optional[int] = None,
     require: Sequence[str] = ...,
     skew: Optional[int] = None,
+    profile: Optional[Literal["haven", "valp"]] = None,
+    evidence: Optional[Mapping[str, bytes]] = None,
 ) -> Report: ...
 
 @final

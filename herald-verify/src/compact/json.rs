@@ -10,14 +10,33 @@ use crate::report::{Shape, TraceShape, hex};
 
 impl Serialize for CompactReport<'_> {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        Shape {
-            envelopes: JsonArray(|| self.envelopes()),
-            traces: JsonArray(|| self.traces.iter().map(|t| TraceJson(self, t))),
-            summary: self.summary,
-            proofs: &self.proofs,
-            unlisted: self.unlisted,
-        }
-        .serialize(s)
+        shape(self, None).serialize(s)
+    }
+}
+
+/// A [`CompactReport`] with a protocol profile's report (`"profile"`).
+pub(super) struct WithProfile<'r, 'a>(
+    pub(super) &'r CompactReport<'a>,
+    pub(super) &'r crate::ProfileReport,
+);
+
+impl Serialize for WithProfile<'_, '_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        shape(self.0, Some(self.1)).serialize(s)
+    }
+}
+
+fn shape<'r, 'a>(
+    r: &'r CompactReport<'a>,
+    profile: Option<&'r crate::ProfileReport>,
+) -> Shape<'r, impl Serialize + 'r, impl Serialize + 'r> {
+    Shape {
+        envelopes: JsonArray(|| r.envelopes()),
+        traces: JsonArray(|| r.traces.iter().map(|t| TraceJson(r, t))),
+        summary: r.summary,
+        proofs: &r.proofs,
+        unlisted: r.unlisted,
+        profile,
     }
 }
 

@@ -242,6 +242,37 @@ impl<'a> CompactReport<'a> {
         crate::report::write_document(self, out)
     }
 
+    /// Every listed envelope that decoded, in order, as a step for a
+    /// protocol profile ([`crate::check_profile`]).
+    pub fn profile_steps(&self) -> impl Iterator<Item = crate::ProfileStep<'a>> + '_ {
+        self.kept.iter().filter_map(|k| {
+            let bytes: &'a [u8] = self.bytes.get(k.entry()?)?;
+            Some(crate::ProfileStep::of_reasons(bytes, k.all_codes()))
+        })
+    }
+
+    /// Run `profile` over this verification's envelopes (docs/haven.md,
+    /// docs/valp.md): its findings go beside the P11 reasons, and no
+    /// envelope's status changes.
+    pub fn check_profile(
+        &self,
+        profile: crate::Profile,
+        evidence: &[crate::ProfileEvidence<'_>],
+    ) -> crate::ProfileReport {
+        crate::check_profile(profile, self.profile_steps(), evidence)
+    }
+
+    /// As [`CompactReport::write_document`], with `profile`'s report as
+    /// a last member `"profile"` (additive: without a profile the document
+    /// is unchanged).
+    pub fn write_document_with_profile(
+        &self,
+        profile: &crate::ProfileReport,
+        out: &mut dyn std::io::Write,
+    ) -> std::io::Result<()> {
+        crate::report::write_document(&json::WithProfile(self, profile), out)
+    }
+
     /// Every report formed: the [`Report`] of [`crate::audit`].
     pub fn into_report(self) -> Report {
         let envelopes = self.envelopes().collect();
