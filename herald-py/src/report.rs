@@ -5,6 +5,7 @@
 //! prints for the same input and options.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use herald_core::Scope;
 use herald_core::cbor::{Limits, MAX_NESTING};
@@ -158,125 +159,156 @@ impl ProofVerdict {
 
 /// A verification: every envelope in input order, every trace, a summary
 /// (CLI.md `herald verify --json`).
+///
+/// It keeps the audit's own report and converts on demand: `verify`
+/// returns as soon as the audit is done, and only what is read is built
+/// (each read of `envelopes`, `traces` or `proofs` gives a new list, as a
+/// field of Python objects would not; the JSON document is written once,
+/// on the first `to_json()` or `to_dict()`).
 #[pyclass(module = "herald", frozen)]
 pub(crate) struct Report {
-    #[pyo3(get)]
-    envelopes: Vec<EnvelopeVerdict>,
-    #[pyo3(get)]
-    traces: Vec<TraceVerdict>,
-    #[pyo3(get)]
-    summary: Summary,
-    #[pyo3(get)]
-    proofs: Vec<ProofVerdict>,
-    /// Unparseable items past the first 1000, counted but not listed.
-    #[pyo3(get)]
-    unlisted: usize,
-    /// True when every envelope is valid (and there was one) and every
-    /// bundled proof holds: `herald verify` exits 0.
-    #[pyo3(get)]
-    ok: bool,
-    json: String,
+    core: CoreReport,
+    json: OnceLock<String>,
 }
 
 #[pymethods]
 impl Report {
+    /// Every envelope's verdict, in input order.
+    #[getter]
+    fn envelopes(&self) -> Vec<EnvelopeVerdict> {
+        self.core
+            .envelopes
+            .iter()
+            .map(EnvelopeVerdict::of)
+            .collect()
+    }
+
+    /// Every trace.
+    #[getter]
+    fn traces(&self) -> Vec<TraceVerdict> {
+        self.core.traces.iter().map(TraceVerdict::of).collect()
+    }
+
+    /// Counts per status.
+    #[getter]
+    fn summary(&self) -> Summary {
+        let s = &self.core.summary;
+        Summary {
+            valid: s.valid,
+            partial: s.partial,
+            invalid: s.invalid,
+        }
+    }
+
+    /// Every bundled inclusion proof's verdict.
+    #[getter]
+    fn proofs(&self) -> Vec<ProofVerdict> {
+        self.core.proofs.iter().map(ProofVerdict::of).collect()
+    }
+
+    /// Unparseable items past the first 1000, counted but not listed.
+    #[getter]
+    fn unlisted(&self) -> usize {
+        self.core.unlisted
+    }
+
+    /// True when every envelope is valid (and there was one) and every
+    /// bundled proof holds: `herald verify` exits 0.
+    #[getter]
+    fn ok(&self) -> bool {
+        self.core.all_valid()
+    }
+
     /// The `herald verify --json` document for the same input, without
     /// the final newline.
-    fn to_json(&self) -> &str {
-        &self.json
+    fn to_json(&self) -> PyResult<&str> {
+        if let Some(json) = self.json.get() {
+            return Ok(json);
+        }
+        let mut json = Vec::new();
+        self.core
+            .write_document(&mut json)
+            .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let json = String::from_utf8(json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(self.json.get_or_init(|| json))
     }
 
     /// `json.loads(self.to_json())`.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.import("json")?
-            .call_method1("loads", (self.json.as_str(),))
+        let json = self.to_json()?;
+        py.import("json")?.call_method1("loads", (json,))
     }
 
     fn __bool__(&self) -> bool {
-        self.ok
+        self.ok()
     }
 
     fn __len__(&self) -> usize {
-        self.envelopes.len()
+        self.core.envelopes.len()
     }
 
     fn __repr__(&self) -> String {
+        let s = &self.core.summary;
         format!(
             "Report(valid={}, partial={}, invalid={}, ok={})",
-            self.summary.valid,
-            self.summary.partial,
-            self.summary.invalid,
-            if self.ok { "True" } else { "False" }
+            s.valid,
+            s.partial,
+            s.invalid,
+            if self.ok() { "True" } else { "False" }
         )
     }
 }
 
-impl Report {
-    fn of(r: &CoreReport) -> PyResult<Self> {
-        let mut json = Vec::new();
-        r.write_document(&mut json)
-            .map_err(|e| PyValueError::new_err(e.to_string()))?;
-        let json = String::from_utf8(json).map_err(|e| PyValueError::new_err(e.to_string()))?;
-        Ok(Self {
-            envelopes: r
-                .envelopes
+impl EnvelopeVerdict {
+    fn of(e: &herald_verify::EnvelopeReport) -> Self {
+        Self {
+            id: e.id.clone(),
+            from: e.from.clone(),
+            status: e.status().name(),
+            reasons: e
+                .reasons
                 .iter()
-                .map(|e| EnvelopeVerdict {
-                    id: e.id.clone(),
-                    from: e.from.clone(),
-                    status: e.status().name(),
-                    reasons: e
-                        .reasons
-                        .iter()
-                        .map(|r| Reason {
-                            code: r.code.name(),
-                            index: r.index,
-                            detail: r.detail.clone(),
-                        })
-                        .collect(),
-                    key_source: e.key_source.map(|k| k.name()),
-                    signing_key: e.signing_key.map(|s| s.to_string()),
-                    lineage_consents: e.lineage_consents.clone(),
-                    unlisted_reasons: e
-                        .unlisted_reasons
-                        .iter()
-                        .map(|u| (u.code.name(), u.count))
-                        .collect(),
+                .map(|r| Reason {
+                    code: r.code.name(),
+                    index: r.index,
+                    detail: r.detail.clone(),
                 })
                 .collect(),
-            traces: r
-                .traces
+            key_source: e.key_source.map(|k| k.name()),
+            signing_key: e.signing_key.map(|s| s.to_string()),
+            lineage_consents: e.lineage_consents.clone(),
+            unlisted_reasons: e
+                .unlisted_reasons
                 .iter()
-                .map(|t| TraceVerdict {
-                    trace: t.trace.clone(),
-                    genesis: t.genesis.clone(),
-                    leaves: t.leaves.clone(),
-                    valid: t.valid,
-                    partial: t.partial,
-                    invalid: t.invalid,
-                })
+                .map(|u| (u.code.name(), u.count))
                 .collect(),
-            summary: Summary {
-                valid: r.summary.valid,
-                partial: r.summary.partial,
-                invalid: r.summary.invalid,
-            },
-            proofs: r
-                .proofs
-                .iter()
-                .map(|p| ProofVerdict {
-                    id: p.id.clone(),
-                    log: p.log.clone(),
-                    index: p.index,
-                    size: p.size,
-                    status: p.status.name(),
-                    detail: p.detail.clone(),
-                })
-                .collect(),
-            unlisted: r.unlisted,
-            ok: r.all_valid(),
-            json,
-        })
+        }
+    }
+}
+
+impl TraceVerdict {
+    fn of(t: &herald_verify::TraceReport) -> Self {
+        Self {
+            trace: t.trace.clone(),
+            genesis: t.genesis.clone(),
+            leaves: t.leaves.clone(),
+            valid: t.valid,
+            partial: t.partial,
+            invalid: t.invalid,
+        }
+    }
+}
+
+impl ProofVerdict {
+    fn of(p: &herald_verify::ProofReport) -> Self {
+        Self {
+            id: p.id.clone(),
+            log: p.log.clone(),
+            index: p.index,
+            size: p.size,
+            status: p.status.name(),
+            detail: p.detail.clone(),
+        }
     }
 }
 
@@ -408,6 +440,8 @@ fn verify(
             .collect::<Result<Vec<_>, String>>()?;
         Ok(audit(&inputs, &keyring, &options))
     });
-    let report = report.map_err(PyOSError::new_err)?;
-    Report::of(&report)
+    Ok(Report {
+        core: report.map_err(PyOSError::new_err)?,
+        json: OnceLock::new(),
+    })
 }
