@@ -12,7 +12,9 @@
 # extension (mypy stubtest), pytest run from outside the source tree (the
 # README's Python example among the suites), then the benchmarks: verify
 # against the CLI (fails above 1.2x) and against PyNaCl (reported).
-# HERALD_PY_STAGES selects stages (default "build test").
+# HERALD_PY_ALSO: more interpreters (paths) the same wheel is installed
+# into and tested with (the core suites). HERALD_PY_STAGES selects stages
+# (default "build test").
 # Environment: PYTHON (default python3, >= 3.10), CARGO_TARGET_DIR (default
 # the repository's target/), HERALD_PY_VENV (the test venv, made afresh on
 # every run; default $CARGO_TARGET_DIR/herald-py-venv), HERALD_PY_PROFILE
@@ -118,4 +120,21 @@ if [[ " $stages " == *" test "* ]]; then
     # Against what a Python user would write instead (PyNaCl, libsodium):
     # reported, not enforced (docs/python.md *Performance*).
     step "${restricted[@]}" python "$here/benches/verify_vs_pynacl.py" --rounds 5
+
+    # The same wheel on other CPythons (HERALD_PY_ALSO: interpreters, e.g.
+    # the abi3 floor 3.10 and the newest): each in a fresh venv without a
+    # compiler, the wheel alone, then the core suites and the README example.
+    for other in ${HERALD_PY_ALSO:-}; do
+        other_venv=$(mktemp -d)/venv
+        step "$other" -m venv "$other_venv"
+        step env -u PYTHONPATH PATH="$other_venv/bin:$nocc/bin" VIRTUAL_ENV="$other_venv" \
+            "$other_venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all: \
+            "$wheel" "$(grep '^pytest==' "$here/requirements-test.txt")"
+        step env -u PYTHONPATH PATH="$other_venv/bin:$nocc/bin" VIRTUAL_ENV="$other_venv" \
+            python -m pytest -q -p no:cacheprovider "$here/tests/test_core.py" \
+            "$here/tests/test_conformance.py" "$here/tests/test_readme.py" \
+            "$here/tests/test_wheel.py::test_wheel_is_what_is_imported" \
+            "$here/tests/test_wheel.py::test_no_compiler_on_path"
+        rm -rf "$(dirname "$other_venv")"
+    done
 fi
