@@ -96,10 +96,12 @@ if [[ " $stages " == *" test "* ]]; then
 
     # A fresh venv on every run; the wheel with its LangChain extra first,
     # from the wheel file (the extra's packages must come with it), then
-    # the test tools.
+    # the test tools. --no-compile: no byte-compiling of every installed
+    # module at install time (about 1 GB with crewai's dependencies);
+    # Python compiles what the suites import, when they import it.
     rm -rf "$venv"
     step "$python" -m venv "$venv"
-    pip=("${restricted[@]}" "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all:)
+    pip=("${restricted[@]}" "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all: --no-compile)
     step "${pip[@]}" "$wheel[langchain]"
     step "${restricted[@]}" "$venv/bin/python" -c 'import herald, langchain_core, herald.langchain'
     step "${pip[@]}" -r "$here/requirements-test.txt"
@@ -128,7 +130,7 @@ if [[ " $stages " == *" test "* ]]; then
         other_venv=$(mktemp -d)/venv
         step "$other" -m venv "$other_venv"
         step env -u PYTHONPATH PATH="$other_venv/bin:$nocc/bin" VIRTUAL_ENV="$other_venv" \
-            "$other_venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all: \
+            "$other_venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all: --no-compile \
             "$wheel" "$(grep '^pytest==' "$here/requirements-test.txt")"
         step env -u PYTHONPATH PATH="$other_venv/bin:$nocc/bin" VIRTUAL_ENV="$other_venv" \
             python -m pytest -q -p no:cacheprovider "$here/tests/test_core.py" \
