@@ -1,24 +1,36 @@
 #!/usr/bin/env bash
 # Build, lint and test herald-py (docs/python.md) in one command:
 #   herald-py/test.sh [PYTEST ARGS...]
-# It makes its own venv (never installs globally), installs
-# requirements-test.txt there, checks the crate's formatting and clippy,
-# builds the `herald` CLI (the oracle the suites compare against) and the
-# extension with `maturin develop --release`, checks the .pyi stubs against
-# it (mypy stubtest), then runs pytest and the verify benchmark.
+# Stage "build": a build venv with maturin (requirements-build.txt), the
+# crate's formatting and clippy, the `herald` CLI (the oracle the suites
+# compare against) and the abi3 wheel (`maturin build --release`: one
+# wheel, cp310-abi3, for every CPython >= 3.10).
+# Stage "test": that wheel as users install it: a fresh venv, with no
+# compiler on PATH (cc, gcc, clang, rustc, cargo, maturin hidden), `pip
+# install "WHEEL[langchain]"` (the extra from the wheel), then
+# requirements-test.txt; the .pyi stubs checked against the installed
+# extension (mypy stubtest), pytest run from outside the source tree (the
+# README's Python example among the suites), then the benchmarks: verify
+# against the CLI (fails above 1.2x) and against PyNaCl (reported).
+# HERALD_PY_ALSO: more interpreters (paths) the same wheel is installed
+# into and tested with (the core suites). HERALD_PY_STAGES selects stages
+# (default "build test").
 # Environment: PYTHON (default python3, >= 3.10), CARGO_TARGET_DIR (default
-# the repository's target/), HERALD_PY_VENV (default
-# $CARGO_TARGET_DIR/herald-py-venv), HERALD_PY_PROFILE (release, the
-# default, for benchmark figures; dev for a quicker build: both sides of
-# the benchmark are then dev builds of the same code).
+# the repository's target/), HERALD_PY_VENV (the test venv, made afresh on
+# every run; default $CARGO_TARGET_DIR/herald-py-venv), HERALD_PY_PROFILE
+# (release, the default, for benchmark figures; dev for a quicker build:
+# both sides of the CLI benchmark are then dev builds of the same code).
 set -euo pipefail
 
 here=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 root=$(cd "$here/.." && pwd)
 export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-$root/target}
+build_venv=$CARGO_TARGET_DIR/herald-py-build-venv
 venv=${HERALD_PY_VENV:-$CARGO_TARGET_DIR/herald-py-venv}
+dist=$CARGO_TARGET_DIR/herald-py-dist
 python=${PYTHON:-python3}
 profile=${HERALD_PY_PROFILE:-release}
+stages=${HERALD_PY_STAGES:-build test}
 case "$profile" in
 release) cargo_profile=(--release) bin_dir=release ;;
 dev) cargo_profile=() bin_dir=debug ;;
@@ -27,32 +39,104 @@ esac
 
 step() { printf '+ %s\n' "$*"; "$@"; }
 
-if [[ ! -x "$venv/bin/python" ]]; then
-    step "$python" -m venv "$venv"
+if [[ " $stages " == *" build "* ]]; then
+    if [[ ! -x "$build_venv/bin/maturin" ]]; then
+        step "$python" -m venv "$build_venv"
+    fi
+    step "$build_venv/bin/python" -m pip install -q --disable-pip-version-check -r "$here/requirements-build.txt"
+
+    # The crate is its own workspace (excluded from the root one): lint it here.
+    step cargo fmt --manifest-path "$here/Cargo.toml" -- --check
+    step cargo clippy --manifest-path "$here/Cargo.toml" --all-targets -- -D warnings
+
+    # The CLI and the extension in the same profile, so the benchmark
+    # compares like with like.
+    step cargo build "${cargo_profile[@]}" -p herald-cli --manifest-path "$root/Cargo.toml"
+    rm -rf "$dist"
+    (
+        cd "$here"
+        step "$build_venv/bin/maturin" build "${cargo_profile[@]}" --quiet --interpreter "$build_venv/bin/python" --out "$dist"
+    )
 fi
-step "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$here/requirements-test.txt"
 
-# The crate is its own workspace (excluded from the root one): lint it here.
-step cargo fmt --manifest-path "$here/Cargo.toml" -- --check
-step cargo clippy --manifest-path "$here/Cargo.toml" --all-targets -- -D warnings
+if [[ " $stages " == *" test "* ]]; then
+    wheels=("$dist"/herald_rs-*-cp310-abi3-*.whl)
+    [[ ${#wheels[@]} -eq 1 && -f ${wheels[0]} ]] ||
+        { echo "expected one cp310-abi3 wheel in $dist, found: ${wheels[*]}" >&2; exit 1; }
+    wheel=${wheels[0]}
 
-# The CLI and the extension in the same profile, so the benchmark
-# compares like with like.
-step cargo build "${cargo_profile[@]}" -p herald-cli --manifest-path "$root/Cargo.toml"
-(
-    cd "$here"
-    VIRTUAL_ENV="$venv" PATH="$venv/bin:$PATH" step maturin develop "${cargo_profile[@]}" --quiet
-)
+    # A PATH without a compiler: a directory of symlinks to everything on
+    # PATH but C and Rust toolchains (so nothing the wheel or its
+    # dependencies need may be compiled), the test venv's bin first.
+    nocc=$(mktemp -d)
+    trap 'rm -rf "$nocc"' EXIT
+    mkdir "$nocc/bin"
+    IFS=: read -r -a path_dirs <<<"$PATH"
+    for dir in "${path_dirs[@]}"; do
+        [[ -d "$dir" ]] || continue
+        for exe in "$dir"/*; do
+            name=${exe##*/}
+            case "$name" in
+            cc | c++ | c89 | c99 | cpp | gcc | gcc-* | g++ | g++-* | *-gcc | *-gcc-* | *-g++ | *-g++-* | \
+                clang | clang-* | clang++ | clang++-* | tcc | ld | ld.* | *-ld | \
+                rustc | rustdoc | rustup | cargo | cargo-* | maturin) continue ;;
+            esac
+            if [[ -x "$exe" && ! -e "$nocc/bin/$name" ]]; then
+                ln -s "$exe" "$nocc/bin/$name"
+            fi
+        done
+    done
+    restricted=(env -u PYTHONPATH PATH="$venv/bin:$nocc/bin" VIRTUAL_ENV="$venv")
+    for tool in cc gcc rustc cargo; do
+        if "${restricted[@]}" sh -c "command -v $tool" >/dev/null; then
+            echo "the wheel test's PATH still has $tool" >&2
+            exit 1
+        fi
+    done
 
-# The shipped type stubs match the extension (names, signatures, defaults).
-step "$venv/bin/python" -m mypy.stubtest herald._native
+    # A fresh venv on every run; the wheel with its LangChain extra first,
+    # from the wheel file (the extra's packages must come with it), then
+    # the test tools. --no-compile: no byte-compiling of every installed
+    # module at install time (about 1 GB with crewai's dependencies);
+    # Python compiles what the suites import, when they import it.
+    rm -rf "$venv"
+    step "$python" -m venv "$venv"
+    pip=("${restricted[@]}" "$venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all: --no-compile)
+    step "${pip[@]}" "$wheel[langchain]"
+    step "${restricted[@]}" "$venv/bin/python" -c 'import herald, langchain_core, herald.langchain'
+    step "${pip[@]}" -r "$here/requirements-test.txt"
 
-export HERALD_BIN="$CARGO_TARGET_DIR/$bin_dir/herald"
-export HERALD_VECTORS="$root/vectors/conformance"
-cd "$here"
-step "$venv/bin/python" -m pytest -q tests "$@"
+    export HERALD_BIN="$CARGO_TARGET_DIR/$bin_dir/herald"
+    export HERALD_VECTORS="$root/vectors/conformance"
+    export HERALD_PY_WHEEL="$wheel"
+    # Outside the source tree, so only the installed package can be imported.
+    cd "$nocc"
+    # The shipped type stubs match the extension (names, signatures, defaults).
+    step "${restricted[@]}" python -m mypy.stubtest herald._native
+    step "${restricted[@]}" python -m pytest -q -p no:cacheprovider "$here/tests" "$@"
 
-# The Python bindings' budget: Python's verify costs at most 1.2x the
-# CLI's on one 10 000-envelope trace, both measured here
-# (docs/performance.md).
-step "$venv/bin/python" benches/verify_throughput.py "$HERALD_BIN"
+    # The Python bindings' budget: Python's verify costs at most 1.2x the
+    # CLI's on one 10 000-envelope trace, both measured here
+    # (docs/performance.md).
+    step "${restricted[@]}" python "$here/benches/verify_throughput.py" "$HERALD_BIN"
+    # Against what a Python user would write instead (PyNaCl, libsodium):
+    # reported, not enforced (docs/python.md *Performance*).
+    step "${restricted[@]}" python "$here/benches/verify_vs_pynacl.py" --rounds 5
+
+    # The same wheel on other CPythons (HERALD_PY_ALSO: interpreters, e.g.
+    # the abi3 floor 3.10 and the newest): each in a fresh venv without a
+    # compiler, the wheel alone, then the core suites and the README example.
+    for other in ${HERALD_PY_ALSO:-}; do
+        other_venv=$(mktemp -d)/venv
+        step "$other" -m venv "$other_venv"
+        step env -u PYTHONPATH PATH="$other_venv/bin:$nocc/bin" VIRTUAL_ENV="$other_venv" \
+            "$other_venv/bin/python" -m pip install -q --disable-pip-version-check --only-binary :all: --no-compile \
+            "$wheel" "$(grep '^pytest==' "$here/requirements-test.txt")"
+        step env -u PYTHONPATH PATH="$other_venv/bin:$nocc/bin" VIRTUAL_ENV="$other_venv" \
+            python -m pytest -q -p no:cacheprovider "$here/tests/test_core.py" \
+            "$here/tests/test_conformance.py" "$here/tests/test_readme.py" \
+            "$here/tests/test_wheel.py::test_wheel_is_what_is_imported" \
+            "$here/tests/test_wheel.py::test_no_compiler_on_path"
+        rm -rf "$(dirname "$other_venv")"
+    done
+fi

@@ -5,6 +5,7 @@
 //! prints for the same input and options.
 
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use herald_core::Scope;
 use herald_core::cbor::{Limits, MAX_NESTING};
@@ -30,9 +31,9 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<TraceVerdict>()?;
     m.add_class::<Summary>()?;
     m.add_class::<ProofVerdict>()?;
-    m.add_class::<Report>()?;
     m.add_class::<ProfileFinding>()?;
     m.add_class::<ProfileVerdict>()?;
+    m.add_class::<Report>()?;
     m.add_function(wrap_pyfunction!(verify, m)?)?;
     Ok(())
 }
@@ -220,126 +221,167 @@ impl ProfileVerdict {
 
 /// A verification: every envelope in input order, every trace, a summary
 /// (CLI.md `herald verify --json`).
+///
+/// It keeps the audit's own report and converts on demand: `verify`
+/// returns as soon as the audit is done, and only what is read is built
+/// (each read of `envelopes`, `traces` or `proofs` gives a new list, as a
+/// field of Python objects would not; the JSON document is written once,
+/// on the first `to_json()` or `to_dict()`).
 #[pyclass(module = "herald", frozen)]
 pub(crate) struct Report {
-    #[pyo3(get)]
-    envelopes: Vec<EnvelopeVerdict>,
-    #[pyo3(get)]
-    traces: Vec<TraceVerdict>,
-    #[pyo3(get)]
-    summary: Summary,
-    #[pyo3(get)]
-    proofs: Vec<ProofVerdict>,
-    /// Unparseable items past the first 1000, counted but not listed.
-    #[pyo3(get)]
-    unlisted: usize,
+    core: CoreReport,
     /// The protocol profile's result, when one was asked for.
-    #[pyo3(get)]
-    profile: Option<ProfileVerdict>,
-    /// True when every envelope is valid (and there was one), every
-    /// bundled proof holds and the profile (if any) found nothing:
-    /// `herald verify` exits 0.
-    #[pyo3(get)]
-    ok: bool,
-    json: String,
+    checked: Option<CoreProfile>,
+    json: OnceLock<String>,
 }
 
 #[pymethods]
 impl Report {
+    /// Every envelope's verdict, in input order.
+    #[getter]
+    fn envelopes(&self) -> Vec<EnvelopeVerdict> {
+        self.core
+            .envelopes
+            .iter()
+            .map(EnvelopeVerdict::of)
+            .collect()
+    }
+
+    /// Every trace.
+    #[getter]
+    fn traces(&self) -> Vec<TraceVerdict> {
+        self.core.traces.iter().map(TraceVerdict::of).collect()
+    }
+
+    /// Counts per status.
+    #[getter]
+    fn summary(&self) -> Summary {
+        let s = &self.core.summary;
+        Summary {
+            valid: s.valid,
+            partial: s.partial,
+            invalid: s.invalid,
+        }
+    }
+
+    /// Every bundled inclusion proof's verdict.
+    #[getter]
+    fn proofs(&self) -> Vec<ProofVerdict> {
+        self.core.proofs.iter().map(ProofVerdict::of).collect()
+    }
+
+    /// Unparseable items past the first 1000, counted but not listed.
+    #[getter]
+    fn unlisted(&self) -> usize {
+        self.core.unlisted
+    }
+
+    /// The protocol profile's result, when one was asked for.
+    #[getter]
+    fn profile(&self) -> Option<ProfileVerdict> {
+        self.checked.as_ref().map(ProfileVerdict::of)
+    }
+
+    /// True when every envelope is valid (and there was one), every
+    /// bundled proof holds and the profile (if any) found nothing:
+    /// `herald verify` exits 0.
+    #[getter]
+    fn ok(&self) -> bool {
+        self.core.all_valid() && self.checked.as_ref().is_none_or(CoreProfile::is_clean)
+    }
+
     /// The `herald verify --json` document for the same input, without
     /// the final newline.
-    fn to_json(&self) -> &str {
-        &self.json
+    fn to_json(&self) -> PyResult<&str> {
+        if let Some(json) = self.json.get() {
+            return Ok(json);
+        }
+        let mut json = Vec::new();
+        match &self.checked {
+            Some(p) => self.core.write_document_with_profile(p, &mut json),
+            None => self.core.write_document(&mut json),
+        }
+        .map_err(|e| PyValueError::new_err(e.to_string()))?;
+        let json = String::from_utf8(json).map_err(|e| PyValueError::new_err(e.to_string()))?;
+        Ok(self.json.get_or_init(|| json))
     }
 
     /// `json.loads(self.to_json())`.
     fn to_dict<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
-        py.import("json")?
-            .call_method1("loads", (self.json.as_str(),))
+        let json = self.to_json()?;
+        py.import("json")?.call_method1("loads", (json,))
     }
 
     fn __bool__(&self) -> bool {
-        self.ok
+        self.ok()
     }
 
     fn __len__(&self) -> usize {
-        self.envelopes.len()
+        self.core.envelopes.len()
     }
 
     fn __repr__(&self) -> String {
+        let s = &self.core.summary;
         format!(
             "Report(valid={}, partial={}, invalid={}, ok={})",
-            self.summary.valid,
-            self.summary.partial,
-            self.summary.invalid,
-            if self.ok { "True" } else { "False" }
+            s.valid,
+            s.partial,
+            s.invalid,
+            if self.ok() { "True" } else { "False" }
         )
     }
 }
 
-impl Report {
-    fn of(r: &CoreReport, profile: Option<&CoreProfile>, json: String) -> PyResult<Self> {
-        Ok(Self {
-            envelopes: r
-                .envelopes
+impl EnvelopeVerdict {
+    fn of(e: &herald_verify::EnvelopeReport) -> Self {
+        Self {
+            id: e.id.clone(),
+            from: e.from.clone(),
+            status: e.status().name(),
+            reasons: e
+                .reasons
                 .iter()
-                .map(|e| EnvelopeVerdict {
-                    id: e.id.clone(),
-                    from: e.from.clone(),
-                    status: e.status().name(),
-                    reasons: e
-                        .reasons
-                        .iter()
-                        .map(|r| Reason {
-                            code: r.code.name(),
-                            index: r.index,
-                            detail: r.detail.clone(),
-                        })
-                        .collect(),
-                    key_source: e.key_source.map(|k| k.name()),
-                    signing_key: e.signing_key.map(|s| s.to_string()),
-                    lineage_consents: e.lineage_consents.clone(),
-                    unlisted_reasons: e
-                        .unlisted_reasons
-                        .iter()
-                        .map(|u| (u.code.name(), u.count))
-                        .collect(),
+                .map(|r| Reason {
+                    code: r.code.name(),
+                    index: r.index,
+                    detail: r.detail.clone(),
                 })
                 .collect(),
-            traces: r
-                .traces
+            key_source: e.key_source.map(|k| k.name()),
+            signing_key: e.signing_key.map(|s| s.to_string()),
+            lineage_consents: e.lineage_consents.clone(),
+            unlisted_reasons: e
+                .unlisted_reasons
                 .iter()
-                .map(|t| TraceVerdict {
-                    trace: t.trace.clone(),
-                    genesis: t.genesis.clone(),
-                    leaves: t.leaves.clone(),
-                    valid: t.valid,
-                    partial: t.partial,
-                    invalid: t.invalid,
-                })
+                .map(|u| (u.code.name(), u.count))
                 .collect(),
-            summary: Summary {
-                valid: r.summary.valid,
-                partial: r.summary.partial,
-                invalid: r.summary.invalid,
-            },
-            proofs: r
-                .proofs
-                .iter()
-                .map(|p| ProofVerdict {
-                    id: p.id.clone(),
-                    log: p.log.clone(),
-                    index: p.index,
-                    size: p.size,
-                    status: p.status.name(),
-                    detail: p.detail.clone(),
-                })
-                .collect(),
-            unlisted: r.unlisted,
-            profile: profile.map(ProfileVerdict::of),
-            ok: r.all_valid() && profile.is_none_or(CoreProfile::is_clean),
-            json,
-        })
+        }
+    }
+}
+
+impl TraceVerdict {
+    fn of(t: &herald_verify::TraceReport) -> Self {
+        Self {
+            trace: t.trace.clone(),
+            genesis: t.genesis.clone(),
+            leaves: t.leaves.clone(),
+            valid: t.valid,
+            partial: t.partial,
+            invalid: t.invalid,
+        }
+    }
+}
+
+impl ProofVerdict {
+    fn of(p: &herald_verify::ProofReport) -> Self {
+        Self {
+            id: p.id.clone(),
+            log: p.log.clone(),
+            index: p.index,
+            size: p.size,
+            status: p.status.name(),
+            detail: p.detail.clone(),
+        }
     }
 }
 
@@ -457,48 +499,41 @@ fn verify(
     if let Some(s) = skew {
         options.skew = s;
     }
-    let report = py.detach(
-        move || -> Result<(CoreReport, Option<CoreProfile>, String), String> {
-            let limits = ReadLimits {
-                max_item: Limits::DEFAULT.max_size,
-                max_depth: MAX_NESTING,
-                max_items: options.max_envelopes,
-                max_bytes: MAX_INPUT,
-            };
-            let inputs = sources
-                .into_iter()
-                .map(|s| match s {
-                    Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
-                    Source::File(path) => {
-                        let (mut file, _) =
-                            herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
-                        let bytes = read_sequence(&mut file, &limits)
-                            .map_err(|e| format!("{}: {e}", path.display()))?;
-                        Ok(Input {
-                            name: path.display().to_string(),
-                            bytes,
-                        })
-                    }
-                })
-                .collect::<Result<Vec<_>, String>>()?;
-            let compact = audit_compact(&inputs, &keyring, &options);
-            let given: Vec<ProfileEvidence<'_>> = evidence
-                .iter()
-                .map(|(r, b)| ProfileEvidence::new(r, b))
-                .collect();
-            let checked = profile.map(|p| compact.check_profile(p, &given));
-            // Each envelope's report is formed once, then written from.
-            let report = compact.into_report();
-            let mut json = Vec::new();
-            match &checked {
-                Some(p) => report.write_document_with_profile(p, &mut json),
-                None => report.write_document(&mut json),
-            }
-            .map_err(|e| e.to_string())?;
-            let json = String::from_utf8(json).map_err(|e| e.to_string())?;
-            Ok((report, checked, json))
-        },
-    );
-    let (report, checked, json) = report.map_err(PyOSError::new_err)?;
-    Report::of(&report, checked.as_ref(), json)
+    let report = py.detach(move || -> Result<(CoreReport, Option<CoreProfile>), String> {
+        let limits = ReadLimits {
+            max_item: Limits::DEFAULT.max_size,
+            max_depth: MAX_NESTING,
+            max_items: options.max_envelopes,
+            max_bytes: MAX_INPUT,
+        };
+        let inputs = sources
+            .into_iter()
+            .map(|s| match s {
+                Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
+                Source::File(path) => {
+                    let (mut file, _) =
+                        herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
+                    let bytes = read_sequence(&mut file, &limits)
+                        .map_err(|e| format!("{}: {e}", path.display()))?;
+                    Ok(Input {
+                        name: path.display().to_string(),
+                        bytes,
+                    })
+                }
+            })
+            .collect::<Result<Vec<_>, String>>()?;
+        let compact = audit_compact(&inputs, &keyring, &options);
+        let given: Vec<ProfileEvidence<'_>> = evidence
+            .iter()
+            .map(|(r, b)| ProfileEvidence::new(r, b))
+            .collect();
+        let checked = profile.map(|p| compact.check_profile(p, &given));
+        Ok((compact.into_report(), checked))
+    });
+    let (core, checked) = report.map_err(PyOSError::new_err)?;
+    Ok(Report {
+        core,
+        checked,
+        json: OnceLock::new(),
+    })
 }
