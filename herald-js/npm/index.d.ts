@@ -200,6 +200,8 @@ export interface ProofReport {
 
 /** The document `herald verify --json` prints. */
 export interface VerifyReport {
+  /** The document format, `herald-verify/1`. */
+  format: string;
   envelopes: EnvelopeReport[];
   traces: TraceReport[];
   summary: { valid: number; partial: number; invalid: number };
@@ -218,8 +220,12 @@ export interface VerifyOptions {
   skew?: number;
 }
 
-/** An input: envelope bytes, a CBOR sequence (a trace file), a bundle, or an Envelope. */
-export type VerifyInput = Uint8Array | Envelope;
+/**
+ * An input: envelope bytes, a CBOR sequence (a trace file), a bundle, or an
+ * Envelope; with a name (as the CLI's file path) for the reasons' details
+ * that name their input (default `<input N>`).
+ */
+export type VerifyInput = Uint8Array | Envelope | { name: string; bytes: Uint8Array };
 
 /** Verify inputs as one set: the object `herald verify --json` prints. */
 export function verify(input: VerifyInput | VerifyInput[], options?: VerifyOptions): VerifyReport;

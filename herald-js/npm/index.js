@@ -28,11 +28,12 @@ if (wasmUrl.protocol === 'file:' && typeof process === 'object' && process.versi
 
 export { SigningKey, Keyring, Envelope, McpSession, genesis, reply, encode, decode, splitSequence, protocolVersion };
 
-/** Envelope bytes of an input: a Uint8Array, or an Envelope. */
-function bytesOf(input) {
-  if (input instanceof Envelope) return input.bytes;
-  if (input instanceof Uint8Array) return input;
-  throw new TypeError('verify: each input is a Uint8Array or an Envelope');
+/** [name, bytes] of an input: a Uint8Array, an Envelope, or {name, bytes}. */
+function named(input, n) {
+  if (input instanceof Envelope) return [`<input ${n}>`, input.bytes];
+  if (input instanceof Uint8Array) return [`<input ${n}>`, input];
+  if (input && typeof input.name === 'string' && input.bytes instanceof Uint8Array) return [input.name, input.bytes];
+  throw new TypeError('verify: each input is a Uint8Array, an Envelope, or {name, bytes}');
 }
 
 /** Keyring texts of the `keyring` option. */
@@ -51,9 +52,10 @@ function keyringTexts(keyring) {
  * byte for byte what the command prints for the same inputs and options.
  */
 export function verifyText(input, options = {}) {
-  const inputs = (Array.isArray(input) ? input : [input]).map(bytesOf);
+  const inputs = (Array.isArray(input) ? input : [input]).map(named);
   return verifyJson(
-    inputs,
+    inputs.map(([, bytes]) => bytes),
+    inputs.map(([name]) => name),
     keyringTexts(options.keyring),
     options.now ?? undefined,
     options.require ?? [],

@@ -69,6 +69,7 @@ export class HeraldTransport {
   #sandbox;
   #record;
   #session = null;
+  #opened = { trace: undefined, toolSigil: undefined };
   #sessionError = null;
   #initialize = null;
   #handshake = { request: {}, result: {} };
@@ -102,12 +103,12 @@ export class HeraldTransport {
 
   /** The session's trace id (hex), once the genesis is made. */
   get trace() {
-    return this.#session?.traceHex;
+    return this.#opened.trace;
   }
 
   /** The tool identity's sigil, once the genesis is made. */
   get toolSigil() {
-    return this.#session?.toolSigil;
+    return this.#opened.toolSigil;
   }
 
   get sessionId() {
@@ -336,6 +337,7 @@ export class HeraldTransport {
           envelope.free();
         }
         this.#session = session;
+        this.#opened = { trace: session.traceHex, toolSigil: session.toolSigil };
       } catch (e) {
         this.#sessionError = `herald-mcp: cannot open the session: ${e.message}`;
         this.onerror?.(e);

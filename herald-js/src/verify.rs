@@ -14,12 +14,14 @@ use crate::error::{argument, coded};
 
 /// The `herald verify --json` document (without the final newline) for
 /// `inputs` (each a `Uint8Array`: an envelope, a CBOR sequence or a
-/// bundle), against the keys of each keyring text of `keyring_texts`, at `now` (Unix seconds; the clock when undefined),
+/// bundle), named by `names` in the reasons that name their input (the
+/// command's file paths), against the keys of each keyring text of `keyring_texts`, at `now` (Unix seconds; the clock when undefined),
 /// requiring a valid signature in each scope of `require`, with `skew`
 /// seconds of clock skew (P10: 300).
 #[wasm_bindgen(js_name = verifyJson)]
 pub fn verify_json(
     inputs: Array,
+    names: Array,
     keyring_texts: Array,
     now: Option<f64>,
     require: Array,
@@ -31,7 +33,10 @@ pub fn verify_json(
         .map(|(n, item)| {
             item.dyn_ref::<Uint8Array>()
                 .map(|bytes| Input {
-                    name: format!("<input {n}>"),
+                    name: names
+                        .get(n as u32)
+                        .as_string()
+                        .unwrap_or_else(|| format!("<input {n}>")),
                     bytes: bytes.to_vec(),
                 })
                 .ok_or_else(|| argument("verify: each input is a Uint8Array"))

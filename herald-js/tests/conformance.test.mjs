@@ -34,7 +34,7 @@ test('verify equals herald verify --json on every conformance case with inputs',
     for (const i of inputs) args.push(join(dir, i));
     const cli = herald(bin, args);
     assert.ok(cli.status === 0 || cli.status === 1, `${c.name}: herald exited ${cli.status}: ${cli.stderr}`);
-    const bytes = inputs.map((i) => new Uint8Array(readFileSync(join(dir, i))));
+    const bytes = inputs.map((i) => ({ name: join(dir, i), bytes: new Uint8Array(readFileSync(join(dir, i))) }));
     const options = { now, require, keyring: keyrings.map((k) => readFileSync(join(dir, k), 'utf8')) };
     const text = verifyText(bytes, options);
     compared += 1;
