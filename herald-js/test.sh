@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 herald=$(realpath "${1:?usage: herald-js/test.sh HERALD_BIN}")
 target=${CARGO_TARGET_DIR:-$PWD/target}
-pkg_dir=$target/herald-js-npm
+pkg_dir=$(realpath -m "$target/herald-js-npm")
 bash herald-js/build.sh "$pkg_dir"
 gz=$(gzip -9c "$pkg_dir/wasm/herald_js_bg.wasm" | wc -c)
 ((gz <= 400 * 1024)) || { echo "error: the .wasm is $gz bytes gzipped, over 400 KiB" >&2; exit 1; }
