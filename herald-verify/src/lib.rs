@@ -23,6 +23,7 @@ mod described;
 mod display;
 mod explain;
 mod facts;
+mod herald;
 mod history;
 mod input;
 #[doc(hidden)]
@@ -108,6 +109,9 @@ pub use auditlog::{
     Appended, AuditObject, CheckError, ConsistencyProof, FormatError, InclusionProof, Leaf, Log,
     LogError, MAX_PATH as MAX_PROOF_PATH, Recovery, SignedTreeHead, SthError, TreeHead,
 };
+
+// Heralds (PROFILE P14): certifications, their proofs, the Herald list.
+pub use herald::item::{CertificationItem, CertificationItemError, MAX_ITEM_BYTES};
 
 // Proof bundles and conduit receipts.
 pub use bundle::{
