@@ -111,7 +111,11 @@ pub use auditlog::{
 };
 
 // Heralds (PROFILE P14): certifications, their proofs, the Herald list.
+pub use herald::count::{Judgement, NotCounted};
+pub use herald::effects::ReportedClaim;
 pub use herald::item::{CertificationItem, CertificationItemError, MAX_ITEM_BYTES};
+pub use herald::list::{Herald, HeraldList, HeraldListError, MAX_HERALD_LIST_BYTES};
+pub use herald::quorum::{Certified, CertifiedClaim, Heralds, HeraldsError};
 
 // Proof bundles and conduit receipts.
 pub use bundle::{

@@ -140,6 +140,10 @@ pub struct EnvelopeReport {
     /// For a birth: the lineage parents that co-signed `lineage_consent`
     /// (spec §2.3: a consent graph, not proof of training).
     pub lineage_consents: Vec<String>,
+    /// The claims a quorum of the verifier's Heralds certified about its
+    /// `from` (PROFILE P14; CLI.md *Resolution and Heralds*); in the JSON
+    /// `"certified"`, when there are any.
+    pub certified: Vec<crate::herald::effects::ReportedClaim>,
     /// The input it came from and the byte offset there (not part of the JSON contract).
     pub source: Source,
     /// The `trace` field, hex (not part of the JSON contract).
@@ -179,12 +183,12 @@ impl EnvelopeReport {
 }
 
 /// The CLI.md JSON shape: `id`, `from`, `status`, `reasons`, then
-/// `unlisted_reasons`, `key_source`, `handle`, `dnssec`, `signing_key` and
-/// `lineage_consents` when they say something; `source`, `trace` and `parent` are not part of it.
+/// `unlisted_reasons`, `key_source`, `handle`, `dnssec`, `signing_key`,
+/// `lineage_consents` and `certified` when they say something; `source`, `trace` and `parent` are not part of it.
 impl Serialize for EnvelopeReport {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("EnvelopeReport", 10)?;
+        let mut st = s.serialize_struct("EnvelopeReport", 11)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("from", &self.from)?;
         st.serialize_field("status", self.status().name())?;
@@ -214,6 +218,11 @@ impl Serialize for EnvelopeReport {
             st.skip_field("lineage_consents")?;
         } else {
             st.serialize_field("lineage_consents", &self.lineage_consents)?;
+        }
+        if self.certified.is_empty() {
+            st.skip_field("certified")?;
+        } else {
+            st.serialize_field("certified", &self.certified)?;
         }
         st.end()
     }

@@ -32,6 +32,8 @@ pub(crate) struct DetailTable {
     pub(super) consents: BTreeMap<u32, Vec<String>>,
     /// Keys a resolution found at a handle (PROFILE P15), from the keyring.
     pub(crate) resolved: Vec<(herald_core::PublicKey, crate::keyring::ResolvedAt)>,
+    /// What the verifier's Heralds certify (PROFILE P14), when it has some.
+    pub(crate) certified: Option<std::sync::Arc<crate::herald::quorum::Certified>>,
 }
 
 impl DetailTable {

@@ -4,7 +4,7 @@
 //! bytes in the Herald's log. `POST /v1/certify` answers one;
 //! `GET /v1/certifications/{sigil}` answers a CBOR sequence (RFC 8742) of
 //! them. Decoding checks the shape only: whether a certification counts is
-//! [`Heralds`](super::Heralds)' business (PROFILE P14).
+//! [`Heralds`](super::quorum::Heralds)' business (PROFILE P14).
 
 use alloc::{borrow::ToOwned, string::String, vec::Vec};
 use core::fmt;
