@@ -11,6 +11,7 @@ mod commands;
 mod display_form;
 mod error;
 mod graph;
+mod heralds;
 mod id_prefix;
 mod input;
 mod inspector;
@@ -156,6 +157,7 @@ fn main() -> ExitCode {
             verbose: a.verbose,
             tree: !a.no_tree,
             log_policy: a.log_policy,
+            heralds: a.heralds,
             resolve: a.resolve,
             channels: a.channels,
         }),
