@@ -25,7 +25,7 @@ mod backend;
 pub mod client;
 pub mod config;
 mod fleet;
-mod head;
+pub mod head;
 mod http;
 mod keys;
 mod local;
