@@ -365,3 +365,150 @@ async fn hostile_requests_are_refused_cleanly() {
         .unwrap();
     assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
 }
+
+/// A Herald that forks its log: one key and origin, two states, each
+/// shown to a different party. Both trees have one entry and different
+/// roots; the monitor, reading the log at its policy URL and at the other
+/// place, reports the split view with evidence anyone checks offline, and
+/// exits 1.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_forked_log_is_caught_by_the_monitor() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let key = SigningKey::from_seed(&[0x52; 32]);
+    let origin = "forked.example/log";
+    let a = heraldry::serve(d, "a", &key, origin, &[], &["--batch-ms", "50"]);
+    let b = heraldry::serve(d, "b", &key, origin, &[], &["--batch-ms", "50"]);
+    let alice = SigningKey::from_seed(&[0x11; 32]);
+    let bob = SigningKey::from_seed(&[0x22; 32]);
+    let ra = client::post(a.addr, "/v1/certify", &key_request(&alice, &key), T)
+        .await
+        .unwrap();
+    let rb = client::post(b.addr, "/v1/certify", &key_request(&bob, &key), T)
+        .await
+        .unwrap();
+    assert_eq!((ra.status, rb.status), (201, 201));
+    let policy = policy_text(&[(log_key(&key, origin), Some(a.url()))], &[], 0);
+    std::fs::write(d.join("policy"), policy).unwrap();
+    let alice_sigil = alice.sigil(SigilForm::Default).to_string();
+    // Alone, the log at its URL looks fine.
+    let run = support::herald(
+        d,
+        &[
+            "heraldry",
+            "monitor",
+            "--log-policy",
+            "policy",
+            "--subject",
+            &alice_sigil,
+        ],
+    );
+    run.expect(0);
+    let run = support::herald(
+        d,
+        &[
+            "heraldry",
+            "monitor",
+            "--log-policy",
+            "policy",
+            "--subject",
+            &alice_sigil,
+            "--source",
+            &format!("{origin}={}", b.url()),
+            "--evidence",
+            "fork.evidence",
+        ],
+    );
+    run.expect(1);
+    assert!(
+        run.out().contains("split_view: forked.example/log"),
+        "{}",
+        run.out()
+    );
+    let evidence = std::fs::read(d.join("fork.evidence")).unwrap();
+    let proven = herald_tlog::evidence::SplitView::parse(&evidence)
+        .unwrap()
+        .verify()
+        .unwrap();
+    let _ = proven;
+}
+
+/// `handle` through a real DNS server (PROFILE P15 record, Knot DNS): the
+/// record names alice, so alice's request is certified; a handle whose
+/// record names nobody, and alice's handle asked for by mallory, are
+/// refused; the monitor finds the certification by handle.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn handle_certifications_follow_the_dns_record() {
+    let Some(programs) = support::knot::programs() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let alice = SigningKey::from_seed(&[0x11; 32]);
+    let mallory = SigningKey::from_seed(&[0x66; 32]);
+    let record = format!(
+        "alice._herald TXT \"v=herald1; sigil={}; key={}\"\n",
+        alice.sigil(SigilForm::Default),
+        herald_verify::hex(alice.public_key().as_bytes())
+    );
+    let zone = format!(
+        "$ORIGIN acme.test.\n$TTL 300\n@ SOA ns admin 1 3600 600 86400 300\n@ NS ns\nns A 127.0.0.1\n{record}"
+    );
+    let knot = support::knot::Knot::start(
+        &programs,
+        &d.join("knot"),
+        &[support::knot::Zone {
+            name: "acme.test",
+            text: zone,
+            sign: false,
+        }],
+        false,
+    );
+    let key = SigningKey::from_seed(&[0x53; 32]);
+    let origin = "handles.example/log";
+    let s = heraldry::serve(
+        d,
+        "h",
+        &key,
+        origin,
+        &[],
+        &["--batch-ms", "50", "--dns", &knot.addr()],
+    );
+    let asks = |who: &SigningKey, handle: &str| request(who, &key, "handle", Value::text(handle));
+    let r = client::post(s.addr, "/v1/certify", &asks(&alice, "alice@acme.test"), T)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    let policy = policy_text(&[(log_key(&key, origin), Some(s.url()))], &[], 0);
+    std::fs::write(d.join("policy"), &policy).unwrap();
+    let (cert, _) = check_item(&r.body, &key, &Policy::parse(policy.as_bytes()).unwrap());
+    let c = herald_heraldry::Certification::of(&herald_core::EnvelopeRef::decode(&cert).unwrap())
+        .unwrap();
+    assert_eq!(
+        (c.claim.as_str(), c.value.as_text()),
+        ("handle", Some("alice@acme.test"))
+    );
+    for (who, handle) in [(&alice, "bob@acme.test"), (&mallory, "alice@acme.test")] {
+        let r = client::post(s.addr, "/v1/certify", &asks(who, handle), T)
+            .await
+            .unwrap();
+        assert_eq!(r.status, 422);
+        assert_eq!(refusal_reason(&r.body, &key), "handle_unconfirmed");
+    }
+    let run = support::herald(
+        d,
+        &[
+            "heraldry",
+            "monitor",
+            "--log-policy",
+            "policy",
+            "--handle",
+            "Alice@acme.test",
+            "--json",
+        ],
+    );
+    run.expect(0);
+    let j = run.json();
+    assert_eq!(j["certifications"].as_array().unwrap().len(), 1, "{j}");
+    assert_eq!(j["certifications"][0]["value"], "alice@acme.test");
+}
