@@ -60,12 +60,22 @@ pub(crate) fn is_certifications(bytes: &[u8]) -> bool {
 }
 
 /// Take the inputs that are certification items out of `inputs`; their
-/// items, read. An input that starts as items but does not read as items
-/// throughout is an error naming it.
+/// items, read, with those the bundles among the inputs carry (the
+/// bundles stay inputs). An input that starts as items but does not read
+/// as items throughout is an error naming it.
 pub(crate) fn take_items(inputs: &mut Vec<Input>) -> Result<Vec<CertificationItem>, CliError> {
     let mut items = Vec::new();
     let mut kept = Vec::with_capacity(inputs.len());
     for input in inputs.drain(..) {
+        if herald_verify::is_bundle(&input.bytes)
+            && let Ok(b) = herald_verify::Bundle::decode(&input.bytes)
+        {
+            for &(offset, c) in b.certifications() {
+                let item = CertificationItem::decode(c)
+                    .map_err(|e| CliError::new(format!("{}: byte {offset}: {e}", input.name)))?;
+                items.push(item);
+            }
+        }
         if !is_certifications(&input.bytes) {
             kept.push(input);
             continue;

@@ -172,6 +172,7 @@ fn main() -> ExitCode {
             proofs: a.proof,
             keys: a.key,
             checkpoints: a.checkpoint,
+            certifications: a.certification,
             output: a.output,
         }),
         Command::Encode(a) => commands::encode::run(&a),

@@ -413,3 +413,46 @@ fn certifications_fetched_from_each_listed_herald_resolve_and_are_reported() {
         run.stderr
     );
 }
+
+#[test]
+fn a_bundle_carries_certifications_for_verify_heralds() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let world = World::new();
+    write(d, "said.cbor", said().as_bytes());
+    write(d, "certs.cbor", world.all_items());
+    write(d, "heralds.txt", world.list(&[], 2));
+    write(d, "policy.txt", world.policy());
+    herald(
+        d,
+        &[
+            "bundle",
+            "said.cbor",
+            "--certification",
+            "certs.cbor",
+            "-o",
+            "trace.cbor",
+        ],
+    )
+    .expect(0);
+    // Without Heralds the bundle is its envelope, as before.
+    let plain = verify_json(d, &[]);
+    plain.expect(1);
+    assert_eq!(codes(&plain.json()["envelopes"][0]), ["unknown_signer[0]"]);
+    let run = verify_json(
+        d,
+        &["--heralds", "heralds.txt", "--log-policy", "policy.txt"],
+    );
+    run.expect(0);
+    let entry = &run.json()["envelopes"][0];
+    assert_eq!(entry["key_source"], "herald");
+    assert_eq!(claims(entry).len(), 2, "{entry}");
+    // A bundle of the bundle keeps them.
+    herald(d, &["bundle", "trace.cbor", "-o", "again.cbor"]).expect(0);
+    std::fs::rename(d.join("again.cbor"), d.join("trace.cbor")).unwrap();
+    let run = verify_json(
+        d,
+        &["--heralds", "heralds.txt", "--log-policy", "policy.txt"],
+    );
+    run.expect(0);
+}

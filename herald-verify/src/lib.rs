@@ -120,6 +120,7 @@ pub use herald::quorum::{Certified, CertifiedClaim, Heralds, HeraldsError};
 // Proof bundles and conduit receipts.
 pub use bundle::{
     Bundle, BundleError, FORMAT as BUNDLE_FORMAT, LogPolicy, encode as encode_bundle,
+    encode_with_certifications as encode_bundle_with_certifications,
     encode_with_checkpoints as encode_bundle_with_checkpoints, is_bundle,
 };
 pub use receipt::{ReceiptError, Refusal, check_forwarded, check_refusal, receipt_by};
