@@ -50,7 +50,8 @@ pub use explain::{Explanation, explain};
 pub use described::{Descriptions, SelfDescribed, self_described};
 pub use reasons::{LISTED_PER_CODE, Unlisted};
 pub use report::{
-    EnvelopeReport, ProofReport, Report, ReportReason, SignedBy, Source, Summary, TraceReport, hex,
+    EnvelopeReport, ProofReport, Report, ReportReason, ReportedClaim, SignedBy, Source, Summary,
+    TraceReport, hex,
 };
 pub use trace::{AuditOptions, MAX_LISTED_UNPARSED, audit, audit_compact};
 
@@ -112,7 +113,6 @@ pub use auditlog::{
 
 // Heralds (PROFILE P14): certifications, their proofs, the Herald list.
 pub use herald::count::{Judgement, NotCounted};
-pub use herald::effects::ReportedClaim;
 pub use herald::item::{CertificationItem, CertificationItemError, MAX_ITEM_BYTES};
 pub use herald::list::{Herald, HeraldList, HeraldListError, MAX_HERALD_LIST_BYTES};
 pub use herald::quorum::{Certified, CertifiedClaim, Heralds, HeraldsError};

@@ -28,6 +28,20 @@ fn code_name<S: serde::Serializer>(code: &ReasonCode, s: S) -> Result<S::Ok, S::
     s.serialize_str(code.name())
 }
 
+/// One claim a quorum of the verifier's Heralds certified about an
+/// envelope's sender (PROFILE P14), as its report lists it (CLI.md
+/// *Resolution and Heralds*: `{"claim", "value", "heralds": [sigil]}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ReportedClaim {
+    /// The claim's name.
+    pub claim: String,
+    /// Its value in the P3 JSON display form.
+    pub value: serde_json::Value,
+    /// The Heralds that certified it.
+    pub heralds: Vec<String>,
+}
+
 /// Which of a signer's keys made an origin signature (P8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SignedBy {
@@ -143,7 +157,7 @@ pub struct EnvelopeReport {
     /// The claims a quorum of the verifier's Heralds certified about its
     /// `from` (PROFILE P14; CLI.md *Resolution and Heralds*); in the JSON
     /// `"certified"`, when there are any.
-    pub certified: Vec<crate::herald::effects::ReportedClaim>,
+    pub certified: Vec<ReportedClaim>,
     /// The input it came from and the byte offset there (not part of the JSON contract).
     pub source: Source,
     /// The `trace` field, hex (not part of the JSON contract).

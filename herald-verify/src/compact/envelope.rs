@@ -112,10 +112,7 @@ impl EnvelopeCodes {
                 .get(&self.entry)
                 .cloned()
                 .unwrap_or_default(),
-            certified: match (&cx.details.certified, from) {
-                (Some(c), Some(from)) => crate::herald::effects::reported(c, from),
-                _ => alloc::vec::Vec::new(),
-            },
+            certified: cx.details.certified_for(from),
             source,
             trace: f.map(|f| hex(f.trace)),
             parent: f.and_then(|f| f.parent).map(|p| hex(p)),

@@ -12,19 +12,18 @@
 //!   certification of its `from` whose claim a quorum certifies gets the
 //!   warning `lineage_unproven` ([`lineage_proofs`]);
 //! - each envelope's report lists the claims certified about its `from`
-//!   ([`reported`]).
+//!   ([`by_subject`]).
 //!
 //! None of these changes a signature's verdict.
 
-use alloc::{collections::BTreeMap, string::String, vec::Vec};
+use alloc::{collections::BTreeMap, vec::Vec};
 
-use herald_core::{EnvelopeRef, ReasonCode};
-use serde::Serialize;
+use herald_core::{EnvelopeRef, ReasonCode, Sigil};
 
 use super::quorum::Certified;
 use crate::compact::{CompactEnvelope, DetailTable, JudgedEnvelope};
 use crate::lifecycle::{Identity, Judged, identity};
-use crate::report::ReportReason;
+use crate::report::{ReportReason, ReportedClaim};
 
 /// The identities a quorum certified `deprecated`, with the earliest `ts`.
 pub(crate) fn witnessed_deprecations(certified: Option<&Certified>) -> BTreeMap<Identity, u64> {
@@ -76,26 +75,20 @@ pub(crate) fn lineage_proofs(
     }
 }
 
-/// One certified claim as an envelope's report lists it (CLI.md
-/// *Resolution and Heralds*: `{"claim", "value", "heralds": [sigil]}`).
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-#[non_exhaustive]
-pub struct ReportedClaim {
-    /// The claim's name.
-    pub claim: String,
-    /// Its value in the P3 JSON display form.
-    pub value: serde_json::Value,
-    /// The Heralds that certified it.
-    pub heralds: Vec<String>,
-}
-
-/// The claims a quorum certifies about `from` (a sigil string), as a
-/// report lists them.
-pub(crate) fn reported(certified: &Certified, from: &str) -> Vec<ReportedClaim> {
-    match herald_core::Sigil::parse(from) {
-        Ok(sigil) => certified.reported(&sigil),
-        Err(_) => Vec::new(),
+/// The certified claims grouped by subject, as reports list them: what a
+/// compact report keeps to give each envelope the claims about its `from`.
+pub(crate) fn by_subject(certified: &Certified) -> Vec<(Sigil, Vec<ReportedClaim>)> {
+    let mut out: Vec<(Sigil, Vec<ReportedClaim>)> = Vec::new();
+    for c in certified.claims() {
+        let Some(r) = ReportedClaim::of(c) else {
+            continue;
+        };
+        match out.iter_mut().find(|(s, _)| s.same_key_as(&c.subject)) {
+            Some((_, list)) => list.push(r),
+            None => out.push((c.subject, alloc::vec![r])),
+        }
     }
+    out
 }
 
 impl ReportedClaim {

@@ -200,9 +200,9 @@ impl Certified {
     /// --json` and `herald resolve --json` list them (CLI.md *Resolution
     /// and Heralds*: `{"claim", "value", "heralds"}`, the value in the P3
     /// JSON display form).
-    pub fn reported(&self, sigil: &Sigil) -> Vec<super::effects::ReportedClaim> {
+    pub fn reported(&self, sigil: &Sigil) -> Vec<crate::report::ReportedClaim> {
         self.about(sigil)
-            .filter_map(super::effects::ReportedClaim::of)
+            .filter_map(crate::report::ReportedClaim::of)
             .collect()
     }
 

@@ -239,7 +239,7 @@ fn audit_with<'a>(
             &mut set.details,
             &opts.limits,
         );
-        set.details.certified = Some(certified.clone());
+        set.details.certified = crate::herald::effects::by_subject(certified);
     }
 
     links::parents(&mut set, inputs);
