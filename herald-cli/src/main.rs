@@ -11,6 +11,7 @@ mod commands;
 mod display_form;
 mod error;
 mod graph;
+mod heralds;
 mod id_prefix;
 mod input;
 mod inspector;
@@ -42,6 +43,7 @@ use crate::commands::dht::DhtArgs;
 use crate::commands::encode::EncodeArgs;
 use crate::commands::explain::ExplainArgs;
 use crate::commands::extract::ExtractArgs;
+use crate::commands::heraldry::HeraldryArgs;
 use crate::commands::inspect::InspectArgs;
 use crate::commands::keygen::KeygenArgs;
 use crate::commands::log::LogArgs;
@@ -110,6 +112,8 @@ enum Command {
     Conduit(ConduitArgs),
     /// A conduit client: post, follow the inbox, verify each arrival, reply
     Agent(AgentArgs),
+    /// A Herald: certify handles, keys, lineage and models into a witnessed log (PROFILE P14)
+    Heraldry(HeraldryArgs),
     /// The MCP wrapper: sign every tools/call and its result into a trace (docs/mcp.md)
     Mcp(McpArgs),
     /// The Mainline DHT: publish an agent's signed record naming its conduit (docs/resolution.md)
@@ -122,9 +126,10 @@ fn main() -> ExitCode {
     notice::set_quiet(cli.quiet);
     logging::init(
         match &cli.command {
-            Command::Conduit(_) | Command::Witness(_) | Command::Agent(_) => {
-                logging::Verbosity::Service
-            }
+            Command::Conduit(_)
+            | Command::Witness(_)
+            | Command::Agent(_)
+            | Command::Heraldry(_) => logging::Verbosity::Service,
             Command::Mcp(_) => logging::Verbosity::Wrapper,
             Command::Inspect(a) if a.serve => logging::Verbosity::Service,
             _ => logging::Verbosity::OneShot,
@@ -157,6 +162,7 @@ fn main() -> ExitCode {
             verbose: a.verbose,
             tree: !a.no_tree,
             log_policy: a.log_policy,
+            heralds: a.heralds,
             resolve: a.resolve,
             channels: a.channels,
             profile: a.profile,
@@ -168,6 +174,7 @@ fn main() -> ExitCode {
             proofs: a.proof,
             keys: a.key,
             checkpoints: a.checkpoint,
+            certifications: a.certification,
             output: a.output,
         }),
         Command::Encode(a) => commands::encode::run(&a),
@@ -181,6 +188,7 @@ fn main() -> ExitCode {
         Command::Witness(a) => commands::witness::run(a),
         Command::Conduit(a) => commands::conduit::run(a),
         Command::Agent(a) => commands::agent::run(&a),
+        Command::Heraldry(a) => commands::heraldry::run(a),
         Command::Mcp(a) => commands::mcp::run(a.command),
         #[cfg(feature = "dht")]
         Command::Dht(a) => commands::dht::run(a),

@@ -125,8 +125,16 @@ pub(crate) fn write_report(
         .max()
         .unwrap_or(1)
         .min(64);
+    // What Heralds certify about each sender (PROFILE P14), once a sender.
+    let mut certified: Vec<(String, Vec<herald_verify::ReportedClaim>)> = Vec::new();
     for e in report.envelopes() {
         write_envelope(out, &e, width, opts)?;
+        if let Some(from) = &e.from
+            && !e.certified.is_empty()
+            && !certified.iter().any(|(f, _)| f == from)
+        {
+            certified.push((from.clone(), e.certified.clone()));
+        }
     }
     let unlisted = report.unlisted();
     if unlisted > 0 {
@@ -148,6 +156,19 @@ pub(crate) fn write_report(
         s.partial,
         s.invalid
     )?;
+    for (from, claims) in &certified {
+        let name = opts.names.signer(Some(from.as_str()));
+        for c in claims {
+            writeln!(
+                out,
+                "certified: {name} {} {} by {} Herald{}",
+                c.claim,
+                c.value,
+                c.heralds.len(),
+                if c.heralds.len() == 1 { "" } else { "s" }
+            )?;
+        }
+    }
     write_proofs(out, report.proofs(), opts)?;
     let from_bundle = (0..report.len())
         .filter(|&k| report.key_source(k) == Some(KeyOrigin::Bundle))

@@ -16,30 +16,30 @@ const MAX_DEPTH: usize = 32;
 
 /// What a refusal needs of the refused envelope.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Head {
+pub struct Head {
     /// The `id` the envelope carries.
-    pub(crate) id: [u8; 32],
+    pub id: [u8; 32],
     /// The `from` sigil.
-    pub(crate) from: Sigil,
+    pub from: Sigil,
     /// The `trace`.
-    pub(crate) trace: [u8; 32],
+    pub trace: [u8; 32],
     /// The `to` sigil, when it was read and parses (CONDUIT.md *Who may
     /// read what*: a participant is `from` or `to`).
-    pub(crate) to: Option<Sigil>,
+    pub to: Option<Sigil>,
     /// Where the top-level item ends, when it is complete in the bytes.
-    pub(crate) end: Option<usize>,
+    pub end: Option<usize>,
     /// How many signatures the `signatures` array holds, when its head was
     /// read (CONDUIT.md revision 3: `--max-signatures`, counted before any
     /// is verified).
-    pub(crate) signatures: Option<u64>,
+    pub signatures: Option<u64>,
     /// Whether `kind` is `birth` (P7), when it was read.
-    pub(crate) birth: bool,
+    pub birth: bool,
 }
 
 /// The head of `bytes` (possibly a prefix of the envelope), when its
 /// top-level item is a map whose `id`, `from` and `trace` are in `bytes`
 /// with their P3 types.
-pub(crate) fn scan(bytes: &[u8]) -> Option<Head> {
+pub fn scan(bytes: &[u8]) -> Option<Head> {
     let mut r = Reader { bytes, pos: 0 };
     let (major, entries) = r.head()?;
     if major != 5 {

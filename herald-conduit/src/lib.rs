@@ -27,7 +27,7 @@ pub mod client;
 pub mod config;
 mod erase;
 mod fleet;
-mod head;
+pub mod head;
 mod http;
 mod keys;
 mod local;

@@ -23,11 +23,13 @@ pub enum Kind {
     Manifest,
     /// A message to a deprecated sigil.
     PosthumousCitation,
+    /// A Herald's claim about a sigil (spec §8.2, P14; profile revision 3).
+    Certification,
 }
 
 impl Kind {
     /// Every kind.
-    pub const ALL: [Kind; 8] = [
+    pub const ALL: [Kind; 9] = [
         Self::Message,
         Self::Birth,
         Self::Molt,
@@ -36,6 +38,7 @@ impl Kind {
         Self::Duress,
         Self::Manifest,
         Self::PosthumousCitation,
+        Self::Certification,
     ];
 
     /// The `kind` string.
@@ -49,6 +52,7 @@ impl Kind {
             Self::Duress => "duress",
             Self::Manifest => "manifest",
             Self::PosthumousCitation => "posthumous_citation",
+            Self::Certification => "certification",
         }
     }
 
@@ -67,6 +71,7 @@ impl Kind {
             Self::Refusal => b"herald.refusal.v1",
             Self::Duress => b"herald.duress.v1",
             Self::Manifest => b"herald.manifest.v1",
+            Self::Certification => b"herald.certification.v1",
         }
     }
 }

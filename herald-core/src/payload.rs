@@ -212,6 +212,297 @@ impl<'a> Manifest<'a> {
     }
 }
 
+/// A certification's payload `{subject, claim, value, not_after?,
+/// revokes?}` (P7, P14): a Herald's claim about a sigil.
+///
+/// [`Certification::parse`] checks the P7 shape only (`value` is any
+/// value); what a claim's `value` must be is [`Certification::claim`]'s
+/// business, since P14 carries claims it does not know and applies only
+/// those it does. A short `subject` parses (the envelope check reports it
+/// as `short_sigil_misuse`, P2).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Certification<'a> {
+    /// The sigil the claim is about (default or long, P14).
+    pub subject: Sigil,
+    /// The claim's name (`handle`, `key`, `lineage`, `model`, `deprecated`,
+    /// `revocation`, or one a verifier carries without applying it).
+    pub claim: &'a str,
+    /// The claim's value, as the payload carries it.
+    pub value: ValueRef<'a>,
+    /// The last second the certification stands (P14: `ts ≤ now ≤ not_after`).
+    pub not_after: Option<u64>,
+    /// The id of an earlier certification by the same Herald that this one
+    /// revokes (claim `revocation`).
+    pub revokes: Option<&'a [u8; 32]>,
+}
+
+impl<'a> Certification<'a> {
+    /// Parse a certification payload (P7 shape: a closed map; `subject` a
+    /// sigil, `claim` text, `value` present, `not_after` an unsigned
+    /// integer, `revokes` 32 bytes).
+    pub fn parse(payload: ValueRef<'a>) -> Result<Self, Detail> {
+        let map = closed(
+            payload,
+            &["subject", "claim", "value", "not_after", "revokes"],
+            "payload",
+        )?;
+        let subject = map
+            .get("subject")
+            .and_then(|v| v.as_text())
+            .ok_or(bad("payload.subject", "required sigil string (P14)"))?;
+        let subject = Sigil::parse(subject).map_err(|error| Detail::Sigil {
+            field: "payload.subject",
+            error,
+        })?;
+        if subject.is_reserved() {
+            return Err(bad(
+                "payload.subject",
+                "a reserved sigil has no key to certify (P2, P14)",
+            ));
+        }
+        Ok(Self {
+            subject,
+            claim: map
+                .get("claim")
+                .and_then(|v| v.as_text())
+                .ok_or(bad("payload.claim", "required text (P14)"))?,
+            value: map.get("value").ok_or(bad(
+                "payload.value",
+                "required (P14; null for a revocation)",
+            ))?,
+            not_after: match map.get("not_after") {
+                None => None,
+                Some(v) => Some(
+                    v.as_unsigned()
+                        .ok_or(bad("payload.not_after", "must be an unsigned integer"))?,
+                ),
+            },
+            revokes: match map.get("revokes") {
+                None => None,
+                Some(v) => Some(
+                    v.as_bytes()
+                        .and_then(|b| b.try_into().ok())
+                        .ok_or(bad("payload.revokes", "must be a 32-byte byte string"))?,
+                ),
+            },
+        })
+    }
+
+    /// The claim, typed by the P14 table: a known claim whose value (or
+    /// `revokes`) is not of its shape is an error, and one P14 does not
+    /// know is [`Claim::Other`] (carried and reported, never applied).
+    pub fn claim(&self) -> Result<Claim<'a>, Detail> {
+        Claim::parse(self.claim, self.value, self.revokes)
+    }
+}
+
+/// A claim of a certification, by the P14 table.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum Claim<'a> {
+    /// `handle`: the P15 DNS record of this handle named the subject.
+    Handle(&'a str),
+    /// `key`: the subject's current public key (32 bytes, as carried; a
+    /// verifier checks that it is a key and that it hashes to the subject).
+    Key(&'a [u8; 32]),
+    /// `lineage`: the subject's declared lineage parent is the real one.
+    Lineage {
+        /// The parent (never a short sigil, P2).
+        parent: Sigil,
+        /// The hash of the model, when said.
+        model_hash: Option<&'a [u8; 32]>,
+    },
+    /// `model`: the subject runs this model.
+    Model {
+        /// The model's name.
+        name: &'a str,
+        /// The hash of the model, when said.
+        model_hash: Option<&'a [u8; 32]>,
+    },
+    /// `deprecated`: the subject's operator retired it at `ts`.
+    Deprecated {
+        /// When it was retired, Unix seconds.
+        ts: u64,
+    },
+    /// `revocation`: the earlier certification with this id, by the same
+    /// Herald, no longer stands.
+    Revocation(&'a [u8; 32]),
+    /// A claim P14 does not name: carried and reported, not applied.
+    Other {
+        /// The claim's name.
+        claim: &'a str,
+        /// Its value.
+        value: ValueRef<'a>,
+    },
+}
+
+/// The claim names P14 defines, in its table's order.
+pub const CLAIMS: [&str; 6] = [
+    "handle",
+    "key",
+    "lineage",
+    "model",
+    "deprecated",
+    "revocation",
+];
+
+impl<'a> Claim<'a> {
+    /// Type the claim `name` with `value` and the payload's `revokes`
+    /// (P14): only a `revocation` carries `revokes`, and it must.
+    pub fn parse(
+        name: &'a str,
+        value: ValueRef<'a>,
+        revokes: Option<&'a [u8; 32]>,
+    ) -> Result<Self, Detail> {
+        if revokes.is_some() != (name == "revocation") {
+            return Err(bad(
+                "payload.revokes",
+                "present exactly when the claim is revocation (P14)",
+            ));
+        }
+        let hash32 = |v: Option<ValueRef<'a>>, field| match v {
+            None => Ok(None),
+            Some(v) => v
+                .as_bytes()
+                .and_then(|b| b.try_into().ok())
+                .map(Some)
+                .ok_or(bad(field, "must be a 32-byte byte string")),
+        };
+        Ok(match name {
+            "handle" => {
+                let text = value
+                    .as_text()
+                    .filter(|t| crate::handle::check(t).is_ok())
+                    .ok_or(bad(
+                        "payload.value",
+                        "a handle claim's value is a DNS name or name@ a DNS name (P14, P15)",
+                    ))?;
+                Self::Handle(text)
+            }
+            "key" => Self::Key(value.as_bytes().and_then(|b| b.try_into().ok()).ok_or(bad(
+                "payload.value",
+                "a key claim's value is 32 bytes (P14)",
+            ))?),
+            "lineage" => {
+                const SHAPE: &str =
+                    "a lineage claim's value is {parent: sigil, model_hash?: bstr 32} (P14)";
+                let m = closed(value, &["parent", "model_hash"], "payload.value")?;
+                let parent = m
+                    .get("parent")
+                    .and_then(|v| v.as_text())
+                    .and_then(|t| Sigil::parse(t).ok())
+                    .filter(|s| !s.is_reserved() && !s.is_short())
+                    .ok_or(bad("payload.value.parent", SHAPE))?;
+                Self::Lineage {
+                    parent,
+                    model_hash: hash32(m.get("model_hash"), "payload.value.model_hash")?,
+                }
+            }
+            "model" => {
+                let m = closed(value, &["name", "model_hash"], "payload.value")?;
+                Self::Model {
+                    name: m.get("name").and_then(|v| v.as_text()).ok_or(bad(
+                        "payload.value.name",
+                        "a model claim's value is {name: text, model_hash?: bstr 32} (P14)",
+                    ))?,
+                    model_hash: hash32(m.get("model_hash"), "payload.value.model_hash")?,
+                }
+            }
+            "deprecated" => {
+                let m = closed(value, &["ts"], "payload.value")?;
+                Self::Deprecated {
+                    ts: m.get("ts").and_then(|v| v.as_unsigned()).ok_or(bad(
+                        "payload.value.ts",
+                        "a deprecated claim's value is {ts: uint} (P14)",
+                    ))?,
+                }
+            }
+            "revocation" => match (value, revokes) {
+                (ValueRef::Null, Some(id)) => Self::Revocation(id),
+                _ => {
+                    return Err(bad(
+                        "payload.value",
+                        "a revocation's value is null, with revokes (P14)",
+                    ));
+                }
+            },
+            _ => Self::Other { claim: name, value },
+        })
+    }
+
+    /// The claim's name.
+    pub fn name(&self) -> &'a str {
+        match self {
+            Self::Handle(_) => "handle",
+            Self::Key(_) => "key",
+            Self::Lineage { .. } => "lineage",
+            Self::Model { .. } => "model",
+            Self::Deprecated { .. } => "deprecated",
+            Self::Revocation(_) => "revocation",
+            Self::Other { claim, .. } => claim,
+        }
+    }
+
+    /// The claim's `value` as a payload carries it (what [`Claim::parse`]
+    /// reads back).
+    #[cfg(feature = "alloc")]
+    pub fn value(&self) -> crate::cbor::Value {
+        use crate::cbor::{Map, Value};
+        let with_hash = |mut m: Map, hash: Option<&[u8; 32]>| {
+            if let Some(h) = hash {
+                m.insert("model_hash", Value::Bytes(h.to_vec()));
+            }
+            Value::Map(m)
+        };
+        match self {
+            Self::Handle(h) => Value::text(*h),
+            Self::Key(k) => Value::Bytes(k.to_vec()),
+            Self::Lineage { parent, model_hash } => {
+                let mut m = Map::new();
+                m.insert("parent", Value::Text(alloc::format!("{parent}")));
+                with_hash(m, *model_hash)
+            }
+            Self::Model { name, model_hash } => {
+                let mut m = Map::new();
+                m.insert("name", Value::text(*name));
+                with_hash(m, *model_hash)
+            }
+            Self::Deprecated { ts } => {
+                let mut m = Map::new();
+                m.insert("ts", Value::Unsigned(*ts));
+                Value::Map(m)
+            }
+            Self::Revocation(_) => Value::Null,
+            Self::Other { value, .. } => Value::from(value),
+        }
+    }
+}
+
+/// The payload of a certification of `claim` about `subject` (P7, P14),
+/// standing until `not_after` when given: what [`Certification::parse`]
+/// reads back. A [`Claim::Revocation`] carries its `revokes`. Build the
+/// envelope with kind `certification`, `to` the subject, and (when the
+/// subject asked) as a reply to its request.
+#[cfg(feature = "alloc")]
+pub fn certification(
+    subject: &Sigil,
+    claim: &Claim<'_>,
+    not_after: Option<u64>,
+) -> crate::cbor::Value {
+    use crate::cbor::{Map, Value};
+    let mut m = Map::new();
+    m.insert("subject", Value::Text(alloc::format!("{subject}")));
+    m.insert("claim", Value::text(claim.name()));
+    m.insert("value", claim.value());
+    if let Some(t) = not_after {
+        m.insert("not_after", Value::Unsigned(t));
+    }
+    if let Claim::Revocation(id) = claim {
+        m.insert("revokes", Value::Bytes(id.to_vec()));
+    }
+    Value::Map(m)
+}
+
 /// Whether `s` is a capability string: lower-case segments `[a-z0-9-]+`
 /// joined by `/`, 1–8 segments (P7).
 pub fn is_capability(s: &str) -> bool {
@@ -249,6 +540,7 @@ pub fn check(kind: Kind, payload: ValueRef<'_>) -> Result<(), Detail> {
         Kind::Refusal => Refusal::parse(payload).map(|_| ()),
         Kind::Duress => Duress::parse(payload).map(|_| ()),
         Kind::Manifest => Manifest::parse(payload).map(|_| ()),
+        Kind::Certification => Certification::parse(payload).map(|_| ()),
         _ => Ok(()),
     }
 }

@@ -277,6 +277,20 @@ pub fn check_with<'a>(
     {
         t.push(Reason::new(ReasonCode::Malformed, d));
     }
+    // P2, P14: a certification's subject is a default or long sigil.
+    if kind == Kind::Certification
+        && let Some((payload, _)) = fields.payload
+        && let Ok(c) = payload::Certification::parse(payload)
+        && c.subject.is_short()
+    {
+        t.push(Reason::new(
+            ReasonCode::ShortSigilMisuse,
+            Detail::Field {
+                field: "payload.subject",
+                problem: "a short sigil cannot be a Herald's subject (P2, P14)",
+            },
+        ));
+    }
     match (kind, fields.parent) {
         (Kind::Birth, Some(Some(_))) => t.push(Reason::new(
             ReasonCode::Malformed,

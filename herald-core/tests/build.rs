@@ -747,10 +747,18 @@ fn of_kind(kind: Kind, parent: &Envelope) -> Envelope {
         Kind::Deprecation | Kind::Duress => map(vec![]),
         Kind::Refusal => map(vec![("reason", Value::text("over quota"))]),
         Kind::Manifest => map(vec![("capabilities", text_array(&["legal-research/eu"]))]),
+        Kind::Certification => map(vec![
+            (
+                "subject",
+                Value::text(carol().sigil(SigilForm::Default).to_string()),
+            ),
+            ("claim", Value::text("model")),
+            ("value", map(vec![("name", Value::text("m-1"))])),
+        ]),
         _ => Value::text("hello"),
     };
     let b = match kind {
-        Kind::PosthumousCitation => b.to(carol().sigil(SigilForm::Default)),
+        Kind::PosthumousCitation | Kind::Certification => b.to(carol().sigil(SigilForm::Default)),
         _ => b,
     };
     let env = b

@@ -146,6 +146,15 @@ fn envelopes() -> Vec<(String, Envelope)> {
                 "capabilities",
                 Value::Array(vec![Value::text("legal-research/eu")]),
             )]),
+            Kind::Certification => map(vec![
+                (
+                    "subject",
+                    Value::text(b.sigil(SigilForm::Default).to_string()),
+                ),
+                ("claim", Value::text("key")),
+                ("value", Value::Bytes(b.public_key().as_bytes().to_vec())),
+                ("not_after", Value::Unsigned(TS + 86_400)),
+            ]),
             _ => Value::text("hello"),
         };
         let signer = if kind == Kind::Birth { &c } else { &a };

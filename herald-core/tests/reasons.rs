@@ -1696,6 +1696,14 @@ fn domain_separation_every_kind_pair() {
         ]),
         "refusal" => map(vec![("reason", Value::text("no"))]),
         "manifest" => map(vec![("capabilities", text_array(&["legal-research/eu"]))]),
+        "certification" => map(vec![
+            (
+                "subject",
+                Value::text(bob().sigil(SigilForm::Default).to_string()),
+            ),
+            ("claim", Value::text("handle")),
+            ("value", Value::text("bob@example.com")),
+        ]),
         _ => map(vec![]),
     };
     let p = good();

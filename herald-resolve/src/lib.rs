@@ -22,6 +22,7 @@ mod dht;
 mod dns;
 mod error;
 mod handle;
+mod herald;
 mod resolved;
 mod resolver;
 
@@ -38,6 +39,9 @@ pub use dns::{
 };
 pub use error::ResolveError;
 pub use handle::Handle;
+pub use herald::{
+    Fetched, HERALD_TIMEOUT, HeraldChannel, MAX_CERTIFICATION_ITEMS, MAX_CERTIFICATIONS_BYTES,
+};
 pub use herald_core::handle::{HandleError, MAX_HANDLE_LEN};
 pub use resolved::{Resolved, Source};
 pub use resolver::{DEFAULT_TIMEOUT, Failure, MAX_CACHED, Resolution, Resolver};

@@ -22,10 +22,14 @@ pub enum Source {
     Conduit,
     /// The Mainline DHT.
     Dht,
+    /// A `key` claim a quorum of the verifier's Heralds certified (PROFILE
+    /// P14).
+    Herald,
 }
 
 impl Source {
-    /// The name in reports: `keyring`, `birth`, `dns`, `conduit`, `dht`.
+    /// The name in reports: `keyring`, `birth`, `dns`, `conduit`, `dht`,
+    /// `herald`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Keyring => "keyring",
@@ -33,6 +37,7 @@ impl Source {
             Self::Dns => "dns",
             Self::Conduit => "conduit",
             Self::Dht => "dht",
+            Self::Herald => "herald",
         }
     }
 

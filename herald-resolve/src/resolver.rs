@@ -173,6 +173,7 @@ impl Resolver {
             Provenance::Birth => Source::Birth,
             Provenance::Dns => Source::Dns,
             Provenance::Conduit => Source::Conduit,
+            Provenance::Herald => Source::Herald,
             // A bundle's key verifies envelopes it came with, nothing more.
             Provenance::Bundle => return None,
         };

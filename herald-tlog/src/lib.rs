@@ -11,6 +11,9 @@
 //!   [`tiles`]: the writer (a log's tiles for its current size) and the
 //!   reader (roots and proofs from tiles and a checkpoint alone).
 //! - [`policy`]: C2SP tlog-policy files and quorum evaluation.
+//! - [`proof`]: C2SP tlog-proof: an entry's index, inclusion path and
+//!   checkpoint as one offline-verifiable text (a Herald's certifications,
+//!   PROFILE P14).
 //! - [`evidence`]: split-view evidence, checked offline.
 //! - [`log`]: a log ([`log::TiledLog`]) as a checkpoint and tiles: what a
 //!   server publishes, as a function of the log. The HERALD audit log
@@ -39,10 +42,12 @@ pub mod evidence;
 pub mod log;
 pub mod note;
 pub mod policy;
+pub mod proof;
 pub mod tile;
 pub mod tiles;
 
 pub use checkpoint::{Checkpoint, CheckpointError};
 pub use note::{Note, NoteError, NoteSignature, NoteVerifier, VerifierKeyError};
 pub use policy::{Policy, PolicyError};
+pub use proof::{TlogProof, TlogProofError};
 pub use tile::{TileId, TileKind};

@@ -15,6 +15,7 @@ use herald_core::{
 use sha2::{Digest, Sha256};
 
 mod bundle;
+mod certification;
 mod encoding;
 mod fields;
 mod forgery;
@@ -346,6 +347,7 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     bundle::bundle_cases(&mut g)?;
     junk_cosignatures::junk_cosignature_cases(&mut g);
     fields::handles(&mut g);
+    certification::certification_cases(&mut g);
 
     let mut keys = Vec::new();
     for name in KEY_NAMES {

@@ -13,6 +13,7 @@
 //! | `proofs` | array of bstr | each one inclusion proof (CLI.md `herald log prove`) |
 //! | `keys` | array of text | optional: keyring lines (CLI.md) |
 //! | `checkpoints` | array of bstr | optional: C2SP checkpoints (signed notes) with cosignatures, for a [`LogPolicy`] |
+//! | `certifications` | array of bstr | optional: Herald certifications, each the P1 map `{certification, proof}` a Herald serves (PROFILE P14; judged by a verifier given Heralds, carried otherwise) |
 //!
 //! Envelopes and proofs are byte strings holding their own encodings: the
 //! bundle only carries them, each is checked over the very bytes it was
@@ -128,6 +129,7 @@ pub struct Bundle<'a> {
     proofs: Vec<(usize, &'a [u8])>,
     keys: Vec<PublicKey>,
     checkpoints: Vec<(usize, &'a [u8])>,
+    certifications: Vec<(usize, &'a [u8])>,
 }
 
 /// What a verifier demands of a proof's tree head beyond the log key's
@@ -186,7 +188,7 @@ impl<'a> Bundle<'a> {
         let value = cbor::decode_with(bytes, &LIMITS).map_err(BundleError::Cbor)?;
         let map = value.as_map().ok_or(BundleError::NotAMap)?;
         let (mut format, mut envelopes, mut proofs, mut keys) = (None, None, None, None);
-        let mut checkpoints = None;
+        let (mut checkpoints, mut certifications) = (None, None);
         for (key, item) in map.iter() {
             match key {
                 "format" => format = Some(item),
@@ -194,6 +196,7 @@ impl<'a> Bundle<'a> {
                 "proofs" => proofs = Some(item),
                 "keys" => keys = Some(item),
                 "checkpoints" => checkpoints = Some(item),
+                "certifications" => certifications = Some(item),
                 other => return Err(BundleError::UnknownField(other.into())),
             }
         }
@@ -218,6 +221,10 @@ impl<'a> Bundle<'a> {
             Some(c) => byte_strings(bytes, c, "checkpoints")?,
             None => Vec::new(),
         };
+        let certifications = match certifications {
+            Some(c) => byte_strings(bytes, c, "certifications")?,
+            None => Vec::new(),
+        };
         let mut parsed = Vec::new();
         if let Some(keys) = keys {
             let expected = "an array of keyring lines";
@@ -237,6 +244,7 @@ impl<'a> Bundle<'a> {
             proofs,
             keys: parsed,
             checkpoints,
+            certifications,
         })
     }
 
@@ -259,6 +267,12 @@ impl<'a> Bundle<'a> {
     /// offset in the bundle.
     pub fn checkpoints(&self) -> &[(usize, &'a [u8])] {
         &self.checkpoints
+    }
+
+    /// The Herald certifications' bytes (each a `{certification, proof}`
+    /// item, PROFILE P14), each with its byte offset in the bundle.
+    pub fn certifications(&self) -> &[(usize, &'a [u8])] {
+        &self.certifications
     }
 }
 
@@ -292,6 +306,19 @@ pub fn encode_with_checkpoints(
     keys: &[PublicKey],
     checkpoints: &[&[u8]],
 ) -> Vec<u8> {
+    encode_with_certifications(envelopes, proofs, keys, checkpoints, &[])
+}
+
+/// [`encode_with_checkpoints`], also carrying Herald `certifications`
+/// (each a `{certification, proof}` item's bytes, PROFILE P14), when there
+/// are any.
+pub fn encode_with_certifications(
+    envelopes: &[&[u8]],
+    proofs: &[&[u8]],
+    keys: &[PublicKey],
+    checkpoints: &[&[u8]],
+    certifications: &[&[u8]],
+) -> Vec<u8> {
     let strings =
         |items: &[&[u8]]| Value::Array(items.iter().map(|b| Value::Bytes(b.to_vec())).collect());
     let mut map = Map::new();
@@ -306,6 +333,9 @@ pub fn encode_with_checkpoints(
     }
     if !checkpoints.is_empty() {
         map.insert("checkpoints", strings(checkpoints));
+    }
+    if !certifications.is_empty() {
+        map.insert("certifications", strings(certifications));
     }
     Value::Map(map).to_vec()
 }

@@ -37,6 +37,9 @@ pub enum Provenance {
     /// Resolved through a conduit's `GET /v1/keys/{sigil}` (PROFILE P15,
     /// CONDUIT.md), checked by hash and the P8 rules.
     Conduit,
+    /// A `key` claim a quorum of the verifier's Heralds certified (PROFILE
+    /// P14), which hashes to its subject.
+    Herald,
 }
 
 impl Provenance {
@@ -46,7 +49,7 @@ impl Provenance {
     fn rank(self) -> u8 {
         match self {
             Self::Birth => 0,
-            Self::Bundle | Self::Dns | Self::Conduit => 1,
+            Self::Bundle | Self::Dns | Self::Conduit | Self::Herald => 1,
             Self::Pinned => 2,
         }
     }
@@ -68,11 +71,13 @@ pub enum KeyOrigin {
     Dns,
     /// A key resolved through a conduit (PROFILE P15).
     Conduit,
+    /// A key a quorum of the verifier's Heralds certified (PROFILE P14).
+    Herald,
 }
 
 impl KeyOrigin {
     /// The name in reports: `keyring`, `birth`, `bundle`, `molt`, `dns`,
-    /// `conduit`.
+    /// `conduit`, `herald`.
     pub const fn name(self) -> &'static str {
         match self {
             Self::Keyring => "keyring",
@@ -81,6 +86,7 @@ impl KeyOrigin {
             Self::Molt => "molt",
             Self::Dns => "dns",
             Self::Conduit => "conduit",
+            Self::Herald => "herald",
         }
     }
 
@@ -104,6 +110,7 @@ impl From<Provenance> for KeyOrigin {
             Provenance::Bundle => Self::Bundle,
             Provenance::Dns => Self::Dns,
             Provenance::Conduit => Self::Conduit,
+            Provenance::Herald => Self::Herald,
         }
     }
 }

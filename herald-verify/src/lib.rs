@@ -23,6 +23,7 @@ mod described;
 mod display;
 mod explain;
 mod facts;
+mod herald;
 mod history;
 mod input;
 #[doc(hidden)]
@@ -50,7 +51,8 @@ pub use explain::{Explanation, explain};
 pub use described::{Descriptions, SelfDescribed, self_described};
 pub use reasons::{LISTED_PER_CODE, Unlisted};
 pub use report::{
-    EnvelopeReport, ProofReport, Report, ReportReason, SignedBy, Source, Summary, TraceReport, hex,
+    EnvelopeReport, ProofReport, Report, ReportReason, ReportedClaim, SignedBy, Source, Summary,
+    TraceReport, hex,
 };
 pub use trace::{AuditOptions, MAX_LISTED_UNPARSED, audit, audit_compact};
 
@@ -116,9 +118,16 @@ pub use profile::{
     SIGNED_DESPITE, Step as ProfileStep, check as check_profile,
 };
 
+// Heralds (PROFILE P14): certifications, their proofs, the Herald list.
+pub use herald::count::{Judgement, NotCounted};
+pub use herald::item::{CertificationItem, CertificationItemError, MAX_ITEM_BYTES};
+pub use herald::list::{Herald, HeraldList, HeraldListError, MAX_HERALD_LIST_BYTES};
+pub use herald::quorum::{Certified, CertifiedClaim, Heralds, HeraldsError};
+
 // Proof bundles and conduit receipts.
 pub use bundle::{
     Bundle, BundleError, FORMAT as BUNDLE_FORMAT, LogPolicy, encode as encode_bundle,
+    encode_with_certifications as encode_bundle_with_certifications,
     encode_with_checkpoints as encode_bundle_with_checkpoints, is_bundle,
 };
 pub use receipt::{ReceiptError, Refusal, check_forwarded, check_refusal, receipt_by};

@@ -28,6 +28,20 @@ fn code_name<S: serde::Serializer>(code: &ReasonCode, s: S) -> Result<S::Ok, S::
     s.serialize_str(code.name())
 }
 
+/// One claim a quorum of the verifier's Heralds certified about an
+/// envelope's sender (PROFILE P14), as its report lists it (CLI.md
+/// *Resolution and Heralds*: `{"claim", "value", "heralds": [sigil]}`).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+#[non_exhaustive]
+pub struct ReportedClaim {
+    /// The claim's name.
+    pub claim: String,
+    /// Its value in the P3 JSON display form.
+    pub value: serde_json::Value,
+    /// The Heralds that certified it.
+    pub heralds: Vec<String>,
+}
+
 /// Which of a signer's keys made an origin signature (P8).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum SignedBy {
@@ -140,6 +154,10 @@ pub struct EnvelopeReport {
     /// For a birth: the lineage parents that co-signed `lineage_consent`
     /// (spec §2.3: a consent graph, not proof of training).
     pub lineage_consents: Vec<String>,
+    /// The claims a quorum of the verifier's Heralds certified about its
+    /// `from` (PROFILE P14; CLI.md *Resolution and Heralds*); in the JSON
+    /// `"certified"`, when there are any.
+    pub certified: Vec<ReportedClaim>,
     /// The input it came from and the byte offset there (not part of the JSON contract).
     pub source: Source,
     /// The `trace` field, hex (not part of the JSON contract).
@@ -179,12 +197,12 @@ impl EnvelopeReport {
 }
 
 /// The CLI.md JSON shape: `id`, `from`, `status`, `reasons`, then
-/// `unlisted_reasons`, `key_source`, `handle`, `dnssec`, `signing_key` and
-/// `lineage_consents` when they say something; `source`, `trace` and `parent` are not part of it.
+/// `unlisted_reasons`, `key_source`, `handle`, `dnssec`, `signing_key`,
+/// `lineage_consents` and `certified` when they say something; `source`, `trace` and `parent` are not part of it.
 impl Serialize for EnvelopeReport {
     fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         use serde::ser::SerializeStruct;
-        let mut st = s.serialize_struct("EnvelopeReport", 10)?;
+        let mut st = s.serialize_struct("EnvelopeReport", 11)?;
         st.serialize_field("id", &self.id)?;
         st.serialize_field("from", &self.from)?;
         st.serialize_field("status", self.status().name())?;
@@ -214,6 +232,11 @@ impl Serialize for EnvelopeReport {
             st.skip_field("lineage_consents")?;
         } else {
             st.serialize_field("lineage_consents", &self.lineage_consents)?;
+        }
+        if self.certified.is_empty() {
+            st.skip_field("certified")?;
+        } else {
+            st.serialize_field("certified", &self.certified)?;
         }
         st.end()
     }

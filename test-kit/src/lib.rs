@@ -3,7 +3,8 @@
 //! their envelopes from, defined once; the counting allocator ([`alloc`]),
 //! the fuzz corpus replay ([`corpus`]), the SIGKILL harness ([`crash`]),
 //! the finding (or skipping for want) of programs outside Rust
-//! ([`external`]) and a crate's public surface read from its sources
+//! ([`external`]), Heralds with their logs ([`heralds`]) and a crate's
+//! public surface read from its sources
 //! ([`surface`]).
 // Only `alloc` has unsafe code (forwarding to `System`), and allows it there.
 #![deny(unsafe_code)]
@@ -15,6 +16,7 @@ pub mod corpus;
 pub mod crash;
 pub mod external;
 pub mod protocols;
+pub mod heralds;
 pub mod surface;
 
 use herald_core::cbor::Value;

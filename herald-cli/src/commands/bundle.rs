@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::{EnvelopeRef, PublicKey};
-use herald_verify::{Bundle, InclusionProof, encode_bundle_with_checkpoints, is_bundle};
+use herald_verify::{Bundle, InclusionProof, encode_bundle_with_certifications, is_bundle};
 
 use crate::commands::verify::load_keyrings;
 use crate::error::CliError;
@@ -33,6 +33,8 @@ pub(crate) struct Options {
     pub(crate) keys: Vec<PathBuf>,
     /// C2SP checkpoint files (with cosignatures) the bundle carries.
     pub(crate) checkpoints: Vec<PathBuf>,
+    /// Files of Herald certification items the bundle carries (PROFILE P14).
+    pub(crate) certifications: Vec<PathBuf>,
     /// Where to write the bundle (`-` for standard output), and whether to
     /// replace it.
     pub(crate) output: OutputArgs,
@@ -53,6 +55,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let mut proofs: Vec<(String, Vec<u8>)> = Vec::new();
     let mut keys: Vec<PublicKey> = Vec::new();
     let mut checkpoints: Vec<Vec<u8>> = Vec::new();
+    let mut certifications: Vec<Vec<u8>> = Vec::new();
     for path in &opts.files {
         let bytes = input::read_envelopes(path)?;
         let name = input::display_name(path);
@@ -68,6 +71,7 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
             }
             keys.extend_from_slice(b.keys());
             checkpoints.extend(b.checkpoints().iter().map(|c| c.1.to_vec()));
+            certifications.extend(b.certifications().iter().map(|c| c.1.to_vec()));
             continue;
         }
         for item in input::items(&bytes) {
@@ -108,6 +112,14 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     }
     checkpoints.sort();
     checkpoints.dedup();
+    for path in &opts.certifications {
+        let bytes = std::fs::read(path).map_err(|e| CliError::io(path, &e))?;
+        let items = herald_verify::CertificationItem::decode_sequence(&bytes, 65_536)
+            .map_err(|e| CliError::new(format!("--certification {}: {e}", path.display())))?;
+        certifications.extend(items.iter().map(herald_verify::CertificationItem::encode));
+    }
+    certifications.sort();
+    certifications.dedup();
     keys.extend(load_keyrings(&opts.keys)?.keys());
     keys.sort_by(|a, b| a.as_bytes().cmp(b.as_bytes()));
     keys.dedup();
@@ -117,8 +129,14 @@ pub(crate) fn run(opts: &Options) -> Result<ExitCode, CliError> {
     let envelope_refs: Vec<&[u8]> = envelopes.iter().map(Vec::as_slice).collect();
     let proof_refs: Vec<&[u8]> = proofs.iter().map(|(_, b)| b.as_slice()).collect();
     let checkpoint_refs: Vec<&[u8]> = checkpoints.iter().map(Vec::as_slice).collect();
-    let bytes =
-        encode_bundle_with_checkpoints(&envelope_refs, &proof_refs, &keys, &checkpoint_refs);
+    let certification_refs: Vec<&[u8]> = certifications.iter().map(Vec::as_slice).collect();
+    let bytes = encode_bundle_with_certifications(
+        &envelope_refs,
+        &proof_refs,
+        &keys,
+        &checkpoint_refs,
+        &certification_refs,
+    );
     opts.output.write(&bytes)?;
     Ok(ExitCode::SUCCESS)
 }
@@ -145,6 +163,10 @@ pub(crate) struct BundleArgs {
     /// `herald verify --log-policy` (repeatable)
     #[arg(long, value_name = "CHECKPOINT")]
     pub(crate) checkpoint: Vec<PathBuf>,
+    /// A file of Herald certifications, {certification, proof} items as a Herald serves them
+    /// (PROFILE P14), carried for `herald verify --heralds` (repeatable)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) certification: Vec<PathBuf>,
     #[command(flatten)]
     pub(crate) output: OutputArgs,
 }

@@ -15,6 +15,7 @@ pub(crate) mod dht;
 pub(crate) mod encode;
 pub(crate) mod explain;
 pub(crate) mod extract;
+pub(crate) mod heraldry;
 pub(crate) mod inspect;
 pub(crate) mod keygen;
 pub(crate) mod log;

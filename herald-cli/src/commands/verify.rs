@@ -37,6 +37,8 @@ pub(crate) struct Options {
     pub(crate) tree: bool,
     /// A C2SP tlog-policy file: bundled proofs count only under it.
     pub(crate) log_policy: Option<PathBuf>,
+    /// The Herald list (PROFILE P14), its logs under `log_policy`.
+    pub(crate) heralds: Option<PathBuf>,
     /// Channels resolving the signers with no pinned key (PROFILE P15).
     pub(crate) resolve: Vec<crate::resolution::ChannelName>,
     /// Their flags.
@@ -151,19 +153,23 @@ pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
         Some(now) => now,
         None => clock::now()?,
     };
-    let log_policy = match &opts.log_policy {
-        Some(path) => Some(std::sync::Arc::new(
-            super::tlog::read_policy(path).map_err(CliError::new)?,
-        ) as std::sync::Arc<dyn herald_verify::LogPolicy>),
+    let policy = match &opts.log_policy {
+        Some(path) => Some(super::tlog::read_policy(path).map_err(CliError::new)?),
         None => None,
     };
-    let options = AuditOptions {
+    let heralds = match &opts.heralds {
+        Some(list) => Some(crate::heralds::load(list, policy.as_ref())?),
+        None => None,
+    };
+    let log_policy =
+        policy.map(|p| std::sync::Arc::new(p) as std::sync::Arc<dyn herald_verify::LogPolicy>);
+    let mut options = AuditOptions {
         now: Some(now),
         required_scopes,
         log_policy,
         ..AuditOptions::default()
     };
-    let inputs = opts
+    let mut inputs = opts
         .files
         .iter()
         .map(|path| {
@@ -173,6 +179,14 @@ pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
             })
         })
         .collect::<Result<Vec<_>, CliError>>()?;
+    if let Some(heralds) = &heralds {
+        // PROFILE P14: certifications given as inputs and fetched from the
+        // Heralds; certified keys resolve their sigils (key_source herald).
+        let given = crate::heralds::take_items(&mut inputs)?;
+        let certified = crate::heralds::certified(heralds, &inputs, given, now)?;
+        certified.extend_keyring(&mut keyring);
+        options.heralds = Some(std::sync::Arc::new(certified));
+    }
     if !opts.resolve.is_empty() {
         crate::resolution::resolve_signers(&inputs, &mut keyring, &opts.resolve, &opts.channels)?;
     }
@@ -265,6 +279,11 @@ pub(crate) struct VerifyArgs {
     /// the policy's quorum of witnesses
     #[arg(long = "log-policy", value_name = "FILE")]
     pub(crate) log_policy: Option<PathBuf>,
+    /// The Herald list (PROFILE P14): certifications (given as FILEs of {certification, proof}
+    /// items, or fetched from each listed Herald's URL) count under --log-policy, and a claim a
+    /// threshold of distinct Heralds certifies resolves keys, deprecates, and is reported
+    #[arg(long, value_name = "FILE", requires = "log_policy")]
+    pub(crate) heralds: Option<PathBuf>,
     /// Resolve the signers no keyring pins through these channels, in order (PROFILE P15): dns
     /// through the handle a signer's own envelopes claim
     #[arg(long, value_enum, value_name = "CHANNEL", value_delimiter = ',')]

@@ -3,6 +3,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, dead_code)]
 
 pub(crate) mod conduit;
+pub(crate) mod heraldry;
 pub(crate) mod knot;
 pub(crate) mod mcp;
 pub(crate) mod probe;

@@ -92,7 +92,7 @@ impl CryptoRng for TestRng {}
 // the library, so a test comparing them is a cross-check.
 
 /// P7: kind name → origin tag.
-pub const ORIGIN_TAGS: [(&str, &[u8]); 8] = [
+pub const ORIGIN_TAGS: [(&str, &[u8]); 9] = [
     ("message", b"herald.origin.v1"),
     ("birth", b"herald.birth.v1"),
     ("molt", b"herald.molt.v1"),
@@ -101,6 +101,7 @@ pub const ORIGIN_TAGS: [(&str, &[u8]); 8] = [
     ("duress", b"herald.duress.v1"),
     ("manifest", b"herald.manifest.v1"),
     ("posthumous_citation", b"herald.origin.v1"),
+    ("certification", b"herald.certification.v1"),
 ];
 
 /// P6: non-origin scope name → tag.

@@ -32,6 +32,9 @@ pub(crate) struct DetailTable {
     pub(super) consents: BTreeMap<u32, Vec<String>>,
     /// Keys a resolution found at a handle (PROFILE P15), from the keyring.
     pub(crate) resolved: Vec<(herald_core::PublicKey, crate::keyring::ResolvedAt)>,
+    /// What a quorum of the verifier's Heralds certifies (PROFILE P14), by
+    /// subject, as reports list it.
+    pub(crate) certified: Vec<(herald_core::Sigil, Vec<crate::report::ReportedClaim>)>,
 }
 
 impl DetailTable {
@@ -45,6 +48,21 @@ impl DetailTable {
             .iter()
             .find(|(k, _)| sigil.names_key(k.as_bytes()))
             .map(|(_, at)| at)
+    }
+
+    /// What a quorum of Heralds certifies about `from` (PROFILE P14).
+    pub(crate) fn certified_for(&self, from: Option<&str>) -> Vec<crate::report::ReportedClaim> {
+        if self.certified.is_empty() {
+            return Vec::new();
+        }
+        let Some(sigil) = from.and_then(|f| herald_core::Sigil::parse(f).ok()) else {
+            return Vec::new();
+        };
+        self.certified
+            .iter()
+            .find(|(s, _)| s.same_key_as(&sigil))
+            .map(|(_, c)| c.clone())
+            .unwrap_or_default()
     }
 
     /// `reason` as kept.

@@ -112,6 +112,7 @@ impl EnvelopeCodes {
                 .get(&self.entry)
                 .cloned()
                 .unwrap_or_default(),
+            certified: cx.details.certified_for(from),
             source,
             trace: f.map(|f| hex(f.trace)),
             parent: f.and_then(|f| f.parent).map(|p| hex(p)),

@@ -54,6 +54,9 @@ pub(crate) struct Set<'s, 'a> {
     /// envelope again with a molt's key without verifying anything twice.
     pub(crate) verdicts: &'s BTreeMap<usize, Vec<Verdict>>,
     pub(crate) tally: &'s Tally,
+    /// Deprecations the verifier witnessed outside the set: those a Herald
+    /// quorum certified (PROFILE P14), by identity, at their `ts`.
+    pub(crate) witnessed: &'s BTreeMap<Identity, u64>,
 }
 
 /// Apply P8 to the checked set: envelope i is `set.bytes[i]`,
@@ -89,7 +92,8 @@ pub(crate) fn apply(
     let mut births: Vec<usize> = Vec::new();
     for (who, members) in &mut by_identity {
         members.sort_by_key(|&i| (audit.stamp(i).ts, i));
-        if !members.iter().any(|&i| is_event(audit.stamp(i).kind)) {
+        let witnessed = set.witnessed.get(who).copied();
+        if witnessed.is_none() && !members.iter().any(|&i| is_event(audit.stamp(i).kind)) {
             for &i in members.iter() {
                 if audit.sender(i).is_some_and(|s| s.key_known) && audit.kept[i].origin_ok() {
                     audit.kept[i].set_signing_key(SignedBy::Birth);
@@ -97,7 +101,7 @@ pub(crate) fn apply(
             }
             continue;
         }
-        let record = audit.one_identity(*who, members);
+        let record = audit.one_identity(*who, members, witnessed);
         if let Some(d) = record.deprecated {
             known.deprecated.insert(*who, d);
         }
@@ -216,7 +220,12 @@ impl<'a> Audit<'_, '_, 'a> {
 
     /// One identity's record from its `members` (sorted by `ts`), every
     /// member judged against it.
-    fn one_identity(&mut self, who: Identity, members: &[usize]) -> IdentityRecord {
+    fn one_identity(
+        &mut self,
+        who: Identity,
+        members: &[usize],
+        witnessed: Option<u64>,
+    ) -> IdentityRecord {
         let ts = |a: &Self, p: usize| a.stamp(members[p]).ts;
         let kind = |a: &Self, p: usize| a.stamp(members[p]).kind;
         let n = members.len();
@@ -266,6 +275,11 @@ impl<'a> Audit<'_, '_, 'a> {
             } else {
                 record.seen(s, ts(self, p));
             }
+        }
+
+        // A deprecation witnessed outside the set (P14) as if observed.
+        if let Some(d) = witnessed {
+            record.deprecated = Some(record.deprecated.map_or(d, |x| x.min(d)));
         }
 
         // Rules 2, 4 and 5 on each molt, in `ts` order.

@@ -72,6 +72,12 @@ pub struct AuditOptions {
     /// (`--log-policy`, [`bundle::LogPolicy`]); `None`: the log key's
     /// signature is enough.
     pub log_policy: Option<std::sync::Arc<dyn bundle::LogPolicy>>,
+    /// What the verifier's Heralds certify (PROFILE P14): certified
+    /// `deprecated` claims act as witnessed deprecations, `lineage_proof`s
+    /// are checked (`lineage_unproven`), and each report lists the claims
+    /// certified about its sender. `None`: no Herald list, none of this.
+    /// (Certified keys go into the keyring: [`crate::Certified::extend_keyring`].)
+    pub heralds: Option<std::sync::Arc<crate::herald::quorum::Certified>>,
 }
 
 /// The default clock skew tolerated, seconds (P10), of an audit and of a
@@ -92,6 +98,7 @@ impl Default for AuditOptions {
             max_envelopes: 1_000_000,
             learn_birth_keys: true,
             log_policy: None,
+            heralds: None,
         }
     }
 }
@@ -204,8 +211,11 @@ fn audit_with<'a>(
         &learned.keys,
         opts.log_policy.as_deref(),
     );
-    // 3c. The identity lifecycle across the set (P8), molts proven by 3b.
+    // 3c. The identity lifecycle across the set (P8), molts proven by 3b,
+    //     deprecations a Herald quorum certified as witnessed (P14).
+    let witnessed = crate::herald::effects::witnessed_deprecations(opts.heralds.as_deref());
     let lifecycle_set = lifecycle::audit::Set {
+        witnessed: &witnessed,
         bytes: &set.bytes,
         facts: &set.facts,
         senders: &set.senders,
@@ -220,6 +230,17 @@ fn audit_with<'a>(
         &learned.keys,
         &check_opts,
     );
+    // 3d. Lineage proofs against the Herald quorum (P14).
+    if let Some(certified) = &opts.heralds {
+        crate::herald::effects::lineage_proofs(
+            certified,
+            &set.bytes,
+            &mut set.reports,
+            &mut set.details,
+            &opts.limits,
+        );
+        set.details.certified = crate::herald::effects::by_subject(certified);
+    }
 
     links::parents(&mut set, inputs);
     links::replays(&mut set, inputs);

@@ -1,0 +1,252 @@
+//! The sequencer: the one thread that appends to the Herald's log and
+//! publishes its checkpoints (PROFILE P14 *The Herald's log*).
+//!
+//! Certifications arrive on a bounded queue; whatever is waiting is
+//! appended in one write and one sync (group commit). Every `batch`
+//! (default 1 s), when the log has grown, a checkpoint is signed and
+//! submitted to every witness (C2SP tlog-witness, herald-witness's client,
+//! in parallel), their cosignatures checked against their keys and added;
+//! the checkpoint is then published (`GET /checkpoint`) and every waiting
+//! request is answered with its C2SP tlog-proof against it. So a `201`
+//! carries a proof a verifier's log policy can accept, and nothing is
+//! answered before it is durable and in a published checkpoint.
+//!
+//! A witness that fails is logged and skipped with a backoff (1 s doubling
+//! to 30 s); the checkpoint is published with the cosignatures it has.
+
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::{Duration, Instant};
+
+use herald_conduit::witnesses::WitnessTarget;
+use herald_tlog::TlogProof;
+use herald_tlog::checkpoint::SignedCheckpoint;
+use herald_tlog::note::NoteSignature;
+use herald_witness::client;
+use tokio::sync::oneshot;
+
+use crate::herald::Herald;
+use crate::store::Store;
+
+const FIRST_BACKOFF: Duration = Duration::from_secs(1);
+const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// A cosignature field: the big-endian u64 time, then the signature.
+const COSIGNATURE_LEN: usize = 8 + 64;
+
+/// A certification to log, and where its answer goes: the entry's bytes
+/// (the first issued for its request, when one was) and its proof.
+pub(crate) struct Job {
+    pub(crate) entry: Vec<u8>,
+    pub(crate) request: Option<[u8; 32]>,
+    pub(crate) reply: oneshot::Sender<Result<(Vec<u8>, String), String>>,
+}
+
+/// The latest checkpoint published, with its cosignatures.
+#[derive(Clone, Debug)]
+pub(crate) struct Published {
+    pub(crate) size: u64,
+    pub(crate) text: String,
+}
+
+struct Peer {
+    cosigned: u64,
+    retry_at: Instant,
+    backoff: Duration,
+}
+
+/// The proof of entry `index` against `published`, from `store`'s tree.
+pub(crate) fn proof(store: &Store, index: u64, published: &Published) -> Option<String> {
+    let hashes = store.tree().inclusion_proof(index, published.size).ok()?;
+    Some(TlogProof::new(index, hashes, &published.text).to_text())
+}
+
+/// Run until the queue's senders are gone.
+pub(crate) fn run(herald: &Arc<Herald>, queue: &Receiver<Job>) {
+    let mut peers: Vec<Peer> = herald
+        .witnesses
+        .iter()
+        .map(|_| Peer {
+            cosigned: 0,
+            retry_at: Instant::now(),
+            backoff: FIRST_BACKOFF,
+        })
+        .collect();
+    let mut waiting: Vec<(u64, Job)> = Vec::new();
+    let mut next = Instant::now();
+    loop {
+        let mut batch = Vec::new();
+        match queue.recv_timeout(next.saturating_duration_since(Instant::now())) {
+            Ok(j) => batch.push(j),
+            Err(RecvTimeoutError::Timeout) => {}
+            Err(RecvTimeoutError::Disconnected) => return,
+        }
+        while let Ok(j) = queue.try_recv() {
+            batch.push(j);
+        }
+        if !batch.is_empty() {
+            append(herald, batch, &mut waiting);
+        }
+        if Instant::now() >= next {
+            next = Instant::now() + herald.batch;
+            round(herald, &mut peers);
+            answer(herald, &mut waiting);
+        }
+    }
+}
+
+/// Append the new entries of `batch` (a request answered before gets its
+/// first entry), durably; park each job until a checkpoint covers it.
+fn append(herald: &Herald, batch: Vec<Job>, waiting: &mut Vec<(u64, Job)>) {
+    let Ok(mut store) = herald.store.lock() else {
+        return;
+    };
+    let mut fresh: Vec<Vec<u8>> = Vec::new();
+    let mut jobs: Vec<(Option<u64>, Job)> = Vec::new();
+    // Two jobs for one request in one batch: the first is logged.
+    let mut seen: Vec<[u8; 32]> = Vec::new();
+    for job in batch {
+        let known = job.request.and_then(|r| store.answered(&r));
+        let dup = job.request.is_some_and(|r| seen.contains(&r));
+        if known.is_none() && !dup {
+            if let Some(r) = job.request {
+                seen.push(r);
+            }
+            fresh.push(job.entry.clone());
+        }
+        jobs.push((known, job));
+    }
+    match store.append(&fresh) {
+        Ok(_) => {
+            for (known, job) in jobs {
+                let index = known.or_else(|| job.request.and_then(|r| store.answered(&r)));
+                match index {
+                    Some(i) => waiting.push((i, job)),
+                    // An operator's entry through the queue has no request.
+                    None => waiting.push((store.len() - 1, job)),
+                }
+            }
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "the certification log could not be written");
+            for (_, job) in jobs {
+                let _ = job.reply.send(Err("storage".to_owned()));
+            }
+        }
+    }
+}
+
+/// Answer every waiting job the published checkpoint covers.
+fn answer(herald: &Herald, waiting: &mut Vec<(u64, Job)>) {
+    let Some(published) = herald.published() else {
+        return;
+    };
+    let Ok(store) = herald.store.lock() else {
+        return;
+    };
+    let mut rest = Vec::new();
+    for (index, job) in waiting.drain(..) {
+        if index >= published.size {
+            rest.push((index, job));
+            continue;
+        }
+        let answer = match (store.entry(index), proof(&store, index, &published)) {
+            (Ok(entry), Some(p)) => Ok((entry, p)),
+            _ => Err("storage".to_owned()),
+        };
+        let _ = job.reply.send(answer);
+    }
+    *waiting = rest;
+}
+
+/// Sign a checkpoint of the log as it is, when it has grown since the last
+/// one (or none was published yet), have the witnesses cosign it, and
+/// publish it.
+fn round(herald: &Herald, peers: &mut [Peer]) {
+    let checkpoint = {
+        let Ok(store) = herald.store.lock() else {
+            return;
+        };
+        let size = store.len();
+        if herald.published().is_some_and(|p| p.size >= size) {
+            return;
+        }
+        match herald_tlog::log::sign_checkpoint(
+            &herald.origin,
+            size,
+            store.tree().root(),
+            &herald.key,
+        ) {
+            Ok(c) => c,
+            Err(e) => {
+                tracing::error!(error = %e, "the checkpoint could not be signed");
+                return;
+            }
+        }
+    };
+    let lines: Mutex<Vec<NoteSignature>> = Mutex::new(Vec::new());
+    let now = Instant::now();
+    std::thread::scope(|s| {
+        for (target, peer) in herald.witnesses.iter().zip(peers.iter_mut()) {
+            if now < peer.retry_at {
+                continue;
+            }
+            let (checkpoint, lines, store) = (&checkpoint, &lines, &herald.store);
+            s.spawn(move || match submit(store, target, peer.cosigned, checkpoint) {
+                Ok(got) => {
+                    peer.cosigned = checkpoint.checkpoint().size();
+                    peer.backoff = FIRST_BACKOFF;
+                    if let Ok(mut l) = lines.lock() {
+                        l.extend(got);
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!(witness = %target.url, error = %e, retry_s = peer.backoff.as_secs(), "witness failed; retrying");
+                    peer.retry_at = Instant::now() + peer.backoff;
+                    peer.backoff = (peer.backoff * 2).min(MAX_BACKOFF);
+                }
+            });
+        }
+    });
+    let mut note = checkpoint.note().clone();
+    for line in lines.into_inner().unwrap_or_default() {
+        if let Err(e) = note.push(line) {
+            tracing::warn!(error = %e, "a cosignature does not fit the checkpoint");
+        }
+    }
+    herald.publish(Published {
+        size: checkpoint.checkpoint().size(),
+        text: note.to_text(),
+    });
+}
+
+/// Submit `cp` to `target`; its cosignatures, verified when its key is
+/// known (as the conduit's notary does, herald-conduit `witnesses`).
+fn submit(
+    store: &Mutex<Store>,
+    target: &WitnessTarget,
+    from: u64,
+    cp: &SignedCheckpoint,
+) -> Result<Vec<NoteSignature>, String> {
+    let size = cp.checkpoint().size();
+    let proof = |old: u64| {
+        let s = store.lock().map_err(|_| "the store lock is poisoned")?;
+        s.tree()
+            .consistency_proof(old, size)
+            .map_err(|e| e.to_string())
+    };
+    let lines = client::add_checkpoint_from(&target.url, cp, from, proof)?;
+    let good: Vec<NoteSignature> = match &target.key {
+        Some(key) => client::verified_cosignatures(cp, lines, std::slice::from_ref(key)).0,
+        None => lines
+            .into_iter()
+            .filter(|l| l.signature().len() == COSIGNATURE_LEN)
+            .collect(),
+    };
+    if good.is_empty() {
+        return Err("no valid cosignature in its answer".to_owned());
+    }
+    Ok(good)
+}
+
+/// The published checkpoint, shared between the sequencer and readers.
+pub(crate) type Shared = RwLock<Option<Published>>;
