@@ -391,7 +391,8 @@ async fn a_forked_log_is_caught_by_the_monitor() {
     let policy = policy_text(&[(log_key(&key, origin), Some(a.url()))], &[], 0);
     std::fs::write(d.join("policy"), policy).unwrap();
     let alice_sigil = alice.sigil(SigilForm::Default).to_string();
-    // Alone, the log at its URL looks fine.
+    // Alone, the log at its URL looks fine; the monitor keeps its
+    // checkpoint.
     let run = support::herald(
         d,
         &[
@@ -401,9 +402,37 @@ async fn a_forked_log_is_caught_by_the_monitor() {
             "policy",
             "--subject",
             &alice_sigil,
+            "--state",
+            "mstate",
         ],
     );
     run.expect(0);
+    // Shown the other branch later (the policy now names b's URL), the
+    // monitor compares it with the checkpoint it kept: a split view.
+    let other = policy_text(&[(log_key(&key, origin), Some(b.url()))], &[], 0);
+    std::fs::write(d.join("policy-b"), other).unwrap();
+    let run = support::herald(
+        d,
+        &[
+            "heraldry",
+            "monitor",
+            "--log-policy",
+            "policy-b",
+            "--subject",
+            &alice_sigil,
+            "--state",
+            "mstate",
+            "--evidence",
+            "later.evidence",
+        ],
+    );
+    run.expect(1);
+    assert!(
+        run.out().contains("the checkpoint kept from the last run"),
+        "{}",
+        run.out()
+    );
+    assert!(d.join("later.evidence").exists());
     let run = support::herald(
         d,
         &[
