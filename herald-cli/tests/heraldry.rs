@@ -391,7 +391,8 @@ async fn a_forked_log_is_caught_by_the_monitor() {
     let policy = policy_text(&[(log_key(&key, origin), Some(a.url()))], &[], 0);
     std::fs::write(d.join("policy"), policy).unwrap();
     let alice_sigil = alice.sigil(SigilForm::Default).to_string();
-    // Alone, the log at its URL looks fine.
+    // Alone, the log at its URL looks fine; the monitor keeps its
+    // checkpoint.
     let run = support::herald(
         d,
         &[
@@ -401,9 +402,37 @@ async fn a_forked_log_is_caught_by_the_monitor() {
             "policy",
             "--subject",
             &alice_sigil,
+            "--state",
+            "mstate",
         ],
     );
     run.expect(0);
+    // Shown the other branch later (the policy now names b's URL), the
+    // monitor compares it with the checkpoint it kept: a split view.
+    let other = policy_text(&[(log_key(&key, origin), Some(b.url()))], &[], 0);
+    std::fs::write(d.join("policy-b"), other).unwrap();
+    let run = support::herald(
+        d,
+        &[
+            "heraldry",
+            "monitor",
+            "--log-policy",
+            "policy-b",
+            "--subject",
+            &alice_sigil,
+            "--state",
+            "mstate",
+            "--evidence",
+            "later.evidence",
+        ],
+    );
+    run.expect(1);
+    assert!(
+        run.out().contains("the checkpoint kept from the last run"),
+        "{}",
+        run.out()
+    );
+    assert!(d.join("later.evidence").exists());
     let run = support::herald(
         d,
         &[
@@ -511,4 +540,46 @@ async fn handle_certifications_follow_the_dns_record() {
     let j = run.json();
     assert_eq!(j["certifications"].as_array().unwrap().len(), 1, "{j}");
     assert_eq!(j["certifications"][0]["value"], "alice@acme.test");
+}
+
+/// A witness that accepts the connection and never answers does not hold
+/// the Herald's answers: the checkpoint goes out with the other witness's
+/// cosignature within the deadline, and a 1-of-2 policy accepts it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_witness_does_not_hold_the_answers() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let key = SigningKey::from_seed(&[0x55; 32]);
+    let origin = "hung.example/log";
+    let (w1, w1key) = heraldry::witness(d, "w1", &[(origin.to_owned(), log_key(&key, origin))]);
+    let hung = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let hung_key = herald_tlog::note::NoteVerifier::cosigner(
+        "hung.example",
+        SigningKey::from_seed(&[0x56; 32]).public_key(),
+    )
+    .unwrap()
+    .to_string();
+    let witnesses = vec![
+        format!("{w1key}={}", w1.1),
+        format!("{hung_key}=http://{}", hung.local_addr().unwrap()),
+    ];
+    let s = heraldry::serve(d, "h", &key, origin, &witnesses, &["--batch-ms", "100"]);
+    let alice = SigningKey::from_seed(&[0x11; 32]);
+    let started = std::time::Instant::now();
+    let r = client::post(s.addr, "/v1/certify", &key_request(&alice, &key), T)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+    let policy = policy_text(
+        &[(log_key(&key, origin), Some(s.url()))],
+        &[("w1", &w1key), ("hung", &hung_key)],
+        1,
+    );
+    check_item(&r.body, &key, &Policy::parse(policy.as_bytes()).unwrap());
+    drop(hung);
 }

@@ -12,9 +12,11 @@
 //! answered before it is durable and in a published checkpoint.
 //!
 //! A witness that fails is logged and skipped with a backoff (1 s doubling
-//! to 30 s); the checkpoint is published with the cosignatures it has.
+//! to 30 s); one that does not answer within 2 s is not waited for (and
+//! not asked again until it answers); the checkpoint is published with the
+//! cosignatures it has.
 
-use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
@@ -30,6 +32,9 @@ use crate::store::Store;
 
 const FIRST_BACKOFF: Duration = Duration::from_secs(1);
 const MAX_BACKOFF: Duration = Duration::from_secs(30);
+/// The longest a checkpoint waits for its witnesses before it is
+/// published with the cosignatures it has.
+const PATIENCE: Duration = Duration::from_secs(2);
 /// A cosignature field: the big-endian u64 time, then the signature.
 const COSIGNATURE_LEN: usize = 8 + 64;
 
@@ -52,7 +57,13 @@ struct Peer {
     cosigned: u64,
     retry_at: Instant,
     backoff: Duration,
+    /// A submission to it is in flight.
+    busy: bool,
 }
+
+/// Witnesses' answers: (witness, size submitted, cosignatures or why not).
+type Answer = (usize, u64, Result<Vec<NoteSignature>, String>);
+type Results = (Sender<Answer>, Receiver<Answer>);
 
 /// The proof of entry `index` against `published`, from `store`'s tree.
 pub(crate) fn proof(store: &Store, index: u64, published: &Published) -> Option<String> {
@@ -69,8 +80,10 @@ pub(crate) fn run(herald: &Arc<Herald>, queue: &Receiver<Job>) {
             cosigned: 0,
             retry_at: Instant::now(),
             backoff: FIRST_BACKOFF,
+            busy: false,
         })
         .collect();
+    let results: Results = std::sync::mpsc::channel();
     let mut waiting: Vec<(u64, Job)> = Vec::new();
     let mut next = Instant::now();
     loop {
@@ -88,7 +101,7 @@ pub(crate) fn run(herald: &Arc<Herald>, queue: &Receiver<Job>) {
         }
         if Instant::now() >= next {
             next = Instant::now() + herald.batch;
-            round(herald, &mut peers);
+            round(herald, &mut peers, &results);
             answer(herald, &mut waiting);
         }
     }
@@ -161,7 +174,7 @@ fn answer(herald: &Herald, waiting: &mut Vec<(u64, Job)>) {
 /// Sign a checkpoint of the log as it is, when it has grown since the last
 /// one (or none was published yet), have the witnesses cosign it, and
 /// publish it.
-fn round(herald: &Herald, peers: &mut [Peer]) {
+fn round(herald: &Arc<Herald>, peers: &mut [Peer], results: &Results) {
     let checkpoint = {
         let Ok(store) = herald.store.lock() else {
             return;
@@ -183,38 +196,77 @@ fn round(herald: &Herald, peers: &mut [Peer]) {
             }
         }
     };
-    let lines: Mutex<Vec<NoteSignature>> = Mutex::new(Vec::new());
+    let size = checkpoint.checkpoint().size();
     let now = Instant::now();
-    std::thread::scope(|s| {
-        for (target, peer) in herald.witnesses.iter().zip(peers.iter_mut()) {
-            if now < peer.retry_at {
-                continue;
-            }
-            let (checkpoint, lines, store) = (&checkpoint, &lines, &herald.store);
-            s.spawn(move || match submit(store, target, peer.cosigned, checkpoint) {
-                Ok(got) => {
-                    peer.cosigned = checkpoint.checkpoint().size();
-                    peer.backoff = FIRST_BACKOFF;
-                    if let Ok(mut l) = lines.lock() {
-                        l.extend(got);
-                    }
-                }
-                Err(e) => {
-                    tracing::warn!(witness = %target.url, error = %e, retry_s = peer.backoff.as_secs(), "witness failed; retrying");
-                    peer.retry_at = Instant::now() + peer.backoff;
-                    peer.backoff = (peer.backoff * 2).min(MAX_BACKOFF);
-                }
-            });
+    let mut asked = 0usize;
+    for (i, (target, peer)) in herald.witnesses.iter().zip(peers.iter_mut()).enumerate() {
+        if peer.busy || now < peer.retry_at {
+            continue;
         }
-    });
+        peer.busy = true;
+        asked += 1;
+        let (herald, target, cp, from, tx) = (
+            Arc::clone(herald),
+            target.clone(),
+            checkpoint.clone(),
+            peer.cosigned,
+            results.0.clone(),
+        );
+        let spawned = std::thread::Builder::new()
+            .name("herald-heraldry-witness".into())
+            .spawn(move || {
+                let r = submit(&herald.store, &target, from, &cp);
+                let _ = tx.send((i, size, r));
+            });
+        if spawned.is_err() {
+            peer.busy = false;
+            asked -= 1;
+        }
+    }
+    // Wait for this round's answers, at most PATIENCE: a witness that
+    // hangs delays the checkpoint by that much, never a request past its
+    // deadline by more (its answer, when it comes, frees it for a later
+    // round).
+    let mut lines: Vec<NoteSignature> = Vec::new();
+    let until = Instant::now() + PATIENCE;
+    while asked > 0 {
+        let Ok((i, at, r)) = results
+            .1
+            .recv_timeout(until.saturating_duration_since(Instant::now()))
+        else {
+            break;
+        };
+        let (Some(peer), Some(target)) = (peers.get_mut(i), herald.witnesses.get(i)) else {
+            continue;
+        };
+        peer.busy = false;
+        match r {
+            Ok(got) => {
+                peer.cosigned = peer.cosigned.max(at);
+                peer.backoff = FIRST_BACKOFF;
+                if at == size {
+                    asked -= 1;
+                    lines.extend(got);
+                }
+            }
+            Err(e) => {
+                tracing::warn!(witness = %target.url, error = %e, retry_s = peer.backoff.as_secs(), "witness failed; retrying");
+                peer.retry_at = Instant::now() + peer.backoff;
+                peer.backoff = (peer.backoff * 2).min(MAX_BACKOFF);
+                if at == size {
+                    asked -= 1;
+                }
+            }
+        }
+    }
     let mut note = checkpoint.note().clone();
-    for line in lines.into_inner().unwrap_or_default() {
+    for line in lines {
         if let Err(e) = note.push(line) {
             tracing::warn!(error = %e, "a cosignature does not fit the checkpoint");
         }
     }
     herald.publish(Published {
-        size: checkpoint.checkpoint().size(),
+        size,
         text: note.to_text(),
     });
 }
