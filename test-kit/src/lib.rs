@@ -15,8 +15,8 @@ pub mod alloc;
 pub mod corpus;
 pub mod crash;
 pub mod external;
-pub mod protocols;
 pub mod heralds;
+pub mod protocols;
 pub mod surface;
 
 use herald_core::cbor::Value;
