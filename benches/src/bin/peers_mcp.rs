@@ -48,6 +48,8 @@ use serde_json::json;
 const CALLS: usize = 500;
 const ROUNDS: usize = 5;
 const WARM_UP: usize = 50;
+/// Append + fdatasync samples a round.
+const SYNC_SAMPLES: usize = 100;
 
 /// The cache directory benches/peers-setup installs the peers in.
 fn cache() -> PathBuf {
@@ -422,6 +424,11 @@ fn main() {
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); SIDES.len()];
     let mut round_medians: Vec<Vec<f64>> = vec![Vec::new(); SIDES.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); SIDES.len()];
+    // herald's own stage no peer has: the trace's fdatasync before each
+    // result (`--sync release`), sampled on the same disk each round.
+    let sync_dir = tempfile::tempdir_in(std::env::current_dir().unwrap()).unwrap();
+    let mut sync_file = std::fs::File::create(sync_dir.path().join("append")).unwrap();
+    let mut syncs = Vec::new();
     for round in 0..rounds {
         let mut line = format!("round {round}:");
         let order: Vec<usize> = if round % 2 == 0 {
@@ -444,8 +451,15 @@ fn main() {
             round_medians[side].push(m);
             times[side].extend(these);
         }
+        for _ in 0..SYNC_SAMPLES {
+            let t = Instant::now();
+            sync_file.write_all(&[0x5a; 400]).unwrap();
+            sync_file.sync_data().unwrap();
+            syncs.push(t.elapsed());
+        }
         eprintln!("{line}");
     }
+    syncs.sort();
     println!(
         "mcp tools/call (server-everything echo), one kept-alive HTTP/1.1 connection, {calls} calls x {rounds} rounds after {warm_up} warm-up calls each:"
     );
@@ -472,6 +486,12 @@ fn main() {
             rm.join(" ")
         );
     }
+    println!(
+        "  {:<28}{:>11.0}{:>11.0}   (a 400-byte append + fdatasync, {SYNC_SAMPLES} a round on the traces' disk: herald's, per call)",
+        "append + fdatasync",
+        us(quantile(&syncs, 0.5)),
+        us(quantile(&syncs, 0.99)),
+    );
     let fastest = if med[1] <= med[2] { 1 } else { 2 };
     println!(
         "  herald median / fastest peer's ({}): {:.2} (goal <= 0.8); p99 herald {:.0} us, supergateway {:.0} us, mcp-proxy {:.0} us ({})",
