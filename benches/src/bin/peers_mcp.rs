@@ -422,7 +422,8 @@ fn main() {
         ),
     };
     let mut times: Vec<Vec<Duration>> = vec![Vec::new(); SIDES.len()];
-    let mut round_medians: Vec<Vec<f64>> = vec![Vec::new(); SIDES.len()];
+    // Each round's (median, p99), microseconds.
+    let mut round_medians: Vec<Vec<(f64, f64)>> = vec![Vec::new(); SIDES.len()];
     let mut cpu: Vec<Vec<f64>> = vec![Vec::new(); SIDES.len()];
     // herald's own stage no peer has: the trace's fdatasync before each
     // result (`--sync release`), sampled on the same disk each round.
@@ -447,8 +448,9 @@ fn main() {
             drop(server);
             these.sort();
             let m = us(quantile(&these, 0.5));
-            line.push_str(&format!(" {} {m:.0} us;", SIDES[side]));
-            round_medians[side].push(m);
+            let q = us(quantile(&these, 0.99));
+            line.push_str(&format!(" {} {m:.0} us (p99 {q:.0});", SIDES[side]));
+            round_medians[side].push((m, q));
             times[side].extend(these);
         }
         for _ in 0..SYNC_SAMPLES {
@@ -464,7 +466,7 @@ fn main() {
         "mcp tools/call (server-everything echo), one kept-alive HTTP/1.1 connection, {calls} calls x {rounds} rounds after {warm_up} warm-up calls each:"
     );
     println!(
-        "  {:<28}{:>11}{:>11}{:>16}   rounds' medians (us)",
+        "  {:<28}{:>11}{:>11}{:>16}   rounds' median/p99 (us)",
         "", "median us", "p99 us", "own CPU us/call"
     );
     let mut med = vec![Duration::ZERO; SIDES.len()];
@@ -475,7 +477,7 @@ fn main() {
         p99[side] = quantile(&times[side], 0.99);
         let rm: Vec<String> = round_medians[side]
             .iter()
-            .map(|m| format!("{m:.0}"))
+            .map(|(m, q)| format!("{m:.0}/{q:.0}"))
             .collect();
         println!(
             "  {:<28}{:>11.0}{:>11.0}{:>16.0}   {}",
