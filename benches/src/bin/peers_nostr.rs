@@ -34,7 +34,8 @@
 //!
 //! `HERALD_BIN` names the `herald` binary (default: beside this one),
 //! `HERALD_NOSTR_RELAY` the relay's (default: where benches/peers-setup puts
-//! it).
+//! it); `HERALD_PEERS_ONLY=herald` (or `relay`) runs that side alone, to
+//! profile it (its round lines only).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::{BufRead, BufReader};
@@ -382,8 +383,18 @@ fn main() {
         || cache().join("nostr-rs-relay/bin/nostr-rs-relay"),
         PathBuf::from,
     );
+    // One side alone (to profile it): its round lines, no table.
+    let only = std::env::var("HERALD_PEERS_ONLY").ok();
+    let runs_side = |side: Side| {
+        only.as_deref().is_none_or(|o| {
+            o == match side {
+                Side::Herald => "herald",
+                Side::Relay => "relay",
+            }
+        })
+    };
     assert!(
-        relay.exists(),
+        !runs_side(Side::Relay) || relay.exists(),
         "{}: run benches/peers-setup first (or set HERALD_NOSTR_RELAY)",
         relay.display()
     );
@@ -417,7 +428,7 @@ fn main() {
         };
         let mut line = format!("round {round}:");
         for (m, &(kept, mode)) in modes.iter().enumerate() {
-            for side in order {
+            for side in order.into_iter().filter(|&s| runs_side(s)) {
                 let salt = (round * 4 + m * 2 + usize::from(side == Side::Relay)) as u8;
                 let (server, work) = match side {
                     Side::Herald => (
@@ -461,6 +472,9 @@ fn main() {
             }
         }
         eprintln!("{line}");
+    }
+    if only.is_some() {
+        return;
     }
     println!(
         "  {:<21}{:<16}{:>10}{:>12}{:>14}{:>9}{:>9}",
