@@ -495,17 +495,28 @@ fn main() {
         us(quantile(&syncs, 0.99)),
     );
     let fastest = if med[1] <= med[2] { 1 } else { 2 };
+    // The p99 over all calls, and the median of the rounds' p99s (one
+    // disturbed round, which under load hits the side it lands on, moves
+    // the first and not the second).
+    let round_p99: Vec<f64> = round_medians
+        .iter()
+        .map(|r| median(&mut r.iter().map(|&(_, q)| q).collect::<Vec<_>>()))
+        .collect();
+    let verdict = |h: f64, peers: f64| if h <= peers { "no worse" } else { "WORSE" };
     println!(
-        "  herald median / fastest peer's ({}): {:.2} (goal <= 0.8); p99 herald {:.0} us, supergateway {:.0} us, mcp-proxy {:.0} us ({})",
+        "  herald median / fastest peer's ({}): {:.2} (goal <= 0.8)",
         SIDES[fastest],
         med[0].as_secs_f64() / med[fastest].as_secs_f64(),
+    );
+    println!(
+        "  p99 over all calls: herald {:.0} us, supergateway {:.0} us, mcp-proxy {:.0} us ({}); median of the rounds' p99: herald {:.0} us, supergateway {:.0} us, mcp-proxy {:.0} us ({})",
         us(p99[0]),
         us(p99[1]),
         us(p99[2]),
-        if p99[0] <= p99[1].min(p99[2]) {
-            "no worse"
-        } else {
-            "WORSE"
-        }
+        verdict(us(p99[0]), us(p99[1].min(p99[2]))),
+        round_p99[0],
+        round_p99[1],
+        round_p99[2],
+        verdict(round_p99[0], round_p99[1].min(round_p99[2])),
     );
 }
