@@ -13,6 +13,8 @@
 //! - [`ProcessTrace`]: the whole-process benchmark's trace and keyring as
 //!   `herald verify` reads them (also the trace `herald verify --json` is
 //!   held byte-stable on, herald-cli/tests/verify_json_stable.rs).
+//! - [`load`]: many clients over one list of work items, and CPU time from
+//!   `/proc` (the server benches).
 
 use herald_core::cbor::{Encoder, Value};
 use herald_core::{
@@ -255,6 +257,8 @@ pub fn verify_envelope(bytes: &[u8], key: &PublicKey) -> bool {
     })
     .is_ok()
 }
+
+pub mod load;
 
 /// COSE_Sign1 (RFC 9052) with coset and ed25519-dalek: the comparison of target (3).
 pub mod cose {

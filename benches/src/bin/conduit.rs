@@ -27,6 +27,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
+use herald_benches::load::{drive, pct, process_cpu, thread_cpu};
 use herald_conduit::{Conduit, Config, Roles, client};
 use herald_core::cbor::Value;
 use herald_core::{CheckOptions, Envelope, EnvelopeBuilder, Nonce, Scope, SigilForm, SigningKey};
@@ -223,11 +224,6 @@ fn main() {
     }
 }
 
-/// The `p` quantile of sorted `latencies`, milliseconds.
-fn pct(latencies: &[Duration], p: f64) -> f64 {
-    latencies[((latencies.len() - 1) as f64 * p) as usize].as_secs_f64() * 1e3
-}
-
 /// The name of the client runtime's threads.
 const CLIENT_THREAD: &str = "bench-client";
 
@@ -279,49 +275,37 @@ fn load(
             }));
         servers.push((stop, server));
     }
+    let addrs = Arc::new(addrs);
     let cpu_before = process_cpu();
     let clients_before = thread_cpu(CLIENT_THREAD);
-    let (took, mut latencies) = rts.clients.block_on(async move {
-        let addrs = Arc::new(addrs);
-        let next = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let started = Instant::now();
-        let mut tasks = Vec::new();
-        for _ in 0..clients {
-            let (work, next, addrs) = (Arc::clone(&work), Arc::clone(&next), Arc::clone(&addrs));
-            tasks.push(tokio::spawn(async move {
-                let mut lat = Vec::new();
-                let mut kept: Vec<Option<client::Connection>> =
-                    addrs.iter().map(|_| None).collect();
-                loop {
-                    let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let Some(body) = work.get(i) else { break };
-                    let addr = addrs[i % addrs.len()];
-                    let t = Instant::now();
-                    let timeout = Duration::from_secs(30);
-                    let r = if keep_alive {
-                        let slot = &mut kept[i % addrs.len()];
-                        if slot.is_none() {
-                            *slot = Some(client::Connection::connect(addr).await.unwrap());
-                        }
-                        let c = slot.as_mut().unwrap();
-                        c.post("/v1/envelopes", body, timeout).await.unwrap()
-                    } else {
-                        client::post(addr, "/v1/envelopes", body, timeout)
-                            .await
-                            .unwrap()
-                    };
-                    assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
-                    lat.push(t.elapsed());
-                }
-                lat
-            }));
+    let (took, latencies) = rts.clients.block_on(drive(clients, work.len(), |claim| {
+        let (work, addrs) = (Arc::clone(&work), Arc::clone(&addrs));
+        async move {
+            let mut lat = Vec::new();
+            let mut kept: Vec<Option<client::Connection>> = addrs.iter().map(|_| None).collect();
+            while let Some(i) = claim.next() {
+                let body = &work[i];
+                let addr = addrs[i % addrs.len()];
+                let t = Instant::now();
+                let timeout = Duration::from_secs(30);
+                let r = if keep_alive {
+                    let slot = &mut kept[i % addrs.len()];
+                    if slot.is_none() {
+                        *slot = Some(client::Connection::connect(addr).await.unwrap());
+                    }
+                    let c = slot.as_mut().unwrap();
+                    c.post("/v1/envelopes", body, timeout).await.unwrap()
+                } else {
+                    client::post(addr, "/v1/envelopes", body, timeout)
+                        .await
+                        .unwrap()
+                };
+                assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+                lat.push(t.elapsed());
+            }
+            lat
         }
-        let mut all = Vec::new();
-        for t in tasks {
-            all.extend(t.await.unwrap());
-        }
-        (started.elapsed(), all)
-    });
+    }));
     let cpu = Cpu {
         total: process_cpu() - cpu_before,
         clients: thread_cpu(CLIENT_THREAD) - clients_before,
@@ -330,35 +314,5 @@ fn load(
         let _ = stop.send(());
         rts.conduit.block_on(server).unwrap().unwrap();
     }
-    latencies.sort();
     (took, latencies, cpu)
-}
-
-/// User + system CPU seconds of this process so far (Linux; 0 elsewhere).
-fn process_cpu() -> f64 {
-    std::fs::read_to_string("/proc/self/stat").map_or(0.0, |s| stat_cpu(&s))
-}
-
-/// User + system CPU seconds so far of this process's live threads named
-/// `name` (Linux; 0 elsewhere).
-fn thread_cpu(name: &str) -> f64 {
-    let Ok(tasks) = std::fs::read_dir("/proc/self/task") else {
-        return 0.0;
-    };
-    tasks
-        .flatten()
-        .filter(|t| std::fs::read_to_string(t.path().join("comm")).is_ok_and(|c| c.trim() == name))
-        .filter_map(|t| std::fs::read_to_string(t.path().join("stat")).ok())
-        .map(|s| stat_cpu(&s))
-        .sum()
-}
-
-/// utime + stime of a `/proc/…/stat` line, seconds.
-fn stat_cpu(stat: &str) -> f64 {
-    // Fields after the command name (which ends with ')'): utime is the
-    // 12th and stime the 13th of them, in clock ticks (100 per second).
-    let rest = stat.rsplit_once(')').map_or("", |(_, r)| r);
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = |i: usize| f.get(i).and_then(|v| v.parse::<f64>().ok()).unwrap_or(0.0);
-    (ticks(11) + ticks(12)) / 100.0
 }
