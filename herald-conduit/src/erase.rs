@@ -35,7 +35,6 @@ use std::time::Duration;
 use herald_core::{EnvelopeRef, Kind};
 
 use crate::Conduit;
-use crate::backend::Backend;
 use crate::head;
 use crate::refusal::Refusal;
 use crate::stored::{RECIPIENT_LEN, Stored, recipient};
@@ -142,7 +141,7 @@ pub(crate) async fn retain(conduit: Arc<Conduit>, days: u64) {
 
 /// One retention pass from arrival `from`: the arrival the next starts at.
 async fn pass(conduit: &Conduit, days: u64, from: u64) -> Result<u64, String> {
-    let backend: &dyn Backend = conduit.backend.as_ref();
+    let backend = conduit.backend.as_ref();
     let now = conduit.now();
     let cutoff = now.saturating_sub(days.saturating_mul(DAY));
     let (oldest, scanned) = backend.oldest(from, PASS_READ).await?;
