@@ -33,6 +33,7 @@ timeout 600 npm install --no-audit --no-fund ./pkg.tgz \
     typescript@5.9.3 @modelcontextprotocol/sdk@1.32.2
 node --version
 HERALD_BIN=$herald HERALD_VECTORS=$OLDPWD/vectors/conformance \
+    HERALD_PROFILE_FIXTURES=$OLDPWD/herald-cli/tests/fixtures/profile \
     node --test --test-reporter=spec ./*.test.mjs
 # The packed declarations, checked on their own (not skipped as a
 # library), then a strict typed use of them with the SDK.

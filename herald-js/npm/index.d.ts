@@ -207,6 +207,16 @@ export interface VerifyReport {
   summary: { valid: number; partial: number; invalid: number };
   proofs?: ProofReport[];
   unlisted?: number;
+  /** With the `profile` option: that protocol's findings (docs/haven.md, docs/valp.md). */
+  profile?: ProfileReport;
+}
+
+/** A protocol profile's result: findings beside the reasons; no status changes. */
+export interface ProfileReport {
+  name: 'haven' | 'valp';
+  checked: number;
+  skipped: number;
+  findings: { code: string; id: string; detail: string }[];
 }
 
 export interface VerifyOptions {
@@ -218,6 +228,10 @@ export interface VerifyOptions {
   require?: string[];
   /** Clock skew tolerated, seconds (default 300, P10). */
   skew?: number;
+  /** A protocol profile checked over the verified set (`--profile`). */
+  profile?: 'haven' | 'valp';
+  /** The bytes of each evidence `content_ref` (`--evidence REF=PATH`). */
+  evidence?: { [contentRef: string]: Uint8Array };
 }
 
 /**

@@ -60,6 +60,9 @@ export function verifyText(input, options = {}) {
     options.now ?? undefined,
     options.require ?? [],
     options.skew ?? undefined,
+    options.profile ?? undefined,
+    Object.keys(options.evidence ?? {}),
+    Object.values(options.evidence ?? {}),
   );
 }
 
@@ -74,6 +77,7 @@ export function allValid(report) {
     report.envelopes.length > 0 &&
     !report.unlisted &&
     report.envelopes.every((e) => e.status === 'valid') &&
-    (report.proofs ?? []).every((p) => p.status === 'valid')
+    (report.proofs ?? []).every((p) => p.status === 'valid') &&
+    (report.profile?.findings ?? []).length === 0
   );
 }

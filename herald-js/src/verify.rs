@@ -5,7 +5,9 @@
 //! for byte the command's for the same bytes, keyring, time and scopes.
 
 use herald_core::Scope;
-use herald_verify::{AuditOptions, Input, Keyring as CoreKeyring, audit_compact};
+use herald_verify::{
+    AuditOptions, Input, Keyring as CoreKeyring, Profile, ProfileEvidence, audit_compact,
+};
 use js_sys::{Array, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -17,8 +19,12 @@ use crate::error::{argument, coded};
 /// bundle), named by `names` in the reasons that name their input (the
 /// command's file paths), against the keys of each keyring text of `keyring_texts`, at `now` (Unix seconds; the clock when undefined),
 /// requiring a valid signature in each scope of `require`, with `skew`
-/// seconds of clock skew (P10: 300).
+/// seconds of clock skew (P10: 300); with `profile` (`"haven"` or
+/// `"valp"`), that protocol's rules checked over the verified set with
+/// `evidence_bytes[n]` the bytes of the `content_ref` `evidence_refs[n]`
+/// (`herald verify --profile --evidence`, docs/valp.md).
 #[wasm_bindgen(js_name = verifyJson)]
+#[allow(clippy::too_many_arguments)]
 pub fn verify_json(
     inputs: Array,
     names: Array,
@@ -26,7 +32,28 @@ pub fn verify_json(
     now: Option<f64>,
     require: Array,
     skew: Option<f64>,
+    profile: Option<String>,
+    evidence_refs: Array,
+    evidence_bytes: Array,
 ) -> Result<String, JsValue> {
+    let profile = profile
+        .map(|p| Profile::from_name(&p))
+        .transpose()
+        .map_err(|e| argument(format!("profile: {e}")))?;
+    let evidence = evidence_refs
+        .iter()
+        .zip(evidence_bytes.iter())
+        .map(|(r, b)| {
+            let r = r
+                .as_string()
+                .ok_or_else(|| argument("evidence: each key is a content_ref"))?;
+            let b = b
+                .dyn_ref::<Uint8Array>()
+                .map(Uint8Array::to_vec)
+                .ok_or_else(|| argument("evidence: each value is a Uint8Array"))?;
+            Ok((r, b))
+        })
+        .collect::<Result<Vec<_>, JsValue>>()?;
     let inputs = inputs
         .iter()
         .enumerate()
@@ -76,9 +103,15 @@ pub fn verify_json(
         options.skew = whole("skew", s)?;
     }
     let report = audit_compact(&inputs, &keys, &options);
+    let given: Vec<ProfileEvidence<'_>> = evidence
+        .iter()
+        .map(|(r, b)| ProfileEvidence::new(r, b))
+        .collect();
     let mut out = Vec::new();
-    report
-        .write_document(&mut out)
-        .map_err(|e| coded("internal", e.to_string()))?;
+    match profile.map(|p| report.check_profile(p, &given)) {
+        Some(checked) => report.write_document_with_profile(&checked, &mut out),
+        None => report.write_document(&mut out),
+    }
+    .map_err(|e| coded("internal", e.to_string()))?;
     String::from_utf8(out).map_err(|e| coded("internal", e.to_string()))
 }
