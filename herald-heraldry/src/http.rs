@@ -11,13 +11,11 @@
 //! at most `max_inflight` requests at once (`overloaded` past it).
 
 use std::future::Future;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::mpsc::SyncSender;
 use std::time::Instant;
 
 use axum::Router;
-use axum::body::{Body, HttpBody};
 use axum::extract::{Path, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -25,7 +23,7 @@ use axum::routing::{get, post};
 use data_encoding::HEXLOWER;
 use herald_conduit::head::{self, Head};
 use herald_core::{Sigil, SigilForm};
-use herald_http::server::Limits;
+use herald_http::server::{BodyRead, Limits, read_body};
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, oneshot};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -88,36 +86,6 @@ fn problem(status: StatusCode, kind: &str, detail: &str) -> Response {
         .into_response()
 }
 
-enum Read {
-    Whole(Vec<u8>),
-    TooLarge(Vec<u8>),
-    Late(Vec<u8>),
-    Broken,
-}
-
-/// At most `max + 1` bytes of `body` before `deadline`.
-async fn read(mut body: Body, max: usize, deadline: Instant) -> Read {
-    let mut buf = Vec::new();
-    loop {
-        let next = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
-        match tokio::time::timeout_at(deadline.into(), next).await {
-            Err(_) => return Read::Late(buf),
-            Ok(None) => return Read::Whole(buf),
-            Ok(Some(Err(_))) => return Read::Broken,
-            Ok(Some(Ok(frame))) => {
-                if let Ok(data) = frame.into_data() {
-                    let room = (max + 1).saturating_sub(buf.len());
-                    buf.extend_from_slice(data.get(..room.min(data.len())).unwrap_or_default());
-                    if buf.len() > max {
-                        buf.truncate(max);
-                        return Read::TooLarge(buf);
-                    }
-                }
-            }
-        }
-    }
-}
-
 fn refuse(herald: &Herald, refusal: Refusal, head: &Head) -> Response {
     tracing::debug!(reason = refusal.reason(), "certification refused");
     let Some(body) = refusal.envelope(&herald.key, (head.id, head.trace, head.from), now()) else {
@@ -144,11 +112,11 @@ async fn certify(State(app): State<App>, req: Request) -> Response {
             .deadline
             .saturating_sub(std::time::Duration::from_millis(50));
     let permit = Arc::clone(&app.inflight).try_acquire_owned().ok();
-    let (bytes, early) = match read(req.into_body(), herald.config.max_body, deadline).await {
-        Read::Whole(b) => (b, None),
-        Read::TooLarge(b) => (b, Some(Refusal::TooLarge)),
-        Read::Late(b) => (b, Some(Refusal::Deadline)),
-        Read::Broken => {
+    let (bytes, early) = match read_body(req.into_body(), herald.config.max_body, deadline).await {
+        BodyRead::Whole(b) => (b, None),
+        BodyRead::TooLarge(b) => (b, Some(Refusal::TooLarge)),
+        BodyRead::Late(b) => (b, Some(Refusal::Deadline)),
+        BodyRead::Broken => {
             return problem(
                 StatusCode::BAD_REQUEST,
                 "body",

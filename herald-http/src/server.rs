@@ -330,3 +330,47 @@ mod tests {
         assert_eq!(l.max_connections(0).max_connections, 1);
     }
 }
+
+/// A request body as read by [`read_body`] (exhaustive: every caller
+/// answers each case).
+#[derive(Debug)]
+pub enum BodyRead {
+    /// The whole body, within the limit.
+    Whole(Vec<u8>),
+    /// Larger than the limit: its first `max` bytes.
+    TooLarge(Vec<u8>),
+    /// The deadline came first: what arrived.
+    Late(Vec<u8>),
+    /// The connection failed.
+    Broken,
+}
+
+/// Read at most `max + 1` bytes of `body` before `deadline`, never more
+/// (a body is bounded in bytes and time before any work is done for it;
+/// the conduit's and the Herald's one reader).
+pub async fn read_body(
+    mut body: axum::body::Body,
+    max: usize,
+    deadline: std::time::Instant,
+) -> BodyRead {
+    use axum::body::HttpBody;
+    let mut buf = Vec::new();
+    loop {
+        let next = std::future::poll_fn(|cx| std::pin::Pin::new(&mut body).poll_frame(cx));
+        match tokio::time::timeout_at(deadline.into(), next).await {
+            Err(_) => return BodyRead::Late(buf),
+            Ok(None) => return BodyRead::Whole(buf),
+            Ok(Some(Err(_))) => return BodyRead::Broken,
+            Ok(Some(Ok(frame))) => {
+                if let Ok(data) = frame.into_data() {
+                    let room = (max + 1).saturating_sub(buf.len());
+                    buf.extend_from_slice(data.get(..room.min(data.len())).unwrap_or_default());
+                    if buf.len() > max {
+                        buf.truncate(max);
+                        return BodyRead::TooLarge(buf);
+                    }
+                }
+            }
+        }
+    }
+}

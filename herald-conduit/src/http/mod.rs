@@ -12,18 +12,17 @@ mod window;
 use audit::audit_log;
 
 use std::collections::HashMap;
-use std::pin::Pin;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use axum::Router;
-use axum::body::{Body, HttpBody};
 use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use data_encoding::HEXLOWER;
 use herald_core::{Sigil, SigilForm};
+use herald_http::server::{BodyRead, read_body};
 use tokio::sync::{Semaphore, oneshot};
 use tower_http::limit::RequestBodyLimitLayer;
 
@@ -142,40 +141,6 @@ async fn post_envelope(State(app): State<App>, req: Request) -> Response {
     response
 }
 
-enum Read {
-    /// The whole body, within `--max-body`.
-    Whole(Vec<u8>),
-    /// Larger than `--max-body`: its first `--max-body` bytes.
-    TooLarge(Vec<u8>),
-    /// The deadline came first: what arrived.
-    Late(Vec<u8>),
-    /// The connection failed.
-    Broken,
-}
-
-/// Read at most `max + 1` bytes of `body` before `deadline`.
-async fn read(mut body: Body, max: usize, deadline: Instant) -> Read {
-    let mut buf = Vec::new();
-    loop {
-        let next = std::future::poll_fn(|cx| Pin::new(&mut body).poll_frame(cx));
-        match tokio::time::timeout_at(deadline.into(), next).await {
-            Err(_) => return Read::Late(buf),
-            Ok(None) => return Read::Whole(buf),
-            Ok(Some(Err(_))) => return Read::Broken,
-            Ok(Some(Ok(frame))) => {
-                if let Ok(data) = frame.into_data() {
-                    let room = (max + 1).saturating_sub(buf.len());
-                    buf.extend_from_slice(data.get(..room.min(data.len())).unwrap_or_default());
-                    if buf.len() > max {
-                        buf.truncate(max);
-                        return Read::TooLarge(buf);
-                    }
-                }
-            }
-        }
-    }
-}
-
 async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
     let conduit = &app.conduit;
     let permit = Arc::clone(&app.inflight).try_acquire_owned().ok();
@@ -183,11 +148,12 @@ async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
         conduit.metrics.refused("bad_request");
         problem(StatusCode::BAD_REQUEST, kind, detail)
     };
-    let (bytes, refusal) = match read(req.into_body(), conduit.config.max_body, deadline).await {
-        Read::Whole(b) => (b, None),
-        Read::TooLarge(b) => (b, Some(Refusal::TooLarge)),
-        Read::Late(b) => (b, Some(Refusal::Deadline)),
-        Read::Broken => return no_head("body", "the request body could not be read"),
+    let (bytes, refusal) = match read_body(req.into_body(), conduit.config.max_body, deadline).await
+    {
+        BodyRead::Whole(b) => (b, None),
+        BodyRead::TooLarge(b) => (b, Some(Refusal::TooLarge)),
+        BodyRead::Late(b) => (b, Some(Refusal::Deadline)),
+        BodyRead::Broken => return no_head("body", "the request body could not be read"),
     };
     let Some(head) = head::scan(&bytes) else {
         if matches!(refusal, Some(Refusal::Deadline)) {
