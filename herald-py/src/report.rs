@@ -499,37 +499,39 @@ fn verify(
     if let Some(s) = skew {
         options.skew = s;
     }
-    let report = py.detach(move || -> Result<(CoreReport, Option<CoreProfile>), String> {
-        let limits = ReadLimits {
-            max_item: Limits::DEFAULT.max_size,
-            max_depth: MAX_NESTING,
-            max_items: options.max_envelopes,
-            max_bytes: MAX_INPUT,
-        };
-        let inputs = sources
-            .into_iter()
-            .map(|s| match s {
-                Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
-                Source::File(path) => {
-                    let (mut file, _) =
-                        herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
-                    let bytes = read_sequence(&mut file, &limits)
-                        .map_err(|e| format!("{}: {e}", path.display()))?;
-                    Ok(Input {
-                        name: path.display().to_string(),
-                        bytes,
-                    })
-                }
-            })
-            .collect::<Result<Vec<_>, String>>()?;
-        let compact = audit_compact(&inputs, &keyring, &options);
-        let given: Vec<ProfileEvidence<'_>> = evidence
-            .iter()
-            .map(|(r, b)| ProfileEvidence::new(r, b))
-            .collect();
-        let checked = profile.map(|p| compact.check_profile(p, &given));
-        Ok((compact.into_report(), checked))
-    });
+    let report = py.detach(
+        move || -> Result<(CoreReport, Option<CoreProfile>), String> {
+            let limits = ReadLimits {
+                max_item: Limits::DEFAULT.max_size,
+                max_depth: MAX_NESTING,
+                max_items: options.max_envelopes,
+                max_bytes: MAX_INPUT,
+            };
+            let inputs = sources
+                .into_iter()
+                .map(|s| match s {
+                    Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
+                    Source::File(path) => {
+                        let (mut file, _) =
+                            herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
+                        let bytes = read_sequence(&mut file, &limits)
+                            .map_err(|e| format!("{}: {e}", path.display()))?;
+                        Ok(Input {
+                            name: path.display().to_string(),
+                            bytes,
+                        })
+                    }
+                })
+                .collect::<Result<Vec<_>, String>>()?;
+            let compact = audit_compact(&inputs, &keyring, &options);
+            let given: Vec<ProfileEvidence<'_>> = evidence
+                .iter()
+                .map(|(r, b)| ProfileEvidence::new(r, b))
+                .collect();
+            let checked = profile.map(|p| compact.check_profile(p, &given));
+            Ok((compact.into_report(), checked))
+        },
+    );
     let (core, checked) = report.map_err(PyOSError::new_err)?;
     Ok(Report {
         core,
