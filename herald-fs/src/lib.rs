@@ -327,11 +327,13 @@ pub fn replace(path: &Path, temp: &Path, bytes: &[u8]) -> Result<(), FileError> 
         }
         _ => {}
     }
-    let mut file = create_private_file(temp)?;
-    file.write_all(bytes)
-        .and_then(|()| file.sync_all())
-        .map_err(|e| FileError::io(temp, "write", e))?;
-    drop(file);
+    // The file is closed at the end of this block, before the rename.
+    {
+        let mut file = create_private_file(temp)?;
+        file.write_all(bytes)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| FileError::io(temp, "write", e))?;
+    }
     std::fs::rename(temp, path).map_err(|e| FileError::io(path, "replace", e))?;
     sync_parent(path)
 }
