@@ -51,7 +51,10 @@ if [[ " $stages " == *" build "* ]]; then
 
     # The CLI and the extension in the same profile, so the benchmark
     # compares like with like.
-    step cargo build "${cargo_profile[@]}" -p herald-cli --manifest-path "$root/Cargo.toml"
+    # --workspace: the features the workspace's own build resolves, so a dev
+    # build reuses what `cargo test --workspace` built (`-p herald-cli`
+    # resolves other features and rebuilds every crate of the workspace).
+    step cargo build "${cargo_profile[@]}" --workspace --bin herald --manifest-path "$root/Cargo.toml"
     rm -rf "$dist"
     (
         cd "$here"
@@ -117,11 +120,23 @@ if [[ " $stages " == *" test "* ]]; then
 
     # The Python bindings' budget: Python's verify costs at most 1.2x the
     # CLI's on one 10 000-envelope trace, both measured here
-    # (docs/performance.md).
-    step "${restricted[@]}" python "$here/benches/verify_throughput.py" "$HERALD_BIN"
+    # (docs/performance.md). Enforced on release builds only: in a dev
+    # build the extension's herald crates are dependencies of its own
+    # workspace (optimised, profile.dev.package."*") and the CLI's are
+    # members (not), so the ratio is reported, not compared.
+    if [[ "$profile" == release ]]; then
+        step "${restricted[@]}" python "$here/benches/verify_throughput.py" "$HERALD_BIN"
+    else
+        step "${restricted[@]}" python "$here/benches/verify_throughput.py" "$HERALD_BIN" --max-ratio inf
+    fi
     # Against what a Python user would write instead (PyNaCl, libsodium):
-    # reported, not enforced (docs/python.md *Performance*).
-    step "${restricted[@]}" python "$here/benches/verify_vs_pynacl.py" --rounds 5
+    # reported, not enforced (docs/python.md *Performance*). Only a release
+    # build says anything against libsodium's optimised C.
+    if [[ "$profile" == release ]]; then
+        step "${restricted[@]}" python "$here/benches/verify_vs_pynacl.py" --rounds 5
+    else
+        echo "verify_vs_pynacl.py not run: a $profile build says nothing against libsodium (HERALD_PY_PROFILE=release)"
+    fi
 
     # The same wheel on other CPythons (HERALD_PY_ALSO: interpreters, e.g.
     # the abi3 floor 3.10 and the newest): each in a fresh venv without a
