@@ -9,13 +9,26 @@
 //! - [`recorder`]: the file and, optionally, a conduit that must
 //!   acknowledge first, with the file's sync policy;
 //! - [`sandbox`]: the `tool_sandbox` co-signature of a tool's result
-//!   (PROFILE P5, P6).
+//!   (PROFILE P5, P6);
+//! - [`mcp`]: which envelope each event of an MCP session becomes
+//!   (docs/mcp.md *What is signed*), for `herald mcp proxy` and the npm
+//!   package's client wrapper alike.
+//!
+//! The first three are the feature `recorder` (on by default); without it
+//! the crate is the signing rules alone and builds for
+//! `wasm32-unknown-unknown` (herald-js).
 #![forbid(unsafe_code)]
 
+pub mod mcp;
+#[cfg(feature = "recorder")]
 pub mod recorder;
 pub mod sandbox;
+#[cfg(feature = "recorder")]
 pub mod sender;
+#[cfg(feature = "recorder")]
 pub mod trace_file;
 
+#[cfg(feature = "recorder")]
 pub use recorder::{Before, Conduit, RecordError, Recorder, SyncPolicy};
+#[cfg(feature = "recorder")]
 pub use trace_file::{TraceFile, TraceFileError};

@@ -79,7 +79,7 @@ pub struct Config {
     /// "Fleet"); `None`: the redb store in `state` (the default).
     pub store: Option<String>,
     /// Witnesses asked to cosign each new checkpoint (`--witness`, notary).
-    pub witnesses: Vec<crate::witnesses::WitnessTarget>,
+    pub witnesses: Vec<herald_witness::client::WitnessTarget>,
     /// Bytes of envelopes in one trace or inbox answer at most
     /// (`--max-page`, CONDUIT.md *Bounded answers*).
     pub max_page: usize,

@@ -35,9 +35,9 @@ use std::time::Duration;
 use herald_core::{EnvelopeRef, Kind};
 
 use crate::Conduit;
-use crate::head;
 use crate::refusal::Refusal;
 use crate::stored::{RECIPIENT_LEN, Stored, recipient};
+use herald_http::head;
 
 /// How often a retention pass runs.
 pub(crate) const PASS_EVERY: Duration = Duration::from_secs(1);

@@ -12,7 +12,7 @@
 //! `GET /tile/...`, module `http::tlog`) through herald-tlog, so tlog-tiles clients
 //! and tlog-witness witnesses read it with no HERALD-specific code; with
 //! `--witness`, each new checkpoint is submitted to the witnesses and
-//! served with their cosignatures ([`witnesses`]).
+//! served with their cosignatures (module `witnesses`).
 //!
 //! Storage is a `Backend` (module `backend`) of two kinds: the redb store
 //! in the state directory (module `local`, the default) and, with
@@ -27,7 +27,6 @@ pub mod client;
 pub mod config;
 mod erase;
 mod fleet;
-pub mod head;
 mod http;
 mod keys;
 mod local;
@@ -36,7 +35,7 @@ pub mod page;
 mod rate;
 pub mod refusal;
 mod stored;
-pub mod witnesses;
+mod witnesses;
 mod writer;
 
 use std::fmt;

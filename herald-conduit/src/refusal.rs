@@ -6,7 +6,7 @@
 use herald_core::cbor::{Map, Value};
 use herald_core::{EnvelopeBuilder, Kind, SigningKey};
 
-use crate::head::Head;
+use herald_http::head::Head;
 
 /// Why the conduit refused, and the status code that says so.
 #[derive(Clone, Debug, PartialEq, Eq)]

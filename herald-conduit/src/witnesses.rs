@@ -3,7 +3,9 @@
 //! checkpoint goes to every `--witness` with the consistency proof from
 //! the size that witness last cosigned (a 409 names it, and the submission
 //! is retried from there, herald-witness's [`client`]); each answer is
-//! checked against that witness's verifier key before it is published;
+//! checked against that witness's verifier key before it is published
+//! (herald-witness's [`WitnessTarget::cosign`], the round a Herald's
+//! sequencer runs too);
 //! `GET /checkpoint` then serves the checkpoint with the cosignatures
 //! gathered so far.
 //!
@@ -16,14 +18,13 @@
 //! as they come); only then does a newer checkpoint start a new round, so
 //! a slow witness under steady traffic still gets to cosign.
 
-use core::fmt;
 use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
 
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::{NoteSignature, NoteVerifier};
-use herald_witness::client;
+use herald_witness::client::{Backoff, WitnessTarget};
 
 use crate::Conduit;
 use crate::local::SharedNotary;
@@ -31,76 +32,9 @@ use crate::local::SharedNotary;
 /// How often the round thread looks for a new tree head or a due retry
 /// when nothing nudges it.
 const TICK: Duration = Duration::from_millis(250);
-/// The first retry delay after a witness fails.
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-/// The longest retry delay.
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// How long a round waits for every witness before its checkpoint is
 /// published with the cosignatures it has and a newer one may start.
 const PATIENCE: Duration = Duration::from_secs(5);
-
-/// A witness the notary submits its checkpoints to (`--witness URL`, or
-/// `--witness VKEY=URL`).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WitnessTarget {
-    /// Its cosigning verifier key (type 0x04), when given: then only its
-    /// valid cosignatures are published. Without it (CONDUIT.md's plain
-    /// `--witness URL`) the lines it answers are published as they are,
-    /// when they have the shape of a tlog-cosignature (an 8-byte time and
-    /// a 64-byte signature); verifiers check them against their policy.
-    pub key: Option<NoteVerifier>,
-    /// Its tlog-witness submission prefix (`http://…`; `/add-checkpoint`
-    /// is appended).
-    pub url: String,
-}
-
-/// A `--witness` value is neither `URL` nor `VKEY=URL`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct WitnessSpecError(String);
-
-impl fmt::Display for WitnessSpecError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for WitnessSpecError {}
-
-impl WitnessTarget {
-    /// Parse `URL` (an `http://` prefix) or `VKEY=URL`: a cosigner
-    /// verifier key (`name+hex(id)+base64(0x04‖key)`, as `herald witness
-    /// key` prints it), `=`, the URL. The split is at the first
-    /// `=http://`, so neither part needs escaping.
-    pub fn parse(spec: &str) -> Result<Self, WitnessSpecError> {
-        if spec.starts_with("http://") {
-            return Ok(Self {
-                key: None,
-                url: spec.to_owned(),
-            });
-        }
-        let (vkey, url) = spec
-            .find("=http://")
-            .map(|i| (&spec[..i], &spec[i + 1..]))
-            .ok_or_else(|| {
-                WitnessSpecError(format!(
-                    "{spec:?} is neither http://HOST:PORT nor VKEY=http://HOST:PORT"
-                ))
-            })?;
-        let key =
-            NoteVerifier::parse(vkey).map_err(|e| WitnessSpecError(format!("{vkey}: {e}")))?;
-        if key.signature_type() != herald_tlog::note::TYPE_COSIGNATURE {
-            return Err(WitnessSpecError(format!(
-                "{vkey}: not a cosigner key (type 0x{:02x}, expected 0x{:02x})",
-                key.signature_type(),
-                herald_tlog::note::TYPE_COSIGNATURE
-            )));
-        }
-        Ok(Self {
-            key: Some(key),
-            url: url.to_owned(),
-        })
-    }
-}
 
 /// The witnesses of a conduit and what they have cosigned.
 #[derive(Debug)]
@@ -176,9 +110,8 @@ struct Peer {
     /// Its cosignatures of the current round's checkpoint, once it gave
     /// them.
     line: Option<Vec<NoteSignature>>,
-    /// When to try it again, and the delay after that.
-    retry_at: Instant,
-    backoff: Duration,
+    /// When to try it again.
+    backoff: Backoff,
 }
 
 /// One checkpoint being cosigned.
@@ -192,14 +125,12 @@ struct Round {
 /// The round thread: until the conduit closes.
 fn run(conduit: &Conduit, rounds: &Receiver<()>) {
     let targets = &conduit.witnesses.targets;
-    let now = Instant::now();
     let mut peers: Vec<Peer> = targets
         .iter()
         .map(|_| Peer {
             cosigned: 0,
             line: None,
-            retry_at: now,
-            backoff: FIRST_BACKOFF,
+            backoff: Backoff::new(),
         })
         .collect();
     let mut round: Option<Round> = None;
@@ -243,27 +174,25 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
             if *conduit.closing.borrow() {
                 return;
             }
-            if peer.line.is_some() || Instant::now() < peer.retry_at {
+            if peer.line.is_some() || !peer.backoff.due(Instant::now()) {
                 continue;
             }
             match submit(conduit, target, peer.cosigned, &r.checkpoint) {
                 Ok(line) => {
-                    if peer.backoff > FIRST_BACKOFF {
+                    if peer.backoff.answered() {
                         tracing::info!(witness = %target.url, "witness cosigning again");
                     }
                     peer.cosigned = r.checkpoint.checkpoint().size();
                     peer.line = Some(line);
-                    peer.backoff = FIRST_BACKOFF;
                 }
                 Err(e) => {
+                    let retry = peer.backoff.failed();
                     tracing::warn!(
                         witness = %target.url,
                         error = %e,
-                        retry_s = peer.backoff.as_secs(),
+                        retry_s = retry.as_secs(),
                         "witness failed; retrying"
                     );
-                    peer.retry_at = Instant::now() + peer.backoff;
-                    peer.backoff = (peer.backoff * 2).min(MAX_BACKOFF);
                 }
             }
         }
@@ -300,12 +229,8 @@ fn latest_checkpoint(conduit: &Conduit) -> Result<Option<SignedCheckpoint>, Stri
         .map_err(|e| e.to_string())
 }
 
-/// The length of a tlog-cosignature v1 signature field: the big-endian
-/// u64 time, then the Ed25519 signature.
-const COSIGNATURE_LEN: usize = 8 + 64;
-
 /// Submit `cp` to `target` (from the size it last cosigned, as far as we
-/// know); its cosignatures, verified when its key is known.
+/// know), with the notary's consistency proof; its checked cosignatures.
 fn submit(
     conduit: &Conduit,
     target: &WitnessTarget,
@@ -313,29 +238,14 @@ fn submit(
     cp: &SignedCheckpoint,
 ) -> Result<Vec<NoteSignature>, String> {
     let size = cp.checkpoint().size();
-    let proof = |old: u64| {
+    target.cosign(cp, from, |old: u64| {
         let notary = conduit.witnesses.notary.as_ref().ok_or("not a notary")?;
         let n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
         n.log()
             .tree()
             .consistency_proof(old, size)
             .map_err(|e| e.to_string())
-    };
-    let lines = client::add_checkpoint_from(&target.url, cp, from, proof)?;
-    let good: Vec<NoteSignature> = match &target.key {
-        Some(key) => client::verified_cosignatures(cp, lines, std::slice::from_ref(key)).0,
-        None => lines
-            .into_iter()
-            .filter(|l| l.signature().len() == COSIGNATURE_LEN)
-            .collect(),
-    };
-    if good.is_empty() {
-        return Err(match &target.key {
-            Some(k) => format!("no valid cosignature by {k} in its answer"),
-            None => "no tlog-cosignature line in its answer".to_owned(),
-        });
-    }
-    Ok(good)
+    })
 }
 
 /// Publish `cp` with `lines` (`GET /checkpoint`).
@@ -348,33 +258,5 @@ fn publish(conduit: &Conduit, cp: &SignedCheckpoint, lines: impl Iterator<Item =
     }
     if let Ok(mut p) = conduit.witnesses.published.lock() {
         *p = Some(note.to_text());
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-    use herald_core::SigningKey;
-
-    #[test]
-    fn witness_specs() {
-        let key = SigningKey::from_seed(&[4; 32]).public_key();
-        let v = NoteVerifier::cosigner("w.example", key).unwrap();
-        let t = WitnessTarget::parse(&format!("{v}=http://127.0.0.1:8471")).unwrap();
-        assert_eq!(t.key.as_ref(), Some(&v));
-        assert_eq!(t.url, "http://127.0.0.1:8471");
-        let bare = WitnessTarget::parse("http://127.0.0.1:8471/w").unwrap();
-        assert_eq!(
-            (bare.key, bare.url.as_str()),
-            (None, "http://127.0.0.1:8471/w")
-        );
-        // A log key (type 0x01) is not a cosigner key.
-        let log = NoteVerifier::ed25519("log.example", key).unwrap();
-        let e = WitnessTarget::parse(&format!("{log}=http://127.0.0.1:1")).unwrap_err();
-        assert!(e.to_string().contains("not a cosigner key"), "{e}");
-        assert!(WitnessTarget::parse("127.0.0.1:8471").is_err());
-        assert!(WitnessTarget::parse(&format!("{v}=https://x")).is_err());
-        assert!(WitnessTarget::parse("garbage=http://127.0.0.1:1").is_err());
     }
 }

@@ -11,10 +11,10 @@ use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use herald_conduit::witnesses::WitnessTarget;
 use herald_core::SigningKey;
 use herald_tlog::NoteVerifier;
 use herald_tlog::checkpoint::SignedCheckpoint;
+use herald_witness::client::WitnessTarget;
 use support::*;
 
 const ORIGIN: &str = "herald.example/witnessed";

@@ -6,10 +6,10 @@ use std::path::Path;
 use std::sync::{Mutex, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use herald_conduit::witnesses::WitnessTarget;
 use herald_core::{Sigil, SigilForm, SigningKey};
 use herald_resolve::{DnsChannel, DnsServer};
 use herald_tlog::note::NoteVerifier;
+use herald_witness::client::WitnessTarget;
 
 use crate::certification::Certification;
 use crate::sequencer::{self, Published};

@@ -21,9 +21,10 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use data_encoding::HEXLOWER;
-use herald_conduit::head::{self, Head};
 use herald_core::{Sigil, SigilForm};
-use herald_http::server::{BodyRead, Limits, read_body};
+use herald_http::front::{Cut, Posted, read_envelope};
+use herald_http::head::Head;
+use herald_http::server::Limits;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, oneshot};
 use tower_http::limit::RequestBodyLimitLayer;
@@ -72,18 +73,9 @@ fn router(herald: Arc<Herald>, queue: SyncSender<Job>) -> Router {
         .with_state(app)
 }
 
+/// An RFC 9457 problem, type `urn:herald:heraldry:{kind}`.
 fn problem(status: StatusCode, kind: &str, detail: &str) -> Response {
-    let body = serde_json::json!({
-        "type": format!("urn:herald:heraldry:{kind}"),
-        "title": status.canonical_reason().unwrap_or("error"),
-        "detail": detail,
-    });
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/problem+json")],
-        body.to_string(),
-    )
-        .into_response()
+    herald_http::front::problem("heraldry", status, kind, detail)
 }
 
 fn refuse(herald: &Herald, refusal: Refusal, head: &Head) -> Response {
@@ -112,34 +104,15 @@ async fn certify(State(app): State<App>, req: Request) -> Response {
             .deadline
             .saturating_sub(std::time::Duration::from_millis(50));
     let permit = Arc::clone(&app.inflight).try_acquire_owned().ok();
-    let (bytes, early) = match read_body(req.into_body(), herald.config.max_body, deadline).await {
-        BodyRead::Whole(b) => (b, None),
-        BodyRead::TooLarge(b) => (b, Some(Refusal::TooLarge)),
-        BodyRead::Late(b) => (b, Some(Refusal::Deadline)),
-        BodyRead::Broken => {
-            return problem(
-                StatusCode::BAD_REQUEST,
-                "body",
-                "the request body could not be read",
-            );
-        }
-    };
-    let Some(head) = head::scan(&bytes) else {
-        if matches!(early, Some(Refusal::Deadline)) {
-            return problem(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "deadline",
-                "the body did not arrive within the deadline",
-            );
-        }
-        return problem(
-            StatusCode::BAD_REQUEST,
-            "no_envelope",
-            "the body is not one envelope with an id, a from sigil and a trace",
-        );
-    };
-    if let Some(r) = early {
-        return refuse(herald, r, &head);
+    let Posted { bytes, head, cut } =
+        match read_envelope(req.into_body(), herald.config.max_body, deadline).await {
+            Ok(posted) => posted,
+            Err(no) => return no.problem("heraldry"),
+        };
+    match cut {
+        Some(Cut::TooLarge) => return refuse(herald, Refusal::TooLarge, &head),
+        Some(Cut::Late) => return refuse(herald, Refusal::Deadline, &head),
+        None => {}
     }
     if head.end != Some(bytes.len()) {
         return problem(

@@ -4,8 +4,9 @@
 //! Certifications arrive on a bounded queue; whatever is waiting is
 //! appended in one write and one sync (group commit). Every `batch`
 //! (default 1 s), when the log has grown, a checkpoint is signed and
-//! submitted to every witness (C2SP tlog-witness, herald-witness's client,
-//! in parallel), their cosignatures checked against their keys and added;
+//! submitted to every witness (C2SP tlog-witness, herald-witness's
+//! `WitnessTarget::cosign`, the conduit's round too; in parallel), their
+//! cosignatures checked against their keys and added;
 //! the checkpoint is then published (`GET /checkpoint`) and every waiting
 //! request is answered with its C2SP tlog-proof against it. So a `201`
 //! carries a proof a verifier's log policy can accept, and nothing is
@@ -20,23 +21,18 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
-use herald_conduit::witnesses::WitnessTarget;
 use herald_tlog::TlogProof;
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::NoteSignature;
-use herald_witness::client;
+use herald_witness::client::{Backoff, WitnessTarget};
 use tokio::sync::oneshot;
 
 use crate::herald::Herald;
 use crate::store::Store;
 
-const FIRST_BACKOFF: Duration = Duration::from_secs(1);
-const MAX_BACKOFF: Duration = Duration::from_secs(30);
 /// The longest a checkpoint waits for its witnesses before it is
 /// published with the cosignatures it has.
 const PATIENCE: Duration = Duration::from_secs(2);
-/// A cosignature field: the big-endian u64 time, then the signature.
-const COSIGNATURE_LEN: usize = 8 + 64;
 
 /// A certification to log, and where its answer goes: the entry's bytes
 /// (the first issued for its request, when one was) and its proof.
@@ -55,8 +51,7 @@ pub(crate) struct Published {
 
 struct Peer {
     cosigned: u64,
-    retry_at: Instant,
-    backoff: Duration,
+    backoff: Backoff,
     /// A submission to it is in flight.
     busy: bool,
 }
@@ -78,8 +73,7 @@ pub(crate) fn run(herald: &Arc<Herald>, queue: &Receiver<Job>) {
         .iter()
         .map(|_| Peer {
             cosigned: 0,
-            retry_at: Instant::now(),
-            backoff: FIRST_BACKOFF,
+            backoff: Backoff::new(),
             busy: false,
         })
         .collect();
@@ -200,7 +194,7 @@ fn round(herald: &Arc<Herald>, peers: &mut [Peer], results: &Results) {
     let now = Instant::now();
     let mut asked = 0usize;
     for (i, (target, peer)) in herald.witnesses.iter().zip(peers.iter_mut()).enumerate() {
-        if peer.busy || now < peer.retry_at {
+        if peer.busy || !peer.backoff.due(now) {
             continue;
         }
         peer.busy = true;
@@ -243,16 +237,15 @@ fn round(herald: &Arc<Herald>, peers: &mut [Peer], results: &Results) {
         match r {
             Ok(got) => {
                 peer.cosigned = peer.cosigned.max(at);
-                peer.backoff = FIRST_BACKOFF;
+                peer.backoff.answered();
                 if at == size {
                     asked -= 1;
                     lines.extend(got);
                 }
             }
             Err(e) => {
-                tracing::warn!(witness = %target.url, error = %e, retry_s = peer.backoff.as_secs(), "witness failed; retrying");
-                peer.retry_at = Instant::now() + peer.backoff;
-                peer.backoff = (peer.backoff * 2).min(MAX_BACKOFF);
+                let retry = peer.backoff.failed();
+                tracing::warn!(witness = %target.url, error = %e, retry_s = retry.as_secs(), "witness failed; retrying");
                 if at == size {
                     asked -= 1;
                 }
@@ -271,8 +264,8 @@ fn round(herald: &Arc<Herald>, peers: &mut [Peer], results: &Results) {
     });
 }
 
-/// Submit `cp` to `target`; its cosignatures, verified when its key is
-/// known (as the conduit's notary does, herald-conduit `witnesses`).
+/// Submit `cp` to `target` (from the size it last cosigned, as far as we
+/// know), with the store's consistency proof; its checked cosignatures.
 fn submit(
     store: &Mutex<Store>,
     target: &WitnessTarget,
@@ -280,24 +273,12 @@ fn submit(
     cp: &SignedCheckpoint,
 ) -> Result<Vec<NoteSignature>, String> {
     let size = cp.checkpoint().size();
-    let proof = |old: u64| {
+    target.cosign(cp, from, |old: u64| {
         let s = store.lock().map_err(|_| "the store lock is poisoned")?;
         s.tree()
             .consistency_proof(old, size)
             .map_err(|e| e.to_string())
-    };
-    let lines = client::add_checkpoint_from(&target.url, cp, from, proof)?;
-    let good: Vec<NoteSignature> = match &target.key {
-        Some(key) => client::verified_cosignatures(cp, lines, std::slice::from_ref(key)).0,
-        None => lines
-            .into_iter()
-            .filter(|l| l.signature().len() == COSIGNATURE_LEN)
-            .collect(),
-    };
-    if good.is_empty() {
-        return Err("no valid cosignature in its answer".to_owned());
-    }
-    Ok(good)
+    })
 }
 
 /// The published checkpoint, shared between the sequencer and readers.

@@ -8,11 +8,22 @@
 //! [`client`]: how every HERALD crate reaches another HERALD service
 //! (a conduit, a witness, an MCP server), bounded as the servers are.
 //!
+//! `front` (feature `server`): how the conduit and a Herald read a
+//! `POST`ed envelope, bounded in bytes and time, and answer one with no
+//! head (RFC 9457 problems).
+//!
+//! [`head`]: the head of a POSTed envelope (`id`, `from`, `trace`, …)
+//! read from a prefix of its bytes, so that even an oversize or late
+//! request is refused by an envelope addressed to its sender.
+//!
 //! [`signature`]: signed requests (RFC 9421, Ed25519; CONDUIT.md *Who may
 //! read what*): the client signs, the server verifies, by one rule.
 #![forbid(unsafe_code)]
 
 pub mod client;
+#[cfg(feature = "server")]
+pub mod front;
+pub mod head;
 #[cfg(feature = "server")]
 mod linger;
 #[cfg(feature = "server")]

@@ -1,8 +1,10 @@
 //! The envelopes of one MCP session, made as `herald mcp proxy` makes them
-//! (docs/mcp.md *What is signed*; herald-mcp's `session` and `pin`), for
-//! the npm package's in-process client wrapper: same payloads, same
-//! attestations, same signers and parent chain, so `herald verify` and
-//! `herald mcp guard` read its trace as the proxy's.
+//! (docs/mcp.md *What is signed*), for the npm package's in-process client
+//! wrapper: by the same code, herald-agent's `mcp` (built here without its
+//! recorder, which needs tokio), so payloads, attestations, signers and
+//! the parent chain are the proxy's and `herald verify` and `herald mcp
+//! guard` read its trace as the proxy's. This module only carries JSON
+//! text and keys across from JavaScript and errors back.
 //!
 //! - **Tool-side identity**: a fresh key per session, made and kept inside
 //!   this instance (never exported), announced by a `birth` envelope (P7)
@@ -21,14 +23,10 @@
 //! - **Events** (a changed tool set, a cancelled call): from the agent.
 //!
 //! JSON crosses from JavaScript as text and goes through serde_json and
-//! [`herald_core::cbor::to_value`], the proxy's own path.
+//! `herald_core::cbor::to_value`, the proxy's own path.
 
-use herald_core::attestation::birth_attestation;
-use herald_core::cbor::{Map, Value, to_value};
-use herald_core::{
-    Envelope as CoreEnvelope, EnvelopeBuilder, Kind, Scope, SigilForm, SigningKey as CoreKey,
-};
-use sha2::{Digest, Sha256};
+use herald_agent::mcp::{Handshake, Keys, Session, SignError, ToolSet};
+use herald_core::{Envelope as CoreEnvelope, SigningKey as CoreKey};
 use wasm_bindgen::JsValue;
 use wasm_bindgen::prelude::*;
 
@@ -36,66 +34,29 @@ use crate::envelope::{Envelope, now};
 use crate::error::{argument, coded};
 use crate::keys::SigningKey;
 
-/// The P12 attestation naming the tools an envelope concerns.
-const TOOLS: &str = "tools";
-/// The attestation naming a session's tool set (herald-mcp `pin`).
-const TOOLS_ATTESTATION: &str = "mcp_tools";
-
-/// A server's tool set: the digest of `{name: definition}` and the names.
-#[derive(Clone, Debug, PartialEq, Eq)]
-struct ToolSet {
-    sha256: [u8; 32],
-    names: Vec<String>,
-}
-
-impl ToolSet {
-    fn of(tools: &[serde_json::Value]) -> Result<Self, String> {
-        let mut map = Map::new();
-        for (index, tool) in tools.iter().enumerate() {
-            let name = tool
-                .get("name")
-                .and_then(serde_json::Value::as_str)
-                .ok_or_else(|| {
-                    format!("tools/list: tool {index} is not an object with a text name")
-                })?;
-            let value = to_value(tool)
-                .map_err(|e| format!("tools/list: a definition cannot be signed: {e}"))?;
-            if map.insert(name, value).is_some() {
-                return Err(format!("tools/list: two tools are named {name:?}"));
-            }
-        }
-        let names = map.iter().map(|(k, _)| k.to_owned()).collect();
-        let sha256 = Sha256::digest(Value::Map(map).to_vec()).into();
-        Ok(Self { sha256, names })
-    }
-
-    fn attestation(&self) -> Value {
-        let mut m = Map::new();
-        m.insert("sha256", Value::Bytes(self.sha256.to_vec()));
-        m.insert("tools", names(&self.names));
-        Value::Map(m)
-    }
-}
-
-fn names<S: AsRef<str>>(names: &[S]) -> Value {
-    Value::Array(names.iter().map(|n| Value::text(n.as_ref())).collect())
-}
-
 fn json(what: &str, text: &str) -> Result<serde_json::Value, JsValue> {
     serde_json::from_str(text).map_err(|e| argument(format!("{what}: not JSON: {e}")))
 }
 
-fn cbor(what: &str, v: &serde_json::Value) -> Result<Value, JsValue> {
-    to_value(v).map_err(|e| {
-        coded(
-            "unencodable",
-            format!("the {what} cannot be signed (P1): {e}"),
-        )
-    })
+/// The tool set of a JSON array of tools (anything else: no tools).
+fn tool_set(text: &str) -> Result<ToolSet, JsValue> {
+    let list = json("tools", text)?;
+    let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
+    ToolSet::of(list).map_err(|e| coded("tools", e.to_string()))
 }
 
-fn built(r: Result<CoreEnvelope, herald_core::BuildError>) -> Result<CoreEnvelope, JsValue> {
-    r.map_err(|e| coded("build", format!("the envelope cannot be built: {e}")))
+/// A signing failure as a coded `Error`: `unencodable` (a JSON value P1
+/// cannot hold) or `build`.
+fn sign_error(e: SignError) -> JsValue {
+    let code = match e {
+        SignError::Unencodable { .. } => "unencodable",
+        _ => "build",
+    };
+    coded(code, e.to_string())
+}
+
+fn signed(r: Result<CoreEnvelope, SignError>) -> Result<Envelope, JsValue> {
+    r.map(|inner| Envelope { inner }).map_err(sign_error)
 }
 
 fn id_of(bytes: &[u8]) -> Result<[u8; 32], JsValue> {
@@ -108,12 +69,7 @@ fn id_of(bytes: &[u8]) -> Result<[u8; 32], JsValue> {
 /// instance), the tool identity, and the chain's latest envelope.
 #[wasm_bindgen]
 pub struct McpSession {
-    agent: CoreKey,
-    sandbox: CoreKey,
-    tool: CoreKey,
-    trace: [u8; 32],
-    last: [u8; 32],
-    tools: ToolSet,
+    session: Session,
     opening: Vec<CoreEnvelope>,
 }
 
@@ -131,69 +87,22 @@ impl McpSession {
         initialize_result: &str,
         tools: Option<String>,
     ) -> Result<McpSession, JsValue> {
-        let request = json("initialize params", initialize_params)?;
-        let result = json("initialize result", initialize_result)?;
-        let tools = match tools {
-            Some(text) => {
-                let list = json("tools", &text)?;
-                let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
-                ToolSet::of(list).map_err(|e| coded("tools", e))?
-            }
-            None => ToolSet::of(&[]).map_err(|e| coded("tools", e))?,
+        let handshake = Handshake {
+            request: json("initialize params", initialize_params)?,
+            result: json("initialize result", initialize_result)?,
         };
-        let ts = now();
-        let tool = CoreKey::generate_os();
-        let tool_sigil = tool.sigil(SigilForm::Default);
-        let description = "herald-mcp tool-side identity of one MCP session, \
-                           vouched for by the tool_sandbox co-signature";
-        let mut birth_payload = Map::new();
-        birth_payload.insert("mcp", Value::text("tool_identity"));
-        if let Some(server) = result.get("serverInfo") {
-            birth_payload.insert("server", cbor("serverInfo", server)?);
-        }
-        let birth = built(
-            EnvelopeBuilder::genesis(ts)
-                .kind(Kind::Birth)
-                .attest(
-                    "birth",
-                    birth_attestation(&tool.public_key(), description, &[]),
-                )
-                .payload(Value::Map(birth_payload))
-                .sign(&tool),
-        )?;
-        let sandbox = CoreKey::from_seed(&sandbox.key.to_seed());
-        let birth = built(birth.cosign(&sandbox, Scope::ToolSandbox, None))?;
-
-        let mut payload = Map::new();
-        payload.insert("mcp", Value::text("initialize"));
-        for (key, side, field) in [
-            ("protocolVersion", &result, "protocolVersion"),
-            ("client", &request, "clientInfo"),
-            ("server", &result, "serverInfo"),
-        ] {
-            if let Some(v) = side.get(field) {
-                payload.insert(key, cbor(field, v)?);
-            }
-        }
-        payload.insert("tool_identity", Value::Text(tool_sigil.to_string()));
-        payload.insert("tool_birth", Value::Bytes(birth.id().to_vec()));
-        let agent = CoreKey::from_seed(&agent.key.to_seed());
-        let genesis = built(
-            EnvelopeBuilder::genesis(ts)
-                .attest(TOOLS, names(&tools.names))
-                .attest(TOOLS_ATTESTATION, tools.attestation())
-                .payload(Value::Map(payload))
-                .sign(&agent),
-        )?;
-        let id = genesis.id();
+        let tools = match tools {
+            Some(text) => tool_set(&text)?,
+            None => ToolSet::empty(),
+        };
+        let keys = Keys {
+            agent: CoreKey::from_seed(&agent.key.to_seed()),
+            sandbox: CoreKey::from_seed(&sandbox.key.to_seed()),
+        };
+        let (session, opening) = Session::open(keys, &handshake, tools, now).map_err(sign_error)?;
         Ok(Self {
-            agent,
-            sandbox,
-            tool,
-            trace: id,
-            last: id,
-            tools,
-            opening: vec![birth, genesis],
+            session,
+            opening: opening.to_vec(),
         })
     }
 
@@ -209,41 +118,26 @@ impl McpSession {
     /// The trace id (the genesis id), lowercase hex.
     #[wasm_bindgen(getter, js_name = traceHex)]
     pub fn trace_hex(&self) -> String {
-        herald_verify::hex(&self.trace)
+        herald_verify::hex(&self.session.trace())
     }
 
     /// The tool identity's sigil.
     #[wasm_bindgen(getter, js_name = toolSigil)]
     pub fn tool_sigil(&self) -> String {
-        self.tool.sigil(SigilForm::Default).to_string()
+        self.session.tool_sigil().to_string()
     }
 
     /// The pinned tool set's digest, lowercase hex.
     #[wasm_bindgen(getter, js_name = toolsDigest)]
     pub fn tools_digest(&self) -> String {
-        herald_verify::hex(&self.tools.sha256)
+        self.session.tools().hex()
     }
 
     /// The request envelope of a `tools/call` (`arguments` the JSON as
     /// sent, `undefined` when absent).
     pub fn request(&mut self, name: &str, arguments: Option<String>) -> Result<Envelope, JsValue> {
         let arguments = arguments.map(|a| json("arguments", &a)).transpose()?;
-        let mut payload = Map::new();
-        payload.insert("mcp", Value::text("tools/call"));
-        payload.insert("name", Value::text(name));
-        payload.insert(
-            "arguments",
-            arguments.map_or(Ok(Value::Null), |a| cbor("arguments", &a))?,
-        );
-        let envelope = built(
-            EnvelopeBuilder::reply_to(self.last, self.trace, now())
-                .to(self.tool.sigil(SigilForm::Default))
-                .attest(TOOLS, names(&[name]))
-                .payload(Value::Map(payload))
-                .sign(&self.agent),
-        )?;
-        self.last = envelope.id();
-        Ok(Envelope { inner: envelope })
+        signed(self.session.request(name, arguments.as_ref()))
     }
 
     /// The result envelope answering the request `request` (its id):
@@ -258,31 +152,14 @@ impl McpSession {
     ) -> Result<Envelope, JsValue> {
         let request = id_of(request)?;
         let result = json("result", result)?;
-        let mut payload = Map::new();
-        payload.insert("mcp", Value::text("result"));
-        let content = result
-            .get("content")
-            .map_or(Ok(Value::Array(Vec::new())), |c| cbor("content", c))?;
-        payload.insert("content", content);
-        let is_error = result
-            .get("isError")
-            .and_then(serde_json::Value::as_bool)
-            .unwrap_or(false);
-        payload.insert("isError", Value::Bool(is_error));
-        if let Some(s) = result.get("structuredContent") {
-            payload.insert("structuredContent", cbor("structuredContent", s)?);
-        }
-        self.answer(request, payload, sandboxed)
+        signed(self.session.result(request, &result, sandboxed))
     }
 
     /// The envelope answering `request` with a JSON-RPC error object.
     pub fn error(&mut self, request: &[u8], error: &str) -> Result<Envelope, JsValue> {
         let request = id_of(request)?;
         let error = json("error", error)?;
-        let mut payload = Map::new();
-        payload.insert("mcp", Value::text("error"));
-        payload.insert("error", cbor("error", &error)?);
-        self.answer(request, payload, true)
+        signed(self.session.error(request, &error))
     }
 
     /// `notifications/cancelled` for the pending call `request`: an event
@@ -290,14 +167,7 @@ impl McpSession {
     pub fn cancelled(&mut self, request: &[u8], params: &str) -> Result<Envelope, JsValue> {
         let request = id_of(request)?;
         let params = json("params", params)?;
-        let mut payload = Map::new();
-        if let Some(v) = params.get("requestId").and_then(|v| to_value(v).ok()) {
-            payload.insert("requestId", v);
-        }
-        if let Some(reason) = params.get("reason").and_then(serde_json::Value::as_str) {
-            payload.insert("reason", Value::text(reason));
-        }
-        self.event("cancelled", payload, Some(request))
+        signed(self.session.cancelled(request, &params))
     }
 
     /// A complete `tools/list` (JSON array of every page's tools) compared
@@ -306,52 +176,10 @@ impl McpSession {
     /// new set.
     #[wasm_bindgen(js_name = toolsChanged)]
     pub fn tools_changed(&mut self, tools: &str) -> Result<Option<Envelope>, JsValue> {
-        let list = json("tools", tools)?;
-        let list = list.as_array().map(Vec::as_slice).unwrap_or_default();
-        let now_set = ToolSet::of(list).map_err(|e| coded("tools", e))?;
-        if now_set.sha256 == self.tools.sha256 {
+        let now_set = tool_set(tools)?;
+        if now_set.sha256 == self.session.tools().sha256 {
             return Ok(None);
         }
-        let mut payload = Map::new();
-        payload.insert("pinned", Value::Bytes(self.tools.sha256.to_vec()));
-        payload.insert(TOOLS_ATTESTATION, now_set.attestation());
-        self.event("tools/changed", payload, None).map(Some)
-    }
-}
-
-impl McpSession {
-    fn answer(
-        &mut self,
-        request: [u8; 32],
-        payload: Map,
-        sandboxed: bool,
-    ) -> Result<Envelope, JsValue> {
-        let mut envelope = built(
-            EnvelopeBuilder::reply_to(request, self.trace, now())
-                .to(self.agent.sigil(SigilForm::Default))
-                .payload(Value::Map(payload))
-                .sign(&self.tool),
-        )?;
-        if sandboxed {
-            envelope = built(envelope.cosign(&self.sandbox, Scope::ToolSandbox, None))?;
-        }
-        self.last = envelope.id();
-        Ok(Envelope { inner: envelope })
-    }
-
-    fn event(
-        &mut self,
-        what: &str,
-        mut payload: Map,
-        parent: Option<[u8; 32]>,
-    ) -> Result<Envelope, JsValue> {
-        payload.insert("mcp", Value::text(what));
-        let envelope = built(
-            EnvelopeBuilder::reply_to(parent.unwrap_or(self.last), self.trace, now())
-                .payload(Value::Map(payload))
-                .sign(&self.agent),
-        )?;
-        self.last = envelope.id();
-        Ok(Envelope { inner: envelope })
+        signed(self.session.tools_changed(&now_set)).map(Some)
     }
 }

@@ -58,9 +58,9 @@ use tokio::sync::mpsc;
 use crate::jsonrpc::{self, Kind};
 use crate::ledger::Ledger;
 use crate::recorder::Recorder;
-use crate::session::Keys;
 use crate::stdio::Messages;
 use crate::upstream::Upstream;
+use herald_agent::mcp::Keys;
 
 /// A refusal: its status and one line.
 type Refusal = (StatusCode, &'static str);

@@ -7,13 +7,12 @@ use std::path::PathBuf;
 
 use data_encoding::HEXLOWER;
 use herald_core::Envelope;
-use herald_core::cbor::{Map as CborMap, Value as CborValue, to_value};
 use serde_json::{Map, Value};
 
 use crate::jsonrpc::{self, meta};
-use crate::pin::{PinCheck, ToolSet, check_pin_file};
+use crate::pin::{PinCheck, check_pin_file};
 use crate::recorder::{Before, RecordError, Recorder};
-use crate::session::{Handshake, Keys, Session, SignError};
+use herald_agent::mcp::{Handshake, Keys, Session, SignError, ToolSet};
 
 /// What the proxy signs with and records into.
 #[derive(Debug)]
@@ -87,7 +86,7 @@ impl Ledger {
             self.refuse = Some(text);
             ToolSet::empty()
         });
-        let (session, envelopes) = match Session::open(keys, handshake, tools) {
+        let (session, envelopes) = match Session::open(keys, handshake, tools, now) {
             Ok(opened) => opened,
             Err(e) => return tracing::error!("herald-mcp: cannot open the session: {e}"),
         };
@@ -209,17 +208,8 @@ impl Ledger {
 
     /// `notifications/cancelled` for a pending call: an event in the trace.
     pub(crate) async fn cancelled(&mut self, request: [u8; 32], params: &Value) {
-        let mut payload = CborMap::new();
-        if let Some(v) = params.get("requestId").and_then(|v| to_value(v).ok()) {
-            payload.insert("requestId", v);
-        }
-        if let Some(reason) = params.get("reason").and_then(Value::as_str) {
-            payload.insert("reason", CborValue::text(reason));
-        }
         if let Err(no) = self
-            .record(Before::Forward, |s| {
-                s.event("cancelled", payload, Some(request))
-            })
+            .record(Before::Forward, |s| s.cancelled(request, params))
             .await
         {
             tracing::warn!("{} (a cancellation)", no.text);
@@ -321,6 +311,13 @@ pub(crate) fn invalid_call(id: &Value) -> Value {
         jsonrpc::INVALID_PARAMS,
         "herald-mcp: tools/call without a text params.name",
     )
+}
+
+/// The clock of the session's envelopes, Unix seconds.
+fn now() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs())
 }
 
 #[cfg(test)]

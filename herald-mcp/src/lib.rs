@@ -18,8 +18,8 @@
 //!   defence facing a server, each request envelope judged by the
 //!   caller's live receiver ([`Receive`]).
 //!
-//! Inside: `session` (which envelope each MCP event becomes), `pin`
-//! (tool-definition pinning), `jsonrpc` (the shapes the wrapper looks at,
+//! Inside: `pin` (the pin file of `--pin`; which envelope each MCP event
+//! becomes is herald-agent's `mcp`, shared with the npm package), `jsonrpc` (the shapes the wrapper looks at,
 //! the `herald/…` keys it adds to `_meta`), `ledger` (the session and the
 //! recorder behind one lock), `proxy`, `guard`, `http`, `upstream`, and
 //! `stdio`/`own_stdio`, the transport both are built on.
@@ -32,7 +32,6 @@ mod ledger;
 mod own_stdio;
 mod pin;
 mod proxy;
-mod session;
 mod stdio;
 mod upstream;
 
@@ -41,7 +40,8 @@ use herald_agent::{recorder, trace_file};
 
 // `herald mcp proxy` (stdio) and its configuration.
 pub use proxy::{ProxyConfig, ProxyError, run_stdio};
-pub use session::Keys;
+// The keys a session signs with: herald-agent's, part of [`ProxyConfig`].
+pub use herald_agent::mcp::Keys;
 pub use upstream::Upstream;
 // Where envelopes go besides the trace file: herald-agent's, part of
 // [`ProxyConfig`].

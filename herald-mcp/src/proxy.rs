@@ -9,9 +9,9 @@
 //! Messages are newline-delimited JSON-RPC (MCP stdio transport). Each one
 //! is handled as it arrives and written out at once (no buffering of
 //! streams). Only these are touched:
-//! - `tools/call` requests: signed ([`crate::session::Session::request`]), written to the
+//! - `tools/call` requests: signed (herald-agent's `Session::request`), written to the
 //!   trace file, and forwarded with the envelope in `params._meta`;
-//! - their responses: signed ([`crate::session::Session::result`]), appended, and released
+//! - their responses: signed (herald-agent's `Session::result`), appended, and released
 //!   with the envelope in `result._meta`, never before it and its request are on disk
 //!   (`--sync`, [`crate::recorder::SyncPolicy`]);
 //! - `tools/list` results without a next page: compared with the pinned
@@ -41,12 +41,11 @@ use tokio::sync::watch;
 
 use crate::jsonrpc::{self, Kind};
 use crate::ledger::{Ledger, invalid_call};
-use crate::pin::ToolSet;
 use crate::recorder::{Conduit, Recorder, SyncPolicy};
-use crate::session::{Handshake, Keys};
 use crate::stdio::{self, Messages, Sender, send, send_json};
 use crate::trace_file::{TraceFile, TraceFileError};
 use crate::upstream::Upstream;
+use herald_agent::mcp::{Handshake, Keys, ToolSet};
 
 /// `tools/call`.
 pub(crate) const TOOLS_CALL: &str = CallToolRequestMethod::VALUE;

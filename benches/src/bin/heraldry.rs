@@ -21,13 +21,13 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use herald_conduit::client;
-use herald_conduit::witnesses::WitnessTarget;
 use herald_core::cbor::{Map, Value};
 use herald_core::{CheckOptions, EnvelopeBuilder, SigilForm, SigningKey};
 use herald_heraldry::{Certification, Config, Herald};
 use herald_tlog::note::NoteVerifier;
 use herald_verify::{Keyring, Provenance};
 use herald_witness::Witness;
+use herald_witness::client::WitnessTarget;
 
 fn now() -> u64 {
     SystemTime::now()

@@ -188,7 +188,7 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
             return Err(CliError::new("--witness needs --roles notary"));
         }
         config.witnesses.push(
-            herald_conduit::witnesses::WitnessTarget::parse(spec)
+            herald_witness::client::WitnessTarget::parse(spec)
                 .map_err(|e| CliError::new(format!("--witness: {e}")))?,
         );
     }

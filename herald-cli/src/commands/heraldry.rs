@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand};
 use data_encoding::HEXLOWER;
-use herald_conduit::witnesses::WitnessTarget;
 use herald_core::cbor::{Map, Value};
 use herald_core::{Sigil, SigilForm};
 use herald_heraldry::monitor::{self, Watch};
 use herald_heraldry::{Certification, Config, Herald};
 use herald_resolve::{DnsServer, Handle};
+use herald_witness::client::WitnessTarget;
 
 use crate::clock;
 use crate::error::CliError;

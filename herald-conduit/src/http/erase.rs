@@ -24,8 +24,8 @@ use super::reads::{self, Who};
 use super::{App, CBOR, cbor, hash32, problem, reader, storage_problem};
 use crate::Conduit;
 use crate::erase::{self, Kept, Tombstone};
-use crate::head;
 use crate::stored::recipient;
+use herald_http::head;
 
 /// `410 Gone` with the tombstone `bytes`.
 pub(super) fn gone(conduit: &Conduit, bytes: Vec<u8>) -> Response {

@@ -22,13 +22,13 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use data_encoding::HEXLOWER;
 use herald_core::{Sigil, SigilForm};
-use herald_http::server::{BodyRead, read_body};
+use herald_http::front::{Cut, NoHead, Posted, read_envelope};
+use herald_http::head::Head;
 use tokio::sync::{Semaphore, oneshot};
 use tower_http::limit::RequestBodyLimitLayer;
 
 use crate::Conduit;
 use crate::config::MAX_WAIT;
-use crate::head::{self, Head};
 use crate::page::{self, Page};
 use crate::refusal::Refusal;
 use crate::stored::recipient;
@@ -84,19 +84,10 @@ pub(crate) fn router(conduit: Arc<Conduit>, queue: Queue) -> Router {
         .with_state(app)
 }
 
-/// An RFC 9457 problem (`application/problem+json`).
+/// An RFC 9457 problem (`application/problem+json`), type
+/// `urn:herald:conduit:{kind}`.
 pub(crate) fn problem(status: StatusCode, kind: &str, detail: &str) -> Response {
-    let body = serde_json::json!({
-        "type": format!("urn:herald:conduit:{kind}"),
-        "title": status.canonical_reason().unwrap_or("error"),
-        "detail": detail,
-    });
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/problem+json")],
-        body.to_string(),
-    )
-        .into_response()
+    herald_http::front::problem("conduit", status, kind, detail)
 }
 
 fn cbor(status: StatusCode, content_type: &'static str, body: Vec<u8>) -> Response {
@@ -144,36 +135,26 @@ async fn post_envelope(State(app): State<App>, req: Request) -> Response {
 async fn submit(app: &App, req: Request, deadline: Instant) -> Response {
     let conduit = &app.conduit;
     let permit = Arc::clone(&app.inflight).try_acquire_owned().ok();
-    let no_head = |kind: &str, detail: &str| {
-        conduit.metrics.refused("bad_request");
-        problem(StatusCode::BAD_REQUEST, kind, detail)
-    };
-    let (bytes, refusal) = match read_body(req.into_body(), conduit.config.max_body, deadline).await
-    {
-        BodyRead::Whole(b) => (b, None),
-        BodyRead::TooLarge(b) => (b, Some(Refusal::TooLarge)),
-        BodyRead::Late(b) => (b, Some(Refusal::Deadline)),
-        BodyRead::Broken => return no_head("body", "the request body could not be read"),
-    };
-    let Some(head) = head::scan(&bytes) else {
-        if matches!(refusal, Some(Refusal::Deadline)) {
-            conduit.metrics.refused("deadline");
-            return problem(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "deadline",
-                "the body did not arrive within the deadline",
-            );
-        }
-        return no_head(
-            "no_envelope",
-            "the body is not one envelope with an id, a from sigil and a trace",
-        );
-    };
-    if let Some(r) = refusal {
-        return refuse(conduit, &r, &head);
+    let Posted { bytes, head, cut } =
+        match read_envelope(req.into_body(), conduit.config.max_body, deadline).await {
+            Ok(posted) => posted,
+            Err(no) => {
+                let late = matches!(no, NoHead::Late);
+                conduit
+                    .metrics
+                    .refused(if late { "deadline" } else { "bad_request" });
+                return no.problem("conduit");
+            }
+        };
+    match cut {
+        Some(Cut::TooLarge) => return refuse(conduit, &Refusal::TooLarge, &head),
+        Some(Cut::Late) => return refuse(conduit, &Refusal::Deadline, &head),
+        None => {}
     }
     if head.end != Some(bytes.len()) {
-        return no_head(
+        conduit.metrics.refused("bad_request");
+        return problem(
+            StatusCode::BAD_REQUEST,
             "not_one_item",
             "the body is not exactly one CBOR item (a sequence, or trailing bytes)",
         );

@@ -36,9 +36,9 @@ use herald_http::signature;
 
 use super::window::{self, Claim, MAX_AGE, Window};
 use super::{App, problem, storage_problem};
-use crate::head;
 use crate::page::CHUNK;
 use crate::stored::{RECIPIENT_LEN, recipient};
+use herald_http::head;
 
 /// An identity: the key-hash prefix every form of its sigils shares.
 pub(crate) type Who = [u8; RECIPIENT_LEN];

@@ -2,10 +2,12 @@
 //! from a prefix of the bytes (CONDUIT.md: a refusal is addressed to the
 //! refused envelope's `from`, in its `trace`, `parent` = its id, even when
 //! the body is larger than `--max-body` and only its first bytes were
-//! read).
+//! read). The conduit's `POST /v1/envelopes` and a Herald's `POST
+//! /v1/certify` read their requests' heads by this one scanner, through
+//! `front::read_envelope` (feature `server`).
 //!
 //! This is not a validator: the envelope itself is judged by
-//! [`herald_verify::Receiver`]. It only finds the three fields a refusal
+//! herald-verify's `Receiver`. It only finds the three fields a refusal
 //! needs, walking P1 CBOR items without allocating, and says where the one
 //! top-level item ends (so a sequence of several items is told apart).
 

@@ -1,5 +1,9 @@
-//! The signing layer: one MCP session is one trace (docs/mcp.md *What is
-//! signed*).
+//! The signing rules of an MCP session (docs/mcp.md *What is signed*):
+//! which envelope each MCP event becomes. One MCP session is one trace.
+//! `herald mcp proxy` (herald-mcp) and the npm package's in-process client
+//! wrapper (herald-js, on wasm32 without tokio) both sign through this
+//! module, so their traces are alike for `herald verify` and `herald mcp
+//! guard`.
 //!
 //! - **Tool-side identity.** The result of a tool is signed by an identity
 //!   of the tool side, and co-signed `tool_sandbox` (P6) by the sandbox key.
@@ -12,28 +16,34 @@
 //! - **Genesis**, made at `initialize`: from the agent's sigil, payload
 //!   `{mcp: "initialize", protocolVersion, client, server, tool_identity,
 //!   tool_birth}`, with a `tools` attestation (P12, the tool names) and an
-//!   `mcp_tools` attestation (the pinned digest, [`crate::pin`]).
+//!   `mcp_tools` attestation (the pinned digest, [`ToolSet`]).
 //! - **Request**: from the agent, `to` the tool identity, payload
 //!   `{mcp: "tools/call", name, arguments}`, `tools: [name]` (P12).
 //! - **Result**: a reply to its request from the tool identity, payload
 //!   `{mcp: "result", content, isError}` (and `structuredContent` when the
-//!   server sent one), co-signed `tool_sandbox`.
+//!   server sent one), co-signed `tool_sandbox` (without `ts`, [`sandbox`]);
+//!   `{mcp: "error", error}` for a JSON-RPC error.
 //! - **Events** (a changed tool set, a cancelled call, a refused call): from
 //!   the agent, as replies in the same chain.
 //!
 //! Every envelope's parent is the session's latest envelope (a result's is
 //! its request), so the parent chain runs through the whole session.
+//!
+//! JSON values become P1 values by [`herald_core::cbor::to_value`]; the
+//! clock is the caller's (the system's, or JavaScript's `Date` on wasm32).
 
-use std::fmt;
-use std::time::{SystemTime, UNIX_EPOCH};
+mod tools;
+
+pub use tools::{TOOLS_ATTESTATION, ToolSet, ToolSetError};
+
+use core::fmt;
 
 use herald_core::attestation::birth_attestation;
 use herald_core::cbor::{Map, Value, to_value};
 use herald_core::{BuildError, Envelope, EnvelopeBuilder, Kind, Sigil, SigilForm, SigningKey};
 
-use herald_agent::sandbox;
-
-use crate::pin::{TOOLS_ATTESTATION, ToolSet};
+use crate::sandbox;
+use tools::names;
 
 /// The P12 attestation naming the tools an envelope concerns.
 const TOOLS: &str = "tools";
@@ -41,7 +51,7 @@ const TOOLS: &str = "tools";
 /// Why an envelope could not be made.
 #[derive(Debug)]
 #[non_exhaustive]
-pub(crate) enum SignError {
+pub enum SignError {
     /// A JSON value (arguments, content) holds what P1 cannot encode.
     Unencodable {
         /// Which part of the message.
@@ -80,16 +90,9 @@ fn cbor(what: &'static str, json: &serde_json::Value) -> Result<Value, SignError
     })
 }
 
-/// The clock, Unix seconds.
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs())
-}
-
 /// What the genesis records of the `initialize` exchange.
 #[derive(Clone, Debug, Default)]
-pub(crate) struct Handshake {
+pub struct Handshake {
     /// The client's `initialize` params: `protocolVersion`, `clientInfo`.
     pub request: serde_json::Value,
     /// The server's `initialize` result: `protocolVersion`, `serverInfo`.
@@ -107,7 +110,8 @@ pub struct Keys {
 impl Keys {
     /// The same keys again, for another session (streamable HTTP serves
     /// several); the seeds pass through wiped buffers only.
-    pub(crate) fn duplicate(&self) -> Self {
+    #[must_use]
+    pub fn duplicate(&self) -> Self {
         Self {
             agent: SigningKey::from_seed(&self.agent.to_seed()),
             sandbox: SigningKey::from_seed(&self.sandbox.to_seed()),
@@ -125,8 +129,10 @@ impl fmt::Debug for Keys {
 }
 
 /// One MCP session's trace.
-pub(crate) struct Session {
+pub struct Session {
     keys: Keys,
+    /// Unix seconds, each envelope's `ts`.
+    clock: fn() -> u64,
     tool: SigningKey,
     trace: [u8; 32],
     last: [u8; 32],
@@ -145,13 +151,15 @@ impl fmt::Debug for Session {
 
 impl Session {
     /// Start a session: the tool identity's birth, then the genesis. Both
-    /// are returned, in the order they go into the trace file.
-    pub(crate) fn open(
+    /// are returned, in the order they go into the trace file. `clock`
+    /// gives each envelope's `ts` (Unix seconds).
+    pub fn open(
         keys: Keys,
         handshake: &Handshake,
         tools: ToolSet,
+        clock: fn() -> u64,
     ) -> Result<(Self, [Envelope; 2]), SignError> {
-        let ts = now();
+        let ts = clock();
         let tool = SigningKey::generate_os();
         let tool_sigil = tool.sigil(SigilForm::Default);
         let description = "herald-mcp tool-side identity of one MCP session, \
@@ -192,6 +200,7 @@ impl Session {
         let id = genesis.id();
         let session = Self {
             keys,
+            clock,
             tool,
             trace: id,
             last: id,
@@ -201,23 +210,23 @@ impl Session {
     }
 
     /// The trace id (the genesis id).
-    pub(crate) fn trace(&self) -> [u8; 32] {
+    pub fn trace(&self) -> [u8; 32] {
         self.trace
     }
 
     /// The tool set pinned on the genesis.
-    pub(crate) fn tools(&self) -> &ToolSet {
+    pub fn tools(&self) -> &ToolSet {
         &self.tools
     }
 
     /// The sigil of the tool-side identity.
-    pub(crate) fn tool_sigil(&self) -> Sigil {
+    pub fn tool_sigil(&self) -> Sigil {
         self.tool.sigil(SigilForm::Default)
     }
 
     /// The request envelope of a `tools/call` (`arguments` as received,
     /// `None` when absent).
-    pub(crate) fn request(
+    pub fn request(
         &mut self,
         name: &str,
         arguments: Option<&serde_json::Value>,
@@ -229,7 +238,7 @@ impl Session {
             "arguments",
             arguments.map_or(Ok(Value::Null), |a| cbor("arguments", a))?,
         );
-        let envelope = EnvelopeBuilder::reply_to(self.last, self.trace, now())
+        let envelope = EnvelopeBuilder::reply_to(self.last, self.trace, (self.clock)())
             .to(self.tool_sigil())
             .attest(TOOLS, names(&[name]))
             .payload(Value::Map(payload))
@@ -242,7 +251,7 @@ impl Session {
     /// `CallToolResult` object as received. `sandboxed` adds the
     /// `tool_sandbox` co-signature (false when the wrapper itself answered,
     /// as for a refused call: the sandbox ran nothing).
-    pub(crate) fn result(
+    pub fn result(
         &mut self,
         request: [u8; 32],
         result: &serde_json::Value,
@@ -266,7 +275,7 @@ impl Session {
     }
 
     /// The envelope answering `request` with a JSON-RPC error object.
-    pub(crate) fn error(
+    pub fn error(
         &mut self,
         request: [u8; 32],
         error: &serde_json::Value,
@@ -283,7 +292,7 @@ impl Session {
         payload: Map,
         sandboxed: bool,
     ) -> Result<Envelope, SignError> {
-        let mut envelope = EnvelopeBuilder::reply_to(request, self.trace, now())
+        let mut envelope = EnvelopeBuilder::reply_to(request, self.trace, (self.clock)())
             .to(self.keys.agent.sigil(SigilForm::Default))
             .payload(Value::Map(payload))
             .sign(&self.tool)?;
@@ -296,29 +305,44 @@ impl Session {
 
     /// An event of the session from the agent: `payload` gets `mcp: what`.
     /// `parent` defaults to the latest envelope.
-    pub(crate) fn event(
+    pub fn event(
         &mut self,
         what: &str,
         mut payload: Map,
         parent: Option<[u8; 32]>,
     ) -> Result<Envelope, SignError> {
         payload.insert("mcp", Value::text(what));
-        let envelope = EnvelopeBuilder::reply_to(parent.unwrap_or(self.last), self.trace, now())
-            .payload(Value::Map(payload))
-            .sign(&self.keys.agent)?;
+        let envelope =
+            EnvelopeBuilder::reply_to(parent.unwrap_or(self.last), self.trace, (self.clock)())
+                .payload(Value::Map(payload))
+                .sign(&self.keys.agent)?;
         self.last = envelope.id();
         Ok(envelope)
     }
 
     /// A changed tool set: an event recording its digest and names.
-    pub(crate) fn tools_changed(&mut self, now_set: &ToolSet) -> Result<Envelope, SignError> {
+    pub fn tools_changed(&mut self, now_set: &ToolSet) -> Result<Envelope, SignError> {
         let mut payload = Map::new();
         payload.insert("pinned", Value::Bytes(self.tools.sha256.to_vec()));
         payload.insert(TOOLS_ATTESTATION, now_set.attestation());
         self.event("tools/changed", payload, None)
     }
-}
 
-fn names<S: AsRef<str>>(names: &[S]) -> Value {
-    Value::Array(names.iter().map(|n| Value::text(n.as_ref())).collect())
+    /// `notifications/cancelled` for the pending call `request` (`params`
+    /// as received): an event (`requestId`, `reason`) whose parent is that
+    /// request.
+    pub fn cancelled(
+        &mut self,
+        request: [u8; 32],
+        params: &serde_json::Value,
+    ) -> Result<Envelope, SignError> {
+        let mut payload = Map::new();
+        if let Some(v) = params.get("requestId").and_then(|v| to_value(v).ok()) {
+            payload.insert("requestId", v);
+        }
+        if let Some(reason) = params.get("reason").and_then(serde_json::Value::as_str) {
+            payload.insert("reason", Value::text(reason));
+        }
+        self.event("cancelled", payload, Some(request))
+    }
 }
