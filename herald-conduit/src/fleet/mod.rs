@@ -299,16 +299,24 @@ impl Fleet {
         }
     }
 
+    /// The row `sql` selects for `key` (its one parameter), if any, on a
+    /// read connection; `operation` names it in an error.
+    pub(crate) async fn row(
+        &self,
+        sql: &str,
+        key: &[u8],
+        operation: &'static str,
+    ) -> Result<Option<tokio_postgres::Row>, FleetError> {
+        let c = self.reader().await?;
+        c.query_opt(sql, &[&key])
+            .await
+            .map_err(FleetError::db(operation))
+    }
+
     /// The stored envelope with `id`.
     pub(crate) async fn envelope(&self, id: &[u8; 32]) -> Result<Option<Stored>, FleetError> {
-        let c = self.reader().await?;
-        let row = c
-            .query_opt(
-                "SELECT arrival, bytes FROM envelopes WHERE id = $1",
-                &[&id.as_slice()],
-            )
-            .await
-            .map_err(FleetError::db("read an envelope"))?;
+        let sql = "SELECT arrival, bytes FROM envelopes WHERE id = $1";
+        let row = self.row(sql, id, "read an envelope").await?;
         Ok(row.map(|r| Stored {
             arrival: unbig(r.get(0)),
             bytes: r.get(1),
@@ -317,11 +325,8 @@ impl Fleet {
 
     /// The 201 body first sent for `id`, if recorded.
     pub(crate) async fn first_body(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, FleetError> {
-        let c = self.reader().await?;
-        let row = c
-            .query_opt("SELECT body FROM answers WHERE id = $1", &[&id.as_slice()])
-            .await
-            .map_err(FleetError::db("read an answer"))?;
+        let sql = "SELECT body FROM answers WHERE id = $1";
+        let row = self.row(sql, id, "read an answer").await?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -487,7 +492,30 @@ impl Fleet {
         Ok(w)
     }
 
-    /// Precheck `posts` (`Backend::precheck`) against the senders'
+    /// Begin a transaction on the writer connection `w` (from
+    /// [`Fleet::writer_client`]) that holds the `arrivals` row lock, which
+    /// serialises the fleet's accepting and erasing transactions: the
+    /// transaction, the writer's prepared statements, and the arrival number
+    /// the next accepted envelope takes.
+    pub(crate) async fn lock_arrivals(
+        w: &mut Option<Writer>,
+    ) -> Result<(tokio_postgres::Transaction<'_>, &mut Statements, u64), FleetError> {
+        let Writer { client, stmts } = w
+            .as_mut()
+            .ok_or_else(|| FleetError::Corrupted("no writer connection".into()))?;
+        let txn = client
+            .transaction()
+            .await
+            .map_err(FleetError::db("begin"))?;
+        let next: i64 = txn
+            .query_one("SELECT next FROM arrivals FOR UPDATE", &[])
+            .await
+            .map_err(FleetError::db("lock the arrival counter"))?
+            .get(0);
+        Ok((txn, stmts, unbig(next)))
+    }
+
+    /// Precheck `posts` (`Backend::prepare`) against the senders'
     /// lifecycle records as last committed: the rules run over a
     /// [`Snapshot`] (on every core, off the runtime's workers) and miss
     /// each record at first (no signature is verified for a post that
