@@ -15,20 +15,31 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use herald_core::{PublicKey, Sigil, SigningKey};
-use herald_verify::{ConsistencyProof, InclusionProof, Prechecked, SignedTreeHead, StoreError};
+use herald_verify::{ConsistencyProof, InclusionProof, SignedTreeHead};
 
 use crate::Conduit;
 use crate::erase::{Erasure, Tombstone};
 use crate::keys::Indexed;
 use crate::page::Page;
 use crate::stored::{RECIPIENT_LEN, Stored};
-use crate::writer::{Committed, Job, Prepared, Step};
+use crate::writer::{Batch, Committed, Prepared, Received};
 
 /// A future a backend answers with (boxed: the trait is object safe).
 pub(crate) type Pending<'a, T> = Pin<Box<dyn Future<Output = T> + Send + 'a>>;
 
 /// A failure of the storage: logged, never sent.
 pub(crate) type Failure = String;
+
+/// A page read, or why it could not be.
+pub(crate) type PageRead = Result<Page, Failure>;
+
+/// What a page lists (CONDUIT.md *Bounded answers*).
+pub(crate) enum Listing {
+    /// A recipient's inbox, by its sigil's key hash.
+    Inbox([u8; RECIPIENT_LEN]),
+    /// The envelopes of a trace, by its id.
+    Trace([u8; 32]),
+}
 
 /// What `GET /v1/proof/inclusion/{id}` finds.
 pub(crate) enum Inclusion {
@@ -46,45 +57,49 @@ pub(crate) trait Backend: Send + Sync {
     /// Whether the storage takes work now (`/healthz`).
     fn healthy(&self) -> Pending<'_, bool>;
 
-    // The writer (crate::writer), a task: its stages call these in order.
-    // What blocks (signature checks, redb's commits and syncs) runs off the
-    // runtime's workers (crate::blocking); a fleet's database work is
-    // awaited.
+    // The writer (crate::writer), tasks: its stages call these in order.
 
-    /// Precheck `posts` (P13 origin, signatures in batch equations) against
-    /// the senders' lifecycle records as last committed.
-    fn precheck<'a, 'b: 'a>(
-        &'a self,
-        posts: &'a [&'b [u8]],
-        now: u64,
-    ) -> Pending<'a, Vec<Result<Prechecked<'b>, StoreError>>>;
+    /// Whether the writer's calls block their thread (redb's commits and
+    /// syncs, the rules, signatures: the writer then drives each stage on
+    /// a thread of its own, `crate::blocking::own_thread`); else they are
+    /// awaited on the runtime's workers, and step off them for their CPU
+    /// work (`crate::blocking::off_runtime`).
+    fn blocks(&self) -> bool;
 
-    /// Receive `batch` (prechecked as `prepared` at `now`) in one
+    /// Precheck the posts of `batch` (P13 origin, signatures in batch
+    /// equations) against the senders' lifecycle records as last
+    /// committed, and [`crate::writer::settle`] them, on every core.
+    fn prepare<'a>(&'a self, batch: Batch<'a>) -> Pending<'a, Vec<Prepared<'a>>>;
+
+    /// Receive `batch` (its posts prepared as `prepared`) in one
     /// transaction and commit it durably; nothing of it is answered yet.
-    /// Its steps (none when nothing was received), and why nothing of it
-    /// may be acknowledged.
     fn receive<'a>(
         &'a self,
-        conduit: &'a Conduit,
-        batch: &'a [Job],
+        batch: Batch<'a>,
         prepared: Vec<Prepared<'a>>,
-        now: u64,
-    ) -> Pending<'a, (Vec<Step>, Option<String>)>;
+    ) -> Pending<'a, Received>;
 
     /// Log what `group` stored (notary: one sync, one tree head) and answer
     /// every post of it.
     fn answer<'a>(&'a self, conduit: &'a Conduit, group: Vec<Committed>) -> Pending<'a, ()>;
 
     /// Between batches: keep the tree head fresh (notary), record what is
-    /// pending.
-    fn idle<'a>(&'a self, conduit: &'a Conduit) -> Pending<'a, ()>;
+    /// pending. Nothing by default.
+    fn idle<'a>(&'a self, _conduit: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
 
     /// The writer is done (the conduit closes): record what is pending.
-    fn close<'a>(&'a self, conduit: &'a Conduit) -> Pending<'a, ()>;
+    /// Nothing by default.
+    fn close<'a>(&'a self, _conduit: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
 
-    /// How long the writer waits for a post before [`Backend::idle`], for
-    /// a tree head every `batch` (`--batch-ms`).
-    fn idle_every(&self, batch: Duration) -> Duration;
+    /// How long the writer waits for a post before [`Backend::idle`]: a
+    /// tree head every `batch` (`--batch-ms`).
+    fn idle_every(&self, batch: Duration) -> Duration {
+        batch
+    }
 
     /// Whether a batch may be received while the batches before it are
     /// still being answered ([`crate::writer`]'s pipeline); else one
@@ -93,8 +108,10 @@ pub(crate) trait Backend: Send + Sync {
     fn overlap(&self) -> bool;
 
     /// Background work, a task of its own until the conduit closes (a
-    /// fleet's sequencer); done at once when there is none.
-    fn duty<'a>(&'a self, conduit: &'a Conduit) -> Pending<'a, ()>;
+    /// fleet's sequencer); by default none, done at once.
+    fn duty<'a>(&'a self, _conduit: &'a Conduit) -> Pending<'a, ()> {
+        Box::pin(std::future::ready(()))
+    }
 
     // Reads (crate::http).
 
@@ -106,22 +123,24 @@ pub(crate) trait Backend: Send + Sync {
     /// cannot be read now (the writer then judges the post).
     fn answered(&self, id: [u8; 32]) -> Pending<'_, Option<Vec<u8>>>;
 
-    /// The page of `recipient`'s inbox after position `after`, of at most
+    /// The page of `listing` after position `after`, of at most
     /// `max_bytes` bytes (CONDUIT.md *Bounded answers*).
+    fn page_of(&self, listing: Listing, after: u64, max_bytes: usize) -> Pending<'_, PageRead>;
+
+    /// The page of `recipient`'s inbox ([`Backend::page_of`]).
     fn inbox_page(
         &self,
         recipient: [u8; RECIPIENT_LEN],
         after: u64,
         max_bytes: usize,
-    ) -> Pending<'_, Result<Page, Failure>>;
+    ) -> Pending<'_, PageRead> {
+        self.page_of(Listing::Inbox(recipient), after, max_bytes)
+    }
 
-    /// The page of `trace` after position `after`.
-    fn trace_page(
-        &self,
-        trace: [u8; 32],
-        after: u64,
-        max_bytes: usize,
-    ) -> Pending<'_, Result<Page, Failure>>;
+    /// The page of `trace` ([`Backend::page_of`]).
+    fn trace_page(&self, trace: [u8; 32], after: u64, max_bytes: usize) -> Pending<'_, PageRead> {
+        self.page_of(Listing::Trace(trace), after, max_bytes)
+    }
 
     /// The envelopes `ids` as forwarded, concatenated in that order (one
     /// chunk of an answer); an id not stored is left out.
@@ -172,11 +191,23 @@ pub(crate) trait Backend: Send + Sync {
     fn oldest(&self, from: u64, limit: usize) -> Pending<'_, Result<(Vec<Stored>, u64), Failure>>;
 
     /// What changes when another conduit (of a fleet) delivers, so that
-    /// an inbox long poll looks again; `None` when only this conduit does.
-    fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>>;
+    /// an inbox long poll looks again; `None` (the default) when only this
+    /// conduit does.
+    fn deliveries(&self) -> Option<tokio::sync::watch::Receiver<u64>> {
+        None
+    }
 
     /// The audit log, when the conduit is a notary.
     fn log(&self) -> Option<&dyn AuditLog>;
+}
+
+/// What `GET /v1/proof/consistency` asks for: the proof from `size1` to
+/// `size2` (default: the latest head's size), its heads signed at `now`.
+#[derive(Clone, Copy)]
+pub(crate) struct Between {
+    pub(crate) size1: u64,
+    pub(crate) size2: Option<u64>,
+    pub(crate) now: u64,
 }
 
 /// The notary's audit log (spec §5.3, P9) as its endpoints read it.
@@ -187,15 +218,12 @@ pub(crate) trait AuditLog: Send + Sync {
     /// The inclusion proof of the leaf of envelope `id`.
     fn inclusion(&self, id: [u8; 32]) -> Pending<'_, Result<Inclusion, Failure>>;
 
-    /// The consistency proof from `size1` to `size2` (default: the latest
-    /// head's), heads signed with `key` at `now`; `Err(message)` for sizes
-    /// the log does not have.
+    /// The consistency proof `between` two sizes, its heads signed with
+    /// `key`; `Err(message)` for sizes the log does not have.
     fn consistency<'a>(
         &'a self,
         key: &'a SigningKey,
-        size1: u64,
-        size2: Option<u64>,
-        now: u64,
+        between: Between,
     ) -> Pending<'a, Result<Result<ConsistencyProof, String>, Failure>>;
 
     /// The C2SP checkpoint of the latest head (`GET /checkpoint`).

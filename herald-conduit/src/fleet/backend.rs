@@ -1,41 +1,43 @@
 //! The fleet database as a conduit's [`Backend`] and (notary) its
 //! [`AuditLog`].
 
-use std::time::Duration;
-
 use herald_core::SigningKey;
-use herald_verify::{ConsistencyProof, Prechecked, SignedTreeHead, StoreError};
+use herald_verify::{ConsistencyProof, SignedTreeHead};
 
 use super::{Fleet, writer};
 use crate::Conduit;
-use crate::backend::{AuditLog, Backend, Failure, Inclusion, Pending};
+use crate::backend::{AuditLog, Backend, Between, Failure, Inclusion, Listing, PageRead, Pending};
+use crate::blocking::off_runtime;
 use crate::erase::{Erasure, Tombstone};
-use crate::page::Page;
 use crate::stored::{RECIPIENT_LEN, Stored};
-use crate::writer::{Committed, Job, Prepared, Step};
+use crate::writer::{Batch, Committed, Prepared, Received};
 
 impl Backend for Fleet {
     fn healthy(&self) -> Pending<'_, bool> {
         Box::pin(self.reachable())
     }
 
-    fn precheck<'a, 'b: 'a>(
-        &'a self,
-        posts: &'a [&'b [u8]],
-        now: u64,
-    ) -> Pending<'a, Vec<Result<Prechecked<'b>, StoreError>>> {
-        Box::pin(Fleet::precheck(self, posts, now))
+    fn blocks(&self) -> bool {
+        false
+    }
+
+    /// The precheck reads the senders' records from the database; the
+    /// rules, signatures and receipts step off the runtime's workers.
+    fn prepare<'a>(&'a self, batch: Batch<'a>) -> Pending<'a, Vec<Prepared<'a>>> {
+        Box::pin(async move {
+            let posts = crate::writer::posts(batch.jobs);
+            let pre = self.precheck(&posts, batch.now).await;
+            off_runtime(|| crate::writer::settle_all(batch, pre))
+        })
     }
 
     fn receive<'a>(
         &'a self,
-        conduit: &'a Conduit,
-        batch: &'a [Job],
+        batch: Batch<'a>,
         prepared: Vec<Prepared<'a>>,
-        _now: u64,
-    ) -> Pending<'a, (Vec<Step>, Option<String>)> {
+    ) -> Pending<'a, Received> {
         Box::pin(async move {
-            match writer::accept(conduit, self, batch, &prepared).await {
+            match writer::accept(self, batch, &prepared).await {
                 Ok(steps) => (steps, None),
                 Err(e) => (Vec::new(), Some(e)),
             }
@@ -48,19 +50,6 @@ impl Backend for Fleet {
                 writer::answer(conduit, self, committed).await;
             }
         })
-    }
-
-    /// The sequencer's work is [`Backend::duty`]'s.
-    fn idle<'a>(&'a self, _: &'a Conduit) -> Pending<'a, ()> {
-        Box::pin(std::future::ready(()))
-    }
-
-    fn close<'a>(&'a self, _: &'a Conduit) -> Pending<'a, ()> {
-        Box::pin(std::future::ready(()))
-    }
-
-    fn idle_every(&self, batch: Duration) -> Duration {
-        batch
     }
 
     /// A fleet answers a batch once a head covers it: the next batch
@@ -106,14 +95,8 @@ impl Backend for Fleet {
             let Some(who) = crate::stored::recipient(&sigil) else {
                 return Ok(Vec::new());
             };
-            let c = self.reader().await.map_err(|e| e.to_string())?;
-            let row = c
-                .query_opt(
-                    "SELECT record FROM lifecycle WHERE identity = $1",
-                    &[&who.as_slice()],
-                )
-                .await
-                .map_err(|e| e.to_string())?;
+            let sql = "SELECT record FROM lifecycle WHERE identity = $1";
+            let row = self.row(sql, &who, "read a lifecycle record").await?;
             let record = row
                 .and_then(|r| herald_verify::IdentityRecord::from_stored(&r.get::<_, Vec<u8>>(0)));
             Ok(self.receiver.signing_keys_of(&sigil, record.as_ref(), at))
@@ -155,29 +138,13 @@ impl Backend for Fleet {
         Box::pin(async move { self.first_body(&id).await.ok().flatten() })
     }
 
-    fn inbox_page(
-        &self,
-        recipient: [u8; RECIPIENT_LEN],
-        after: u64,
-        max_bytes: usize,
-    ) -> Pending<'_, Result<Page, Failure>> {
+    fn page_of(&self, listing: Listing, after: u64, max_bytes: usize) -> Pending<'_, PageRead> {
         Box::pin(async move {
-            Fleet::inbox_page(self, &recipient, after, max_bytes)
-                .await
-                .map_err(|e| e.to_string())
-        })
-    }
-
-    fn trace_page(
-        &self,
-        trace: [u8; 32],
-        after: u64,
-        max_bytes: usize,
-    ) -> Pending<'_, Result<Page, Failure>> {
-        Box::pin(async move {
-            Fleet::trace_page(self, &trace, after, max_bytes)
-                .await
-                .map_err(|e| e.to_string())
+            let page = match &listing {
+                Listing::Inbox(who) => Fleet::inbox_page(self, who, after, max_bytes).await,
+                Listing::Trace(trace) => Fleet::trace_page(self, trace, after, max_bytes).await,
+            };
+            page.map_err(|e| e.to_string())
         })
     }
 
@@ -250,12 +217,10 @@ impl AuditLog for Fleet {
     fn consistency<'a>(
         &'a self,
         key: &'a SigningKey,
-        size1: u64,
-        size2: Option<u64>,
-        now: u64,
+        b: Between,
     ) -> Pending<'a, Result<Result<ConsistencyProof, String>, Failure>> {
         Box::pin(async move {
-            Fleet::consistency(self, key, size1, size2, now)
+            Fleet::consistency(self, key, b.size1, b.size2, b.now)
                 .await
                 .map_err(|e| e.to_string())
         })

@@ -5,7 +5,7 @@
 //! runs on the writer's connection, one at a time with the batches: as
 //! many DELETEs at once cost no more connections.
 
-use super::{Fleet, FleetError, Writer, big, unbig};
+use super::{Fleet, FleetError, big, unbig};
 use crate::erase::{Erasure, Tombstone};
 use crate::stored::{RECIPIENT_LEN, Stored};
 
@@ -21,14 +21,8 @@ const TOMBSTONE: &str = "INSERT INTO erased (id, recipient, erased_at, tombstone
 impl Fleet {
     /// The tombstone of `id`, if it was erased.
     pub(crate) async fn tombstone(&self, id: &[u8; 32]) -> Result<Option<Tombstone>, FleetError> {
-        let c = self.reader().await?;
-        let row = c
-            .query_opt(
-                "SELECT recipient, tombstone FROM erased WHERE id = $1",
-                &[&id.as_slice()],
-            )
-            .await
-            .map_err(FleetError::db("read a tombstone"))?;
+        let sql = "SELECT recipient, tombstone FROM erased WHERE id = $1";
+        let row = self.row(sql, id, "read a tombstone").await?;
         Ok(row.map(|r| Tombstone {
             recipient: r
                 .get::<_, Option<&[u8]>>(0)
@@ -41,16 +35,7 @@ impl Fleet {
     /// erased.
     pub(crate) async fn erase(&self, erasures: &[Erasure]) -> Result<Vec<[u8; 32]>, FleetError> {
         let mut guard = self.writer_client().await?;
-        let Writer { client, stmts } = guard
-            .as_mut()
-            .ok_or_else(|| FleetError::Corrupted("no writer connection".into()))?;
-        let txn = client
-            .transaction()
-            .await
-            .map_err(FleetError::db("begin"))?;
-        txn.execute("SELECT next FROM arrivals FOR UPDATE", &[])
-            .await
-            .map_err(FleetError::db("lock the arrival counter"))?;
+        let (txn, stmts, _) = Self::lock_arrivals(&mut guard).await?;
         let erase = stmts
             .get(&txn, ERASE)
             .await

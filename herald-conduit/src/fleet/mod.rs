@@ -33,19 +33,18 @@ mod backend;
 mod erase;
 pub(crate) mod log;
 mod notify;
+mod precheck;
 pub(crate) mod schema;
 mod state;
 mod writer;
 
-use state::{Fetched, Snapshot, Statements, Writer};
+use state::{Statements, Writer};
 
 use std::fmt;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 use std::collections::HashMap;
-
-use herald_verify::{Prechecked, StoreError};
 
 use tokio_postgres::{Client, NoTls};
 
@@ -299,16 +298,24 @@ impl Fleet {
         }
     }
 
+    /// The row `sql` selects for `key` (its one parameter), if any, on a
+    /// read connection; `operation` names it in an error.
+    pub(crate) async fn row(
+        &self,
+        sql: &str,
+        key: &[u8],
+        operation: &'static str,
+    ) -> Result<Option<tokio_postgres::Row>, FleetError> {
+        let c = self.reader().await?;
+        c.query_opt(sql, &[&key])
+            .await
+            .map_err(FleetError::db(operation))
+    }
+
     /// The stored envelope with `id`.
     pub(crate) async fn envelope(&self, id: &[u8; 32]) -> Result<Option<Stored>, FleetError> {
-        let c = self.reader().await?;
-        let row = c
-            .query_opt(
-                "SELECT arrival, bytes FROM envelopes WHERE id = $1",
-                &[&id.as_slice()],
-            )
-            .await
-            .map_err(FleetError::db("read an envelope"))?;
+        let sql = "SELECT arrival, bytes FROM envelopes WHERE id = $1";
+        let row = self.row(sql, id, "read an envelope").await?;
         Ok(row.map(|r| Stored {
             arrival: unbig(r.get(0)),
             bytes: r.get(1),
@@ -317,11 +324,8 @@ impl Fleet {
 
     /// The 201 body first sent for `id`, if recorded.
     pub(crate) async fn first_body(&self, id: &[u8; 32]) -> Result<Option<Vec<u8>>, FleetError> {
-        let c = self.reader().await?;
-        let row = c
-            .query_opt("SELECT body FROM answers WHERE id = $1", &[&id.as_slice()])
-            .await
-            .map_err(FleetError::db("read an answer"))?;
+        let sql = "SELECT body FROM answers WHERE id = $1";
+        let row = self.row(sql, id, "read an answer").await?;
         Ok(row.map(|r| r.get(0)))
     }
 
@@ -487,84 +491,26 @@ impl Fleet {
         Ok(w)
     }
 
-    /// Precheck `posts` (`Backend::precheck`) against the senders'
-    /// lifecycle records as last committed: the rules run over a
-    /// [`Snapshot`] (on every core, off the runtime's workers) and miss
-    /// each record at first (no signature is verified for a post that
-    /// missed), the records missed are read in one query, and the posts
-    /// that missed are prechecked again.
-    pub(crate) async fn precheck<'b>(
-        &self,
-        posts: &[&'b [u8]],
-        now: u64,
-    ) -> Vec<Result<Prechecked<'b>, StoreError>> {
-        let name = self.name();
-        let mut fetched = Fetched::default();
-        let (mut out, mut missing) = self.precheck_over(&fetched, &name, posts, now);
-        // A record read once holds for every post of its sender: one
-        // more try reads no other.
-        for _ in 0..2 {
-            if missing.is_empty() {
-                break;
-            }
-            let read = async {
-                let c = self.reader().await?;
-                fetched.records(&*c, missing, None).await
-            };
-            if let Err(e) = read.await {
-                let detail = e.to_string();
-                for slot in &mut out {
-                    if slot.is_err() {
-                        *slot = Err(StoreError::Backend {
-                            name: name.clone(),
-                            operation: "lifecycle read",
-                            detail: detail.clone(),
-                        });
-                    }
-                }
-                return out;
-            }
-            let again: Vec<usize> = (0..out.len()).filter(|i| out[*i].is_err()).collect();
-            let retried: Vec<&'b [u8]> = again
-                .iter()
-                .filter_map(|i| posts.get(*i).copied())
-                .collect();
-            let (redone, more) = self.precheck_over(&fetched, &name, &retried, now);
-            missing = more;
-            for (i, r) in again.into_iter().zip(redone) {
-                if let Some(slot) = out.get_mut(i) {
-                    *slot = r;
-                }
-            }
-        }
-        out
-    }
-
-    /// The rules' precheck of `posts` over what is `fetched`, on every
-    /// core off the runtime's workers; the records they missed.
-    fn precheck_over<'b>(
-        &self,
-        fetched: &Fetched,
-        name: &str,
-        posts: &[&'b [u8]],
-        now: u64,
-    ) -> (
-        Vec<Result<Prechecked<'b>, StoreError>>,
-        std::collections::BTreeSet<herald_verify::IdentityKey>,
-    ) {
-        let parts = crate::blocking::off_runtime(|| {
-            crate::blocking::on_cores(posts, |part| {
-                let mut snapshot = Snapshot::reading(fetched, name);
-                let out = self.receiver.precheck_all(&mut snapshot, part, now);
-                (out, snapshot.take_missing().records)
-            })
-        });
-        let mut missing = std::collections::BTreeSet::new();
-        let mut out = Vec::with_capacity(posts.len());
-        for (part, missed) in parts {
-            out.extend(part);
-            missing.extend(missed);
-        }
-        (out, missing)
+    /// Begin a transaction on the writer connection `w` (from
+    /// [`Fleet::writer_client`]) that holds the `arrivals` row lock, which
+    /// serialises the fleet's accepting and erasing transactions: the
+    /// transaction, the writer's prepared statements, and the arrival number
+    /// the next accepted envelope takes.
+    pub(crate) async fn lock_arrivals(
+        w: &mut Option<Writer>,
+    ) -> Result<(tokio_postgres::Transaction<'_>, &mut Statements, u64), FleetError> {
+        let Writer { client, stmts } = w
+            .as_mut()
+            .ok_or_else(|| FleetError::Corrupted("no writer connection".into()))?;
+        let txn = client
+            .transaction()
+            .await
+            .map_err(FleetError::db("begin"))?;
+        let next: i64 = txn
+            .query_one("SELECT next FROM arrivals FOR UPDATE", &[])
+            .await
+            .map_err(FleetError::db("lock the arrival counter"))?
+            .get(0);
+        Ok((txn, stmts, unbig(next)))
     }
 }

@@ -17,12 +17,12 @@ use herald_core::EnvelopeRef;
 use herald_verify::{Leaf, LiveState, Receiver, SignedTreeHead};
 use tokio_postgres::Transaction;
 
-use super::state::{Fetched, Missing, Snapshot, Statements, Writer, write_back};
+use super::state::{Fetched, Missing, Snapshot, Statements, write_back};
 use super::{Fleet, FleetError, big, notify, unbig};
 use crate::Conduit;
 use crate::refusal::Refusal;
 use crate::stored::{RECIPIENT_LEN, Stored};
-use crate::writer::{self, Committed, Job, Outcome, Prepared, Step, Txn};
+use crate::writer::{self, Batch, Committed, Job, New, Outcome, Prepared, Step, Txn};
 
 /// How long a conduit waits for a tree head before it looks again without
 /// a notification, and tries to take the sequencer's turn: the sequencer
@@ -115,25 +115,17 @@ pub(crate) async fn answer(conduit: &Conduit, fleet: &Fleet, committed: Committe
 /// the batch can reach, so the tries end. A database failure fails the
 /// whole batch (rolled back: nothing of it acknowledged).
 pub(crate) async fn accept(
-    conduit: &Conduit,
     fleet: &Fleet,
-    batch: &[Job],
+    batch: Batch<'_>,
     prepared: &[Prepared<'_>],
 ) -> Result<Vec<Step>, String> {
+    let Batch {
+        conduit,
+        jobs: batch,
+        ..
+    } = batch;
     let mut guard = fleet.writer_client().await?;
-    let Writer { client, stmts } = guard
-        .as_mut()
-        .ok_or_else(|| FleetError::Corrupted("no writer connection".into()))?;
-    let txn = client
-        .transaction()
-        .await
-        .map_err(FleetError::db("begin"))?;
-    let next: i64 = txn
-        .query_one("SELECT next FROM arrivals FOR UPDATE", &[])
-        .await
-        .map_err(FleetError::db("lock the arrival counter"))?
-        .get(0);
-    let next = unbig(next);
+    let (txn, stmts, next) = Fleet::lock_arrivals(&mut guard).await?;
     let stored = stored(&txn, stmts, batch).await?;
     let erased = erased(&txn, stmts, batch).await?;
     let name = fleet.name();
@@ -355,23 +347,17 @@ impl Txn for FleetTxn<'_> {
         (self.receiver, &mut self.state)
     }
 
-    fn store(
-        &mut self,
-        job: &Job,
-        to: Option<[u8; RECIPIENT_LEN]>,
-        forwarded: &[u8],
-        view: &EnvelopeRef<'_>,
-    ) -> Result<u64, String> {
+    fn store(&mut self, new: &New<'_>) -> Result<u64, String> {
         let arrival = self.next;
-        self.news.insert(job.id, self.stores.len());
+        self.news.insert(new.job.id, self.stores.len());
         self.stores.push(Store {
-            id: job.id,
-            trace: job.trace,
+            id: new.job.id,
+            trace: new.job.trace,
             arrival,
-            to,
-            forwarded: forwarded.to_vec(),
-            leaf: Leaf::from_envelope(view).encode(),
-            lifecycle: crate::keys::Lifecycle::of(view),
+            to: new.to,
+            forwarded: new.forwarded.to_vec(),
+            leaf: Leaf::from_envelope(new.view).encode(),
+            lifecycle: crate::keys::Lifecycle::of(new.view),
         });
         self.next += 1;
         Ok(arrival)

@@ -10,7 +10,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::{App, CBOR, cbor, hash32, problem, query_u64, storage_problem};
 use crate::Conduit;
-use crate::backend::{AuditLog, Inclusion};
+use crate::backend::{AuditLog, Between, Inclusion};
 
 /// The audit log this conduit serves, or the `404` of one that keeps none.
 pub(super) fn audit_log(c: &Conduit) -> Result<&dyn AuditLog, Box<Response>> {
@@ -96,8 +96,12 @@ pub(super) async fn consistency(
         }
         (Err(r), _) | (_, Err(r)) => return *r,
     };
-    let now = app.conduit.now();
-    let proof = match log.consistency(&app.conduit.key, from, to, now).await {
+    let between = Between {
+        size1: from,
+        size2: to,
+        now: app.conduit.now(),
+    };
+    let proof = match log.consistency(&app.conduit.key, between).await {
         Ok(p) => p,
         Err(e) => return storage_problem(&e),
     };

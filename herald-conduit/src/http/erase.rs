@@ -16,12 +16,12 @@
 //! a participant of its trace (as the trace stands now), or anyone on a
 //! `--public` conduit; everyone else gets the `401` of an unknown id.
 
-use axum::extract::{Path, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
 
 use super::reads::{self, Who};
-use super::{App, CBOR, cbor, hash32, problem, reader, storage_problem};
+use super::{App, CBOR, EnvelopeId, cbor, problem, reader, storage_problem};
 use crate::Conduit;
 use crate::erase::{self, Kept, Tombstone};
 use crate::stored::recipient;
@@ -70,16 +70,10 @@ pub(super) async fn read_erased(app: &App, id: [u8; 32], who: Option<Who>) -> Re
 /// `DELETE /v1/envelopes/{id}`.
 pub(super) async fn delete_envelope(
     State(app): State<App>,
-    Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    EnvelopeId(id): EnvelopeId,
+    request: Request,
 ) -> Response {
-    let id = match hash32(&id) {
-        Ok(id) => id,
-        Err(r) => return *r,
-    };
-    let who = match reader(&app, &method, &uri, &headers).await {
+    let who = match reader(&app, request.method(), request.uri(), request.headers()).await {
         Ok(w) => w,
         Err(r) => return *r,
     };

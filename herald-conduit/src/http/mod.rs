@@ -113,6 +113,24 @@ fn hash32(text: &str) -> Result<[u8; 32], Box<Response>> {
         .ok_or_else(bad)
 }
 
+/// The `{id}` of `/v1/envelopes/{id}` (a `400 bad_hash` unless 64 lowercase
+/// hex characters), as the handlers of its GET and DELETE take it.
+pub(super) struct EnvelopeId(pub(super) [u8; 32]);
+
+impl<S: Send + Sync> axum::extract::FromRequestParts<S> for EnvelopeId {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        state: &S,
+    ) -> Result<Self, Response> {
+        let Path(id) = Path::<String>::from_request_parts(parts, state)
+            .await
+            .map_err(IntoResponse::into_response)?;
+        hash32(&id).map(Self).map_err(|r| *r)
+    }
+}
+
 /// A `500` for a failure of the store: `e` is logged, never sent (it
 /// names files of the state directory).
 pub(crate) fn storage_problem(e: &dyn std::fmt::Display) -> Response {
@@ -297,19 +315,13 @@ async fn reader(
 
 async fn get_envelope(
     State(app): State<App>,
-    Path(id): Path<String>,
-    method: Method,
-    uri: Uri,
-    headers: HeaderMap,
+    EnvelopeId(id): EnvelopeId,
+    request: Request,
 ) -> Response {
-    let id = match hash32(&id) {
-        Ok(id) => id,
-        Err(r) => return *r,
-    };
     let who = if app.conduit.config.public {
         None
     } else {
-        match reader(&app, &method, &uri, &headers).await {
+        match reader(&app, request.method(), request.uri(), request.headers()).await {
             Ok(w) => Some(w),
             Err(r) => return *r,
         }

@@ -6,12 +6,15 @@
 //! herald-tlog's [`herald_tlog::log`], the code `herald log checkpoint` and
 //! `herald log tiles` use.
 
+use std::sync::{Arc, Mutex};
+
 use herald_core::{EnvelopeRef, SigningKey};
 use herald_verify::{ConsistencyProof, InclusionProof, Leaf, Log, LogError, SignedTreeHead};
 
 use herald_tlog::log::PublishError;
 
 use super::tables::Reader;
+use crate::backend::{AuditLog, Between, Failure, Inclusion, Pending};
 
 /// The log and the latest tree head signed over it.
 #[derive(Debug)]
@@ -179,5 +182,72 @@ impl Notary {
     ) -> Result<ConsistencyProof, LogError> {
         let size2 = size2.or(self.sth.as_ref().map(|s| s.size()));
         self.log.consistency_proof(key, size1, size2, now)
+    }
+}
+
+/// The notary's log, shared with the witness rounds.
+pub(crate) type SharedNotary = Arc<Mutex<Notary>>;
+
+/// The local audit log as its endpoints read it.
+pub(super) struct NotaryLog(pub(super) SharedNotary);
+
+impl NotaryLog {
+    fn with<T>(&self, f: impl FnOnce(&mut Notary) -> Result<T, Failure>) -> Result<T, Failure> {
+        match self.0.lock() {
+            Ok(mut n) => f(&mut n),
+            Err(_) => Err("the notary lock is poisoned".into()),
+        }
+    }
+}
+
+impl AuditLog for NotaryLog {
+    fn sth(&self) -> Pending<'_, Result<Option<SignedTreeHead>, Failure>> {
+        // A poisoned lock reads as no head, as before.
+        let sth = self.0.lock().ok().and_then(|n| n.sth().cloned());
+        Box::pin(std::future::ready(Ok(sth)))
+    }
+
+    fn inclusion(&self, id: [u8; 32]) -> Pending<'_, Result<Inclusion, Failure>> {
+        let found = self.with(|n| {
+            let Some(index) = n.log().index_of(&id) else {
+                return Ok(Inclusion::Unknown);
+            };
+            match n.inclusion(index, None).map_err(|e| e.to_string())? {
+                Some(p) => Ok(Inclusion::Proof(Box::new(p))),
+                None => Ok(Inclusion::NotCovered),
+            }
+        });
+        Box::pin(std::future::ready(found))
+    }
+
+    fn consistency<'a>(
+        &'a self,
+        key: &'a SigningKey,
+        b: Between,
+    ) -> Pending<'a, Result<Result<ConsistencyProof, String>, Failure>> {
+        let proof = self.with(|n| {
+            Ok(n.consistency(key, b.size1, b.size2, b.now)
+                .map_err(|e| e.to_string()))
+        });
+        Box::pin(std::future::ready(proof))
+    }
+
+    fn checkpoint<'a>(
+        &'a self,
+        key: &'a SigningKey,
+        origin: &'a str,
+    ) -> Pending<'a, Result<String, Failure>> {
+        let text = self.with(|n| n.checkpoint(key, origin).map_err(|e| e.to_string()));
+        Box::pin(std::future::ready(text))
+    }
+
+    fn tile(&self, path: String) -> Pending<'_, Result<Option<Vec<u8>>, Failure>> {
+        let tile = self.with(|n| n.tile(&path).map_err(|e| e.to_string()));
+        Box::pin(std::future::ready(tile))
+    }
+
+    fn size(&self) -> Pending<'_, Option<u64>> {
+        let size = self.0.lock().ok().map(|n| n.log().len());
+        Box::pin(std::future::ready(size))
     }
 }

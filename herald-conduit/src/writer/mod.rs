@@ -6,13 +6,20 @@
 //! post of the batch answered 201: 200 concurrent posts cost a few
 //! fsyncs, not 200. How the stages overlap: [`pipeline`].
 //!
-//! One post, top to bottom: [`prepare`] (precheck and receipt, on every
-//! core) → [`Backend::receive`] → [`receive_one`] in its transaction →
-//! [`Backend::answer`] → [`created_body`] → [`reply`].
+//! One post, top to bottom: [`Backend::prepare`] (precheck, then
+//! [`settle`]: rate and receipt, on every core) → [`Backend::receive`] →
+//! [`receive_one`] in its transaction → [`Backend::answer`] →
+//! [`created_body`] → [`reply`].
 //!
-//! The writer is asynchronous, tasks of the runtime that serves HTTP: what
-//! blocks (signatures, redb's commits and syncs) runs off its workers
-//! ([`crate::blocking`]), a fleet's database work is awaited.
+//! The writer is asynchronous, tasks of the runtime that serves HTTP: a
+//! backend whose work blocks (redb's commits and syncs, [`Backend::blocks`])
+//! has each stage on a thread of its own ([`crate::blocking::own_thread`]),
+//! a fleet's database work is awaited.
+//!
+//! [`Backend::prepare`]: crate::backend::Backend::prepare
+//! [`Backend::receive`]: crate::backend::Backend::receive
+//! [`Backend::answer`]: crate::backend::Backend::answer
+//! [`Backend::blocks`]: crate::backend::Backend::blocks
 
 mod pipeline;
 
@@ -26,7 +33,6 @@ use tokio::sync::mpsc::{Receiver, Sender};
 use tokio::sync::{Mutex, oneshot};
 
 use crate::Conduit;
-use crate::blocking::{off_runtime, on_cores};
 use crate::refusal::Refusal;
 use crate::stored::{RECIPIENT_LEN, Stored, recipient};
 
@@ -98,6 +104,30 @@ pub(crate) struct Committed {
     pub(crate) now: u64,
 }
 
+/// A batch as a backend prepares and receives it: the conduit, the posts
+/// taken from the queue, and the time they are judged at.
+#[derive(Clone, Copy)]
+pub(crate) struct Batch<'a> {
+    pub(crate) conduit: &'a Conduit,
+    pub(crate) jobs: &'a [Job],
+    pub(crate) now: u64,
+}
+
+/// What [`crate::backend::Backend::receive`] made of a batch: its steps
+/// (none when nothing was received), and why nothing of it may be
+/// acknowledged.
+pub(crate) type Received = (Vec<Step>, Option<String>);
+
+/// An accepted post as [`Txn::store`] stores it.
+pub(crate) struct New<'a> {
+    pub(crate) job: &'a Job,
+    /// Its recipient's inbox.
+    pub(crate) to: Option<[u8; RECIPIENT_LEN]>,
+    /// Its bytes as forwarded, and a view of them.
+    pub(crate) forwarded: &'a [u8],
+    pub(crate) view: &'a EnvelopeRef<'a>,
+}
+
 /// What can be done for a post without the write lock.
 pub(crate) struct Prepared<'b> {
     pub(crate) pre: Result<Prechecked<'b>, StoreError>,
@@ -128,15 +158,9 @@ pub(crate) trait Txn {
             .finish(state, pre.clone())
             .map_err(|e| e.to_string())
     }
-    /// Store `forwarded` (`view`), accepted as `job`, with its inbox entry
-    /// for `to`: its arrival number.
-    fn store(
-        &mut self,
-        job: &Job,
-        to: Option<[u8; RECIPIENT_LEN]>,
-        forwarded: &[u8],
-        view: &EnvelopeRef<'_>,
-    ) -> Result<u64, String>;
+    /// Store the accepted post `new` with its inbox entry: its arrival
+    /// number.
+    fn store(&mut self, new: &New<'_>) -> Result<u64, String>;
 }
 
 /// Receive one post in `txn`: refused when its deadline passed. A storage
@@ -194,7 +218,12 @@ pub(crate) fn receive_one(
         return malformed();
     };
     let to = view.to().and_then(|(_, s)| recipient(&s));
-    let arrival = txn.store(job, to, &forwarded, &view)?;
+    let arrival = txn.store(&New {
+        job,
+        to,
+        forwarded: &forwarded,
+        view: &view,
+    })?;
     Ok(Step::New { arrival, forwarded })
 }
 
@@ -221,37 +250,57 @@ async fn next_batch(conduit: &Conduit, jobs: &Mutex<Receiver<Job>>) -> Option<Op
     }
 }
 
-/// Precheck every post of `batch` ([`crate::backend::Backend::precheck`],
-/// whose signatures are verified in batch equations on every core:
-/// [`herald_verify::Receiver::precheck_all`]), then charge the senders'
-/// rates and sign the receipts (relay), on every core too.
-async fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepared<'b>> {
-    let posts: Vec<&'b [u8]> = batch.iter().map(|j| j.bytes.as_slice()).collect();
-    let pre = conduit.backend.precheck(&posts, now).await;
-    let judged: Vec<_> = pre.iter().zip(batch).collect();
-    // Per post: a refusal over its sender's rate, and its bytes as
-    // forwarded (made only when its origin verified and it is not refused).
-    let charged = off_runtime(|| {
-        on_cores(&judged, |part| {
-            part.iter()
-                .map(|(pre, job)| {
-                    let charged = match pre {
-                        Ok(p) => conduit.limits.charge(p, job.sender, job.birth),
-                        Err(_) => Ok(()),
-                    };
-                    let verified = pre.as_ref().is_ok_and(|p| p.origin_verified());
-                    let refused = charged.err().map(Refusal::RateLimited);
-                    let forwarded = (verified && refused.is_none())
-                        .then(|| forwarded(conduit, &job.bytes, now))
-                        .flatten();
-                    (refused, forwarded)
-                })
-                .collect::<Vec<_>>()
+/// What a prechecked post needs before its receive: a refusal over its
+/// sender's rate, and its bytes as forwarded.
+pub(crate) type Settled = (Option<Refusal>, Option<Vec<u8>>);
+
+/// Settle `posts` (each prechecked, with its job) on this thread: charge
+/// the senders' rates and sign the receipts (relay). A backend's
+/// [`crate::backend::Backend::prepare`] runs it on every core.
+pub(crate) fn settle(
+    conduit: &Conduit,
+    posts: &[(&Result<Prechecked<'_>, StoreError>, &Job)],
+    now: u64,
+) -> Vec<Settled> {
+    posts
+        .iter()
+        .map(|(pre, job)| {
+            let charged = match pre {
+                Ok(p) => conduit.limits.charge(p, job.sender, job.birth),
+                Err(_) => Ok(()),
+            };
+            let verified = pre.as_ref().is_ok_and(|p| p.origin_verified());
+            let refused = charged.err().map(Refusal::RateLimited);
+            // Made only when its origin verified and it is not refused.
+            let forwarded = (verified && refused.is_none())
+                .then(|| forwarded(conduit, &job.bytes, now))
+                .flatten();
+            (refused, forwarded)
         })
-    });
-    drop(judged);
+        .collect()
+}
+
+/// [`settle`] the posts of `batch` prechecked as `pre` (in order) on every
+/// core: the batch prepared.
+pub(crate) fn settle_all<'b>(
+    batch: Batch<'_>,
+    pre: Vec<Result<Prechecked<'b>, StoreError>>,
+) -> Vec<Prepared<'b>> {
+    let posts: Vec<_> = pre.iter().zip(batch.jobs).collect();
+    let settled = crate::blocking::on_cores(&posts, |part| settle(batch.conduit, part, batch.now));
+    drop(posts);
+    prepared(pre, settled.into_iter().flatten(), batch.now)
+}
+
+/// The posts prechecked as `pre` and settled as `settled` (in order),
+/// prepared at `now`.
+pub(crate) fn prepared<'b>(
+    pre: Vec<Result<Prechecked<'b>, StoreError>>,
+    settled: impl IntoIterator<Item = Settled>,
+    now: u64,
+) -> Vec<Prepared<'b>> {
     pre.into_iter()
-        .zip(charged.into_iter().flatten())
+        .zip(settled)
         .map(|(pre, (refused, forwarded))| Prepared {
             pre,
             forwarded,
@@ -259,6 +308,11 @@ async fn prepare<'b>(conduit: &Conduit, batch: &'b [Job], now: u64) -> Vec<Prepa
             now,
         })
         .collect()
+}
+
+/// The posts of `jobs` as [`Prechecked`] reads them.
+pub(crate) fn posts(jobs: &[Job]) -> Vec<&[u8]> {
+    jobs.iter().map(|j| j.bytes.as_slice()).collect()
 }
 
 /// The bytes to store and forward: with the relay's `conduit_receipt` at

@@ -15,23 +15,27 @@
 //! head any conduit may sign, [`Backend::overlap`]) runs both stages in one
 //! task instead, one batch after the other.
 //!
-//! Each stage is a task of its own (what blocks in it runs off the
-//! runtime's workers, [`crate::blocking`], and would hold up whatever else
-//! its task ran). Batches reach the answer stage in commit order (the turn
-//! is held until the hand over), so leaf indices stay arrival numbers. No
-//! post is answered before its commit and its leaf are both durable.
+//! Each stage is a task of its own; a backend whose work blocks has each
+//! driven on a thread of its own ([`Backend::blocks`], [`own_thread`]):
+//! what blocks in a stage holds up nothing else. Batches reach the answer
+//! stage in commit order (the turn is held until the hand over), so leaf
+//! indices stay arrival numbers. No post is answered before its commit and
+//! its leaf are both durable.
 //!
 //! [`Backend::receive`]: crate::backend::Backend::receive
 //! [`Backend::answer`]: crate::backend::Backend::answer
 //! [`Backend::overlap`]: crate::backend::Backend::overlap
+//! [`Backend::blocks`]: crate::backend::Backend::blocks
 
+use std::future::Future;
 use std::sync::Arc;
 
 use tokio::sync::Mutex;
 use tokio::sync::mpsc::{Receiver, Sender};
 
-use super::{Committed, Job, next_batch, prepare};
+use super::{Batch, Committed, Job, next_batch};
 use crate::Conduit;
+use crate::blocking::own_thread;
 
 /// Committed batches that may wait for the answer stage at most: the store
 /// stage runs this far ahead before it waits.
@@ -46,8 +50,11 @@ pub(crate) async fn run(conduit: Arc<Conduit>, jobs: Receiver<Job>) {
     let jobs = Arc::new(Mutex::new(jobs));
     if !conduit.backend.overlap() {
         // One stage: receive, then answer, in this task.
-        store(&conduit, &jobs, &Mutex::new(None)).await;
-        conduit.backend.close(&conduit).await;
+        drive(&conduit, async {
+            store(&conduit, &jobs, &Mutex::new(None)).await;
+            conduit.backend.close(&conduit).await;
+        })
+        .await;
         return;
     }
     let (to_log, mut committed) = tokio::sync::mpsc::channel::<Committed>(LOG_QUEUE);
@@ -55,20 +62,23 @@ pub(crate) async fn run(conduit: Arc<Conduit>, jobs: Receiver<Job>) {
     let answers = {
         let conduit = Arc::clone(&conduit);
         tokio::spawn(async move {
-            while let Some(first) = committed.recv().await {
-                let mut group = vec![first];
-                while let Ok(more) = committed.try_recv() {
-                    group.push(more);
+            drive(&conduit, async {
+                while let Some(first) = committed.recv().await {
+                    let mut group = vec![first];
+                    while let Ok(more) = committed.try_recv() {
+                        group.push(more);
+                    }
+                    conduit.backend.answer(&conduit, group).await;
                 }
-                conduit.backend.answer(&conduit, group).await;
-            }
+            })
+            .await;
         })
     };
     let second = {
         let (conduit, jobs, turn) = (Arc::clone(&conduit), Arc::clone(&jobs), Arc::clone(&turn));
-        tokio::spawn(async move { store(&conduit, &jobs, &turn).await })
+        tokio::spawn(async move { drive(&conduit, store(&conduit, &jobs, &turn)).await })
     };
-    store(&conduit, &jobs, &turn).await;
+    drive(&conduit, store(&conduit, &jobs, &turn)).await;
     if second.await.is_err() {
         // It panicked: a batch it held is lost (its posts' handlers answer
         // 503 at their deadline); the queue is empty and closed.
@@ -77,7 +87,17 @@ pub(crate) async fn run(conduit: Arc<Conduit>, jobs: Receiver<Job>) {
     // The queue is closed: the answer stage ends after its last batch.
     drop(turn.lock().await.take());
     let _ = answers.await;
-    conduit.backend.close(&conduit).await;
+    drive(&conduit, conduit.backend.close(&conduit)).await;
+}
+
+/// Drive `stage` where its backend's work may block: on a thread of its
+/// own ([`Backend::blocks`]), else in this task.
+async fn drive<F: Future>(conduit: &Conduit, stage: F) -> F::Output {
+    if conduit.backend.blocks() {
+        own_thread(stage).await
+    } else {
+        stage.await
+    }
 }
 
 /// The store stage: take the queued posts in batches and [`accept`] each;
@@ -95,14 +115,16 @@ async fn store(conduit: &Conduit, jobs: &Mutex<Receiver<Job>>, turn: &Turn) {
 /// and commit it, and hand it to the answer stage.
 async fn accept(conduit: &Conduit, turn: &Turn, batch: Vec<Job>) {
     let now = conduit.now();
+    let jobs = Batch {
+        conduit,
+        jobs: &batch,
+        now,
+    };
     // The signature work on every core, outside the turn. The prechecked
     // posts borrow the batch: the backend gets it back with them.
-    let prepared = prepare(conduit, &batch, now).await;
+    let prepared = conduit.backend.prepare(jobs).await;
     let to_log = turn.lock().await;
-    let (steps, failed) = conduit
-        .backend
-        .receive(conduit, &batch, prepared, now)
-        .await;
+    let (steps, failed) = conduit.backend.receive(jobs, prepared).await;
     let mut committed = Committed {
         batch,
         steps,
