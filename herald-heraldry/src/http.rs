@@ -154,6 +154,14 @@ async fn certify(State(app): State<App>, req: Request) -> Response {
     if permit.is_none() {
         return refuse(herald, Refusal::Overloaded, &head);
     }
+    // Rate limits (src/rate.rs): a subject the log does not name yet
+    // first spends the shared bucket, before any verification or lookup.
+    let subject = head.from.to_form(SigilForm::Default).unwrap_or(head.from);
+    if !herald.knows(subject).await
+        && let Err(wait) = herald.limits.unknown()
+    {
+        return refuse(herald, Refusal::RateLimited(wait), &head);
+    }
     let decided = tokio::time::timeout_at(
         deadline.into(),
         request::decide(
@@ -176,6 +184,10 @@ async fn certify(State(app): State<App>, req: Request) -> Response {
         Ok(Err(r)) => return refuse(herald, r, &head),
         Err(_) => return refuse(herald, Refusal::Deadline, &head),
     };
+    // Its origin verified: its subject's own bucket.
+    if let Err(wait) = herald.limits.subject(&decided.certification.subject) {
+        return refuse(herald, Refusal::RateLimited(wait), &head);
+    }
     let entry = match decided
         .certification
         .issue(&herald.key, Some(decided.request), now())
