@@ -180,6 +180,7 @@ fn main() -> ExitCode {
         Command::Encode(a) => commands::encode::run(&a),
         Command::Extract(a) => commands::extract::run(&a),
         Command::Demo(a) if a.conduit => commands::conduit_demo::run(a.dir.as_deref()),
+        Command::Demo(a) if a.heralds => commands::heralds_demo::run(a.dir.as_deref()),
         Command::Demo(a) => commands::demo::run(a.dir.as_deref(), a.force),
         Command::Conformance(a) => commands::conformance::run(a.dir.as_deref(), a.json),
         Command::Completions(a) => commands::completions::run(&a),

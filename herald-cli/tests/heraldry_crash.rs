@@ -52,7 +52,21 @@ async fn sigkill_loses_no_acknowledged_certification_and_never_rolls_back() {
     let next = Arc::new(AtomicU64::new(1));
     let mut rng = support::conduit::now() | 1;
     for _ in 0..KILLS {
-        let mut h = heraldry::serve(d, "h", &key, ORIGIN, &[], &["--batch-ms", "20"]);
+        let mut h = heraldry::serve(
+            d,
+            "h",
+            &key,
+            ORIGIN,
+            &[],
+            &[
+                "--batch-ms",
+                "20",
+                "--rate-unknown",
+                "0",
+                "--rate-subject",
+                "0",
+            ],
+        );
         let addr = h.addr;
         let stop = Arc::new(AtomicBool::new(false));
         let mut tasks = Vec::new();
@@ -102,7 +116,21 @@ async fn sigkill_loses_no_acknowledged_certification_and_never_rolls_back() {
         }
     }
 
-    let h = heraldry::serve(d, "h", &key, ORIGIN, &[], &["--batch-ms", "20"]);
+    let h = heraldry::serve(
+        d,
+        "h",
+        &key,
+        ORIGIN,
+        &[],
+        &[
+            "--batch-ms",
+            "20",
+            "--rate-unknown",
+            "0",
+            "--rate-subject",
+            "0",
+        ],
+    );
     let seen = std::mem::take(&mut *seen.lock().unwrap());
     assert!(
         seen.acked.len() > KILLS,

@@ -3,7 +3,7 @@
 
 use core::fmt;
 use std::path::Path;
-use std::sync::{Mutex, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use herald_core::{Sigil, SigilForm, SigningKey};
@@ -12,6 +12,7 @@ use herald_tlog::note::NoteVerifier;
 use herald_witness::client::WitnessTarget;
 
 use crate::certification::Certification;
+use crate::rate::Limits;
 use crate::sequencer::{self, Published};
 use crate::store::{Store, StoreError};
 
@@ -37,12 +38,25 @@ pub struct Config {
     /// How long what is issued on request counts (`not_after` = issue
     /// time + this; `None`: no `not_after`).
     pub validity: Option<Duration>,
+    /// Requests a minute one subject may make (`--rate-subject`; 0: no
+    /// limit), past it `429 rate_limited` (docs/heralds.md *Limits*).
+    pub rate_subject: u32,
+    /// Requests a second from every subject the log does not name yet,
+    /// all together (`--rate-unknown`; 0: no limit): fresh keys are free,
+    /// so this is what bounds how fast the log can be filled.
+    pub rate_unknown: u32,
 }
+
+/// The default `--rate-subject`: requests a minute per subject.
+pub const DEFAULT_RATE_SUBJECT: u32 = 10;
+/// The default `--rate-unknown`: requests a second from subjects the log
+/// does not name yet, together (as the conduit's default for births).
+pub const DEFAULT_RATE_UNKNOWN: u32 = 20;
 
 impl Config {
     /// Defaults for `origin`: no witnesses, the system's DNS, 1 s batches,
     /// a 5 s deadline, 64 KiB bodies, 4096 requests in flight, 90 days of
-    /// validity.
+    /// validity, [`DEFAULT_RATE_SUBJECT`] and [`DEFAULT_RATE_UNKNOWN`].
     #[must_use]
     pub fn new(origin: &str) -> Self {
         Self {
@@ -54,6 +68,8 @@ impl Config {
             max_body: 64 * 1024,
             max_inflight: 4096,
             validity: Some(Duration::from_secs(90 * 86_400)),
+            rate_subject: DEFAULT_RATE_SUBJECT,
+            rate_unknown: DEFAULT_RATE_UNKNOWN,
         }
     }
 }
@@ -89,6 +105,7 @@ pub struct Herald {
     pub(crate) store: Mutex<Store>,
     published: sequencer::Shared,
     pub(crate) dns: Option<DnsChannel>,
+    pub(crate) limits: Limits,
 }
 
 impl fmt::Debug for Herald {
@@ -118,6 +135,7 @@ impl Herald {
         let store = Store::open(dir).map_err(OpenError::Store)?;
         Ok(Self {
             key,
+            limits: Limits::new(config.rate_subject, config.rate_unknown),
             origin: config.origin.clone(),
             witnesses: config.witnesses.clone(),
             batch: config.batch,
@@ -157,6 +175,21 @@ impl Herald {
         if let Ok(mut w) = self.published.write() {
             *w = Some(p);
         }
+    }
+
+    /// Whether the log holds a certification about `subject` (default
+    /// form). The store's lock is taken off the runtime: the sequencer
+    /// holds it across a write and its sync.
+    pub(crate) async fn knows(self: &Arc<Self>, subject: Sigil) -> bool {
+        let herald = Arc::clone(self);
+        tokio::task::spawn_blocking(move || {
+            herald
+                .store
+                .lock()
+                .is_ok_and(|s| !s.about(&subject.to_string()).is_empty())
+        })
+        .await
+        .unwrap_or(false)
     }
 
     /// Issue `certification` as the operator (`herald heraldry certify`):

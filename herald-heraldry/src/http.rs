@@ -127,6 +127,14 @@ async fn certify(State(app): State<App>, req: Request) -> Response {
     if permit.is_none() {
         return refuse(herald, Refusal::Overloaded, &head);
     }
+    // Rate limits (src/rate.rs): a subject the log does not name yet
+    // first spends the shared bucket, before any verification or lookup.
+    let subject = head.from.to_form(SigilForm::Default).unwrap_or(head.from);
+    if !herald.knows(subject).await
+        && let Err(wait) = herald.limits.unknown()
+    {
+        return refuse(herald, Refusal::RateLimited(wait), &head);
+    }
     let decided = tokio::time::timeout_at(
         deadline.into(),
         request::decide(
@@ -149,6 +157,10 @@ async fn certify(State(app): State<App>, req: Request) -> Response {
         Ok(Err(r)) => return refuse(herald, r, &head),
         Err(_) => return refuse(herald, Refusal::Deadline, &head),
     };
+    // Its origin verified: its subject's own bucket.
+    if let Err(wait) = herald.limits.subject(&decided.certification.subject) {
+        return refuse(herald, Refusal::RateLimited(wait), &head);
+    }
     let entry = match decided
         .certification
         .issue(&herald.key, Some(decided.request), now())
@@ -211,13 +223,25 @@ async fn certifications(State(app): State<App>, Path(sigil): Path<String>) -> Re
         )
             .into_response();
     };
-    let Ok(store) = app.herald.store.lock() else {
-        return problem(
+    // The store's lock and reads are taken off the runtime: the sequencer
+    // holds that lock across a write and its sync.
+    let herald = Arc::clone(&app.herald);
+    match tokio::task::spawn_blocking(move || about(&herald, &subject, &published)).await {
+        Ok(Some(body)) => {
+            (StatusCode::OK, [(header::CONTENT_TYPE, CBOR_SEQ)], body).into_response()
+        }
+        _ => problem(
             StatusCode::INTERNAL_SERVER_ERROR,
             "storage",
             "the Herald's storage failed",
-        );
-    };
+        ),
+    }
+}
+
+/// Every certification about `subject` that `published` covers, with its
+/// proof, as a CBOR sequence (blocking: the store's lock).
+fn about(herald: &Herald, subject: &Sigil, published: &sequencer::Published) -> Option<Vec<u8>> {
+    let store = herald.store.lock().ok()?;
     let mut body = Vec::new();
     for &i in store
         .about(&subject.to_string())
@@ -225,11 +249,11 @@ async fn certifications(State(app): State<App>, Path(sigil): Path<String>) -> Re
         .filter(|&&i| i < published.size)
         .take(MAX_ITEMS)
     {
-        if let (Ok(entry), Some(p)) = (store.entry(i), sequencer::proof(&store, i, &published)) {
+        if let (Ok(entry), Some(p)) = (store.entry(i), sequencer::proof(&store, i, published)) {
             body.extend_from_slice(&item(&entry, &p));
         }
     }
-    (StatusCode::OK, [(header::CONTENT_TYPE, CBOR_SEQ)], body).into_response()
+    Some(body)
 }
 
 async fn checkpoint(State(app): State<App>) -> Response {
@@ -245,15 +269,19 @@ async fn checkpoint(State(app): State<App>) -> Response {
 }
 
 async fn tile(State(app): State<App>, Path(path): Path<String>) -> Response {
-    let Ok(store) = app.herald.store.lock() else {
-        return problem(
-            StatusCode::INTERNAL_SERVER_ERROR,
-            "storage",
-            "the Herald's storage failed",
-        );
-    };
-    let view = LogView::new(&store, app.herald.key.public_key());
-    match herald_tlog::log::tile(&view, &format!("tile/{path}")) {
+    // Off the runtime, as `certifications`.
+    let herald = Arc::clone(&app.herald);
+    let read = tokio::task::spawn_blocking(move || {
+        let store = herald
+            .store
+            .lock()
+            .map_err(|_| "the store lock is poisoned".to_owned())?;
+        let view = LogView::new(&store, herald.key.public_key());
+        herald_tlog::log::tile(&view, &format!("tile/{path}")).map_err(|e| e.to_string())
+    })
+    .await
+    .unwrap_or_else(|e| Err(e.to_string()));
+    match read {
         Ok(Some(bytes)) => (
             StatusCode::OK,
             [(header::CONTENT_TYPE, "application/octet-stream")],

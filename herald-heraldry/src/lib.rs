@@ -10,7 +10,8 @@
 //! - [`http`]: the HTTP surface on herald-http's accept loop; requests are
 //!   checked by `request` (P14: `handle` through the P15 DNS record,
 //!   `key` from the request's own signature) and refused with signed
-//!   [`Refusal`]s.
+//!   [`Refusal`]s; `rate` bounds what one subject, and all unknown
+//!   subjects together, can make it certify.
 //! - the sequencer: group commit to the log, checkpoints cosigned by
 //!   `herald witness serve` instances (C2SP tlog-witness), answers with
 //!   C2SP tlog-proofs.
@@ -24,11 +25,12 @@ mod herald;
 pub mod http;
 mod log;
 pub mod monitor;
+mod rate;
 mod refusal;
 mod request;
 mod sequencer;
 pub mod store;
 
 pub use certification::Certification;
-pub use herald::{Config, Herald, OpenError, now};
+pub use herald::{Config, DEFAULT_RATE_SUBJECT, DEFAULT_RATE_UNKNOWN, Herald, OpenError, now};
 pub use refusal::Refusal;

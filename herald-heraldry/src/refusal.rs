@@ -28,6 +28,10 @@ pub enum Refusal {
     TooLarge,
     /// `413`: more signatures than a request needs.
     TooManySignatures,
+    /// `429`: the subject, or every subject the log does not name yet
+    /// together, asked too often (docs/heralds.md *Limits*); seconds to
+    /// wait.
+    RateLimited(u64),
     /// `503`: shedding load or shutting down.
     Overloaded,
     /// `503`: the answer would come after the deadline.
@@ -40,6 +44,7 @@ impl Refusal {
     pub fn status(self) -> u16 {
         match self {
             Self::TooLarge | Self::TooManySignatures => 413,
+            Self::RateLimited(_) => 429,
             Self::DnsUnavailable | Self::Overloaded | Self::Deadline => 503,
             _ => 422,
         }
@@ -57,6 +62,7 @@ impl Refusal {
             Self::DnsUnavailable => "dns_unavailable",
             Self::TooLarge => "too_large",
             Self::TooManySignatures => "too_many_signatures",
+            Self::RateLimited(_) => "rate_limited",
             Self::Overloaded => "overloaded",
             Self::Deadline => "deadline",
         }
@@ -65,7 +71,10 @@ impl Refusal {
     /// Seconds before a retry may succeed.
     #[must_use]
     pub fn retry_after(self) -> Option<u64> {
-        (self.status() == 503).then_some(1)
+        match self {
+            Self::RateLimited(s) => Some(s),
+            _ => (self.status() == 503).then_some(1),
+        }
     }
 
     /// The signed refusal of the request `(id, trace)` from `from`.

@@ -18,6 +18,8 @@
 //!
 //! [`signature`]: signed requests (RFC 9421, Ed25519; CONDUIT.md *Who may
 //! read what*): the client signs, the server verifies, by one rule.
+//!
+//! [`rate`]: the token buckets behind every server's `429 rate_limited`.
 #![forbid(unsafe_code)]
 
 pub mod client;
@@ -26,6 +28,7 @@ pub mod front;
 pub mod head;
 #[cfg(feature = "server")]
 mod linger;
+pub mod rate;
 #[cfg(feature = "server")]
 pub mod server;
 pub mod signature;

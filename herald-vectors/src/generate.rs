@@ -19,6 +19,7 @@ mod certification;
 mod encoding;
 mod fields;
 mod forgery;
+mod heralds;
 mod junk_cosignatures;
 mod keyring;
 mod lifecycle;
@@ -262,6 +263,53 @@ impl Gen {
         });
     }
 
+    /// A case verified with Heralds: the envelopes, and the verifier's
+    /// `(Herald list, log policy, certification items)`.
+    fn heralds(
+        &mut self,
+        name: &str,
+        description: &str,
+        envs: &[Vec<u8>],
+        keyring: &[&str],
+        (list, policy, items): (&str, &str, &[herald_verify::CertificationItem]),
+        expect: Vec<EnvelopeExpect>,
+    ) {
+        let at = |ext: &str| format!("cases/heralds/{name}.{ext}");
+        let (input, display) = (at("cbor"), at("json"));
+        let (heralds, log_policy, certifications) =
+            (at("heralds"), at("policy"), at("certifications.cbor"));
+        let mut lines = String::new();
+        for e in envs {
+            if let Ok(v) = herald_core::cbor::decode(e) {
+                lines.push_str(&herald_verify::display_json(v));
+            }
+            lines.push('\n');
+        }
+        self.files.insert(input.clone(), envs.concat());
+        self.files.insert(display.clone(), lines.into_bytes());
+        self.files.insert(heralds.clone(), list.as_bytes().to_vec());
+        self.files
+            .insert(log_policy.clone(), policy.as_bytes().to_vec());
+        self.files.insert(
+            certifications.clone(),
+            herald_verify::CertificationItem::encode_sequence(items),
+        );
+        self.cases.push(Case::Heralds {
+            name: name.into(),
+            description: description.into(),
+            input,
+            display,
+            keyring: keyring.iter().map(|s| (*s).into()).collect(),
+            heralds,
+            log_policy,
+            certifications,
+            now: NOW,
+            skew: 300,
+            required_scopes: Vec::new(),
+            expect,
+        });
+    }
+
     /// A live-reception case: each envelope received in order at `now`
     /// with a fresh cache, and what it must come out as.
     fn receive(
@@ -348,6 +396,7 @@ pub fn generate(out: &Path) -> Result<crate::run::Outcome, String> {
     junk_cosignatures::junk_cosignature_cases(&mut g);
     fields::handles(&mut g);
     certification::certification_cases(&mut g);
+    heralds::herald_cases(&mut g)?;
 
     let mut keys = Vec::new();
     for name in KEY_NAMES {

@@ -158,6 +158,37 @@ pub enum Case {
         /// Per envelope and per proof, in bundle order.
         expect: BundleExpect,
     },
+    /// Verify a set of envelopes as a `verify` case does, with the Heralds
+    /// a verifier lists and the certifications it holds (PROFILE P14
+    /// *Effects in a verification*).
+    Heralds {
+        /// Unique name.
+        name: String,
+        /// What it tests.
+        description: String,
+        /// The envelopes: a CBOR sequence file.
+        input: String,
+        /// The JSON display form, one envelope per line (non-normative).
+        display: String,
+        /// Names of the keys pinned for this case.
+        keyring: Vec<String>,
+        /// The verifier's Herald list (P14 *Herald list*), a file.
+        heralds: String,
+        /// The verifier's C2SP tlog-policy naming each Herald's log, a
+        /// file.
+        log_policy: String,
+        /// The certifications it holds: a CBOR sequence of P1 maps
+        /// `{certification, proof}` (CONDUIT.md `herald heraldry serve`).
+        certifications: String,
+        /// `now`, Unix seconds.
+        now: u64,
+        /// Skew tolerated, seconds.
+        skew: u64,
+        /// Scopes the policy requires.
+        required_scopes: Vec<String>,
+        /// Per envelope, in input order.
+        expect: Vec<EnvelopeExpect>,
+    },
 }
 
 impl Case {
@@ -170,7 +201,8 @@ impl Case {
             | Self::Verify { name, .. }
             | Self::Receive { name, .. }
             | Self::Proof { name, .. }
-            | Self::Bundle { name, .. } => name,
+            | Self::Bundle { name, .. }
+            | Self::Heralds { name, .. } => name,
         }
     }
 }

@@ -9,8 +9,9 @@ use herald_core::{
     EnvelopeRef, KeyError, KeyResolver, PublicKey, Scope, Sigil, SigningKey, Status,
 };
 use herald_verify::{
-    AuditOptions, CheckError, ConsistencyProof, EnvelopeReport, InclusionProof, Input, Io, Keyring,
-    KeyringError, ProofReport, Receiver, Report, Store, audit, is_bundle,
+    AuditOptions, CertificationItem, Certified, CheckError, ConsistencyProof, EnvelopeReport,
+    HeraldList, Heralds, InclusionProof, Input, Io, Keyring, KeyringError, ProofReport, Receiver,
+    Report, Store, audit, is_bundle,
 };
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -19,6 +20,9 @@ use crate::manifest::{
     BundleProofExpect, Case, CborExpect, EnvelopeExpect, ExpectReason, FORMAT, KeyringExpect,
     Manifest, ProofExpect, SigilExpect,
 };
+
+/// Most certification items a `heralds` case's file may hold.
+const MAX_ITEMS: usize = 4096;
 
 /// The vectors could not be read at all (not a failed case).
 #[derive(Debug)]
@@ -182,6 +186,34 @@ impl Runner<'_> {
                 compare_envelopes(&expect.envelopes, &report.envelopes)?;
                 compare_proofs(&expect.proofs, &report.proofs)
             }
+            Case::Heralds {
+                input,
+                keyring,
+                heralds,
+                log_policy,
+                certifications,
+                now,
+                skew,
+                required_scopes,
+                expect,
+                ..
+            } => {
+                let certified = self.certified(heralds, log_policy, certifications, *now)?;
+                let mut ring = self.keyring(keyring)?;
+                certified.extend_keyring(&mut ring);
+                let opts = AuditOptions {
+                    now: Some(*now),
+                    skew: *skew,
+                    required_scopes: scopes(required_scopes)?,
+                    heralds: Some(std::sync::Arc::new(certified)),
+                    ..AuditOptions::default()
+                };
+                let inputs = [Input {
+                    name: input.clone(),
+                    bytes: self.file(input)?,
+                }];
+                compare_envelopes(expect, &audit(&inputs, &ring, &opts).envelopes)
+            }
             Case::Receive {
                 inputs,
                 keyring,
@@ -244,6 +276,26 @@ impl Runner<'_> {
             bytes: self.file(input)?,
         }];
         Ok(audit(&inputs, &self.keyring(keyring)?, &opts))
+    }
+
+    /// What the Heralds of the list file `heralds`, their logs under the
+    /// policy file `log_policy`, certify at `now` from the items of the
+    /// file `certifications` (PROFILE P14).
+    fn certified(
+        &self,
+        heralds: &str,
+        log_policy: &str,
+        certifications: &str,
+        now: u64,
+    ) -> Result<Certified, String> {
+        let list = String::from_utf8(self.file(heralds)?).map_err(|e| format!("{heralds}: {e}"))?;
+        let list = HeraldList::parse(&list, heralds).map_err(|e| e.to_string())?;
+        let policy = herald_tlog::Policy::parse(&self.file(log_policy)?)
+            .map_err(|e| format!("{log_policy}: {e}"))?;
+        let heralds = Heralds::new(list, policy).map_err(|e| e.to_string())?;
+        let items = CertificationItem::decode_sequence(&self.file(certifications)?, MAX_ITEMS)
+            .map_err(|e| format!("{certifications}: {e}"))?;
+        Ok(heralds.judge(&items, now))
     }
 
     fn sigil_verdict(&self, input: &str) -> SigilExpect {

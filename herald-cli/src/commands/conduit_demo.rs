@@ -98,7 +98,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
     result
 }
 
-fn say(line: &str) -> Result<(), CliError> {
+pub(crate) fn say(line: &str) -> Result<(), CliError> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "{line}")
         .and_then(|()| out.flush())
@@ -106,7 +106,7 @@ fn say(line: &str) -> Result<(), CliError> {
 }
 
 /// SIGTERM (graceful: CONDUIT.md), else kill.
-fn stop(child: &mut Child) {
+pub(crate) fn stop(child: &mut Child) {
     let term = Command::new("kill")
         .args(["-TERM", &child.id().to_string()])
         .status()
@@ -172,13 +172,28 @@ fn converse(
         .ok_or_else(|| CliError::new(format!("the conduit said {line:?}")))?
         .to_owned();
     say(&format!("\nconduit (relay + notary) listening on {url}"))?;
-    let mut b = agent(exe, dir, "bob", alice, &url, ring, None)?;
+    let trace = talk(exe, dir, &url, ring, alice, bob)?;
+    replay(dir, &url, &trace)
+}
+
+/// alice and bob (`dir/NAME.key`, keyring `ring`) as two `herald agent`
+/// processes talking through the conduit at `url`, their lines shown; the
+/// trace alice named.
+pub(crate) fn talk(
+    exe: &Path,
+    dir: &Path,
+    url: &str,
+    ring: &Path,
+    alice: &str,
+    bob: &str,
+) -> Result<String, CliError> {
+    let mut b = agent(exe, dir, "bob", alice, url, ring, None)?;
     let mut a = agent(
         exe,
         dir,
         "alice",
         bob,
-        &url,
+        url,
         ring,
         Some("Bob, can you check the Q3 figures?"),
     )?;
@@ -199,8 +214,7 @@ fn converse(
             return Err(CliError::new(format!("agent {name} failed ({status})")));
         }
     }
-    let trace = trace.ok_or_else(|| CliError::new("alice named no trace"))?;
-    replay(dir, &url, &trace)
+    trace.ok_or_else(|| CliError::new("alice named no trace"))
 }
 
 /// The public verifier: fetch, bundle, verify with published keys only.

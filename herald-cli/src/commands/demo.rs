@@ -312,4 +312,8 @@ pub(crate) struct DemoArgs {
     /// Talk through a conduit on a free loopback port: two agent processes, then a public replay
     #[arg(long)]
     pub(crate) conduit: bool,
+    /// Heralds as processes: witnesses, three Heralds certifying the agents' keys, handles and
+    /// models, a conversation through a conduit, then a replay verified by a Herald quorum
+    #[arg(long, conflicts_with = "conduit")]
+    pub(crate) heralds: bool,
 }

@@ -73,6 +73,13 @@ struct ServeArgs {
     /// How long a certification issued on request counts (its not_after), days; 0: no limit
     #[arg(long, value_name = "DAYS", default_value_t = 90)]
     validity_days: u64,
+    /// Certify requests a minute one subject may make, past it 429 rate_limited; 0: no limit
+    #[arg(long, value_name = "N", default_value_t = herald_heraldry::DEFAULT_RATE_SUBJECT)]
+    rate_subject: u32,
+    /// Certify requests a second from subjects the log names nowhere yet, all together; 0: no
+    /// limit
+    #[arg(long, value_name = "N", default_value_t = herald_heraldry::DEFAULT_RATE_UNKNOWN)]
+    rate_unknown: u32,
 }
 
 #[derive(Args, Debug)]
@@ -148,6 +155,8 @@ fn serve(a: ServeArgs) -> Result<ExitCode, CliError> {
     config.deadline = Duration::from_millis(a.deadline_ms.max(1));
     config.max_body = a.max_body;
     config.validity = (a.validity_days > 0).then(|| Duration::from_secs(a.validity_days * 86_400));
+    config.rate_subject = a.rate_subject;
+    config.rate_unknown = a.rate_unknown;
     let state = a.state.clone();
     herald_heraldry::http::run(a.listen, move || {
         Herald::open(key, &state, config)

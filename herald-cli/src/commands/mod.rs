@@ -16,6 +16,7 @@ pub(crate) mod encode;
 pub(crate) mod explain;
 pub(crate) mod extract;
 pub(crate) mod heraldry;
+pub(crate) mod heralds_demo;
 pub(crate) mod inspect;
 pub(crate) mod keygen;
 pub(crate) mod log;
