@@ -5,8 +5,8 @@
 # copied to herald-cli/assets/inspector/ (or to DIR), where `herald inspect
 # --serve` embeds them. One WebAssembly verifier for the package and the
 # page. .ci/run rebuilds them and requires the committed copies to match:
-# run this and commit the result after changing herald-core, herald-verify
-# or herald-js.
+# run this and commit the result after changing herald-core, herald-verify,
+# herald-tlog or herald-js.
 #
 #   herald-js/inspector.sh [DIR]
 set -euo pipefail
