@@ -104,8 +104,15 @@ fn serve_hands_the_page_its_files_behind_the_host_and_token_checks() {
     assert_eq!(status, 200);
     assert!(!String::from_utf8(page).unwrap().contains(token));
 
-    let (status, wasm) = get(addr, "/herald_wasm.wasm", &[]);
+    let (status, wasm) = get(addr, "/herald_js_bg.wasm", &[]);
     assert_eq!((status, &wasm[..4]), (200, &b"\0asm"[..]));
+    let (status, glue) = get(addr, "/herald_js.js", &[]);
+    assert_eq!(status, 200);
+    assert!(
+        String::from_utf8(glue)
+            .unwrap()
+            .contains("class Inspection")
+    );
     assert_eq!(get(addr, "/nothing.js", &[]).0, 404);
 
     // The API: the token, and the server's own Host.
@@ -319,7 +326,9 @@ fn export_site_writes_the_static_inspector() {
         "graph.js",
         "compose.js",
         "people.js",
+        "heralds.js",
         "verifier.js",
+        "herald_js.js",
         "style.css",
         "spec.html",
         "spec.js",
@@ -327,7 +336,7 @@ fn export_site_writes_the_static_inspector() {
         assert!(site.join(file).is_file(), "{file}");
     }
     assert!(
-        std::fs::read(site.join("herald_wasm.wasm"))
+        std::fs::read(site.join("herald_js_bg.wasm"))
             .unwrap()
             .starts_with(b"\0asm")
     );

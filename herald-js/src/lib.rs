@@ -12,6 +12,9 @@
 //!   the display form (spec §3.1, P3–P7);
 //! - [`value`]: JavaScript values through the P1 encoder and decoder;
 //! - [`verify`]: the audit of `herald verify --json` (CLI.md, P10–P13);
+//! - [`inspect`]: the session the inspector page (`herald inspect
+//!   --serve`, docs/inspector.md) drives: the report, the DAG's nodes, an
+//!   entry's detail and annotated bytes;
 //! - [`mcp`]: the envelopes of one MCP session as `herald mcp proxy`
 //!   makes them (docs/mcp.md *What is signed*), for the in-process client
 //!   wrapper of the npm package.
@@ -22,6 +25,7 @@
 
 pub mod envelope;
 mod error;
+pub mod inspect;
 pub mod keys;
 pub mod mcp;
 pub mod value;

@@ -28,5 +28,5 @@ export function tempDir(t) {
   return dir;
 }
 
-/** A fixed time inside every vector's validity (herald-wasm/tests/parity.mjs). */
+/** A fixed time inside every vector's validity (herald-cli/tests/inspector/parity.mjs). */
 export const FIXED_NOW = 1746518400;

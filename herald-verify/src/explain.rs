@@ -1,7 +1,7 @@
 //! Every reason code (PROFILE P11) in plain words, with the section of
 //! PROFILE.md that defines its rule: one table, which the inspector's
-//! reasons panel (herald-wasm), `herald verify -v` and `herald explain`
-//! (CLI.md) all show.
+//! reasons panel (herald-js's WebAssembly build), `herald verify -v` and
+//! `herald explain` (CLI.md) all show.
 
 use herald_core::ReasonCode;
 

@@ -4,6 +4,7 @@ import { loadVerifier } from './verifier.js';
 import { draw, links, visible } from './graph.js';
 import { initCompose } from './compose.js';
 import { Names, rfc3339, said, timeEl } from './people.js';
+import { applyHeralds, certificationsTable, certifiedLine, certifiedSection, isHeraldList, isLogPolicy } from './heralds.js';
 
 const $ = (id) => document.getElementById(id);
 const ROW = 24;
@@ -12,6 +13,10 @@ const state = {
   verifier: null,
   inputs: [],     // [{name, bytes}]
   keyrings: [],   // [{name, text}]
+  policy: null,   // {name, text}: the tlog-policy (--log-policy)
+  heraldList: null, // {name, text}: the Herald list (--heralds, PROFILE P14)
+  listed: null,   // its Heralds and threshold, as the verifier read them
+  judged: [],     // each certification given, as the Heralds judged it
   report: null,   // the `herald verify --json` document
   nodes: [],
   graph: null,
@@ -68,6 +73,8 @@ function addBytes(name, bytes) {
   if (printable) {
     const text = new TextDecoder().decode(bytes);
     if (isKeyringText(text)) { state.keyrings.push({ name, text }); return; }
+    if (isHeraldList(text)) { state.heraldList = { name, text }; return; }
+    if (isLogPolicy(text)) { state.policy = { name, text }; return; }
     if (text.trim().startsWith('{')) {
       message(`${name}: the JSON display form is read by \`herald inspect --serve ${name}\`, not in the browser`, 'error');
       return;
@@ -87,13 +94,16 @@ function run() {
   for (const k of state.keyrings) {
     try { v.addKeyring(k.name, k.text); } catch (e) { message(`keyring ${e.message}`, 'error'); }
   }
+  state.listed = applyHeralds(v, state, message);
   for (const i of state.inputs) v.addInput(i.name, i.bytes);
   state.report = JSON.parse(v.verify(Math.floor(Date.now() / 1000)));
+  state.judged = state.listed ? v.certifications() : [];
   const tv = performance.now();
   state.nodes = v.nodes();
   state.facts = [];
   state.names = new Names();
   for (const k of state.keyrings) state.names.addKeyring(k.text);
+  for (const h of state.listed?.heralds ?? []) state.names.learn(h.sigil, h.label);
   for (const n of state.nodes) state.names.learn(n.from, n.label);
   for (const n of state.nodes) state.names.describe(n.from, n.described);
   const t1 = performance.now();
@@ -147,6 +157,9 @@ function renderSummary() {
       proofs.append(row([p.id ? short(p.id) : '—', p.log ?? '—', p.index ?? '—', head, p.status, p.detail]));
     });
     box.append(el('h3', 'Inclusion proofs'), proofs);
+  }
+  if (state.judged.length) {
+    box.append(el('h3', `Certifications (${state.judged.filter((j) => j.counts).length} of ${state.judged.length} count)`), certificationsTable(state.judged, state.names, el));
   }
   if (r.unlisted) box.append(el('p', `${r.unlisted} more items that are not envelopes, not listed`));
 }
@@ -267,6 +280,7 @@ function renderPanel(i) {
   head.append(badge, ` envelope ${i}`, n.kind && n.kind !== 'message' ? ` · ${n.kind}` : '');
   panel.append(head);
   const f = facts(i);
+  const certified = state.report.envelopes[i]?.certified ?? [];
   if (n.id) {
     // What was said, by whom, to whom, when, signed by whom: at a glance.
     const card = el('div');
@@ -285,7 +299,9 @@ function renderPanel(i) {
       if (k) signed.append(', ');
       signed.append(state.names.el(s.by), ` (${s.scope ?? '?'})`);
     });
-    card.append(line, quote, signed);
+    card.append(line);
+    if (certified.length) card.append(certifiedLine(certified, el));
+    card.append(quote, signed);
     panel.append(card);
   }
   const who = (sigil) => {
@@ -311,6 +327,8 @@ function renderPanel(i) {
     ['key source', d.key_source ?? '—'],
     ['source', `${d.input}, byte ${d.offset}, ${d.size} bytes`],
   ]));
+
+  if (certified.length) panel.append(certifiedSection(certified, state.listed, state.names, el));
 
   const reasons = el('section');
   reasons.dataset.testid = 'reasons';
@@ -444,7 +462,7 @@ function signedBy(f) {
 // --- start -----------------------------------------------------------------
 
 async function start() {
-  const wasm = await (await fetch('herald_wasm.wasm')).arrayBuffer();
+  const wasm = await (await fetch('herald_js_bg.wasm')).arrayBuffer();
   state.verifier = await loadVerifier(wasm);
   const drop = $('drop');
   drop.addEventListener('dragover', (e) => { e.preventDefault(); drop.classList.add('over'); });
@@ -460,7 +478,7 @@ async function start() {
     state.inputs.push({ name: 'pasted', bytes });
     run();
   });
-  $('clear').addEventListener('click', () => { state.inputs = []; state.keyrings = []; $('messages').replaceChildren(); run(); });
+  $('clear').addEventListener('click', () => { state.inputs = []; state.keyrings = []; state.policy = null; state.heraldList = null; $('messages').replaceChildren(); run(); });
   $('search').addEventListener('input', (e) => search(e.target.value));
   for (const b of document.querySelectorAll('nav button')) {
     b.addEventListener('click', () => {

@@ -1,7 +1,8 @@
 //! The inspector's static files, embedded in the binary
 //! (docs/inspector.md): the page, its scripts and styles, the vendored
-//! layout library, the WebAssembly verifier (herald-wasm/build.sh) and the
-//! profile it links to.
+//! layout library, the WebAssembly verifier (the npm package
+//! @herald-rs/core's module and its wasm-bindgen glue, herald-js/inspector.sh)
+//! and the profile it links to.
 
 use std::path::Path;
 
@@ -36,10 +37,12 @@ pub(crate) const ASSETS: &[Asset] = &[
     asset!("graph.js", "text/javascript; charset=utf-8"),
     asset!("compose.js", "text/javascript; charset=utf-8"),
     asset!("people.js", "text/javascript; charset=utf-8"),
+    asset!("heralds.js", "text/javascript; charset=utf-8"),
     asset!("verifier.js", "text/javascript; charset=utf-8"),
     asset!("vendor/dagre.min.js", "text/javascript; charset=utf-8"),
     asset!("vendor/LICENSES.md", "text/markdown; charset=utf-8"),
-    asset!("herald_wasm.wasm", "application/wasm"),
+    asset!("herald_js.js", "text/javascript; charset=utf-8"),
+    asset!("herald_js_bg.wasm", "application/wasm"),
     Asset {
         path: "spec/PROFILE.md",
         mime: "text/markdown; charset=utf-8",

@@ -1,5 +1,6 @@
 //! `herald inspect --serve` and `--export-site` (docs/inspector.md): the
-//! inspector web app. The page verifies in the browser (herald-wasm); this
+//! inspector web app. The page verifies in the browser (herald-js's
+//! WebAssembly build, the npm package's module); this
 //! server only hands it its files, the FILES and keyrings of the command
 //! line, and (with `--key`) signs what the compose tab builds and sends it
 //! to a conduit. It listens on loopback unless told otherwise, and never on

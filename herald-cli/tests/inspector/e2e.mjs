@@ -2,7 +2,10 @@
 // (docs/inspector.md *Tests*), driven by playwright-core with Debian's
 // chromium.
 //
-//   node e2e.mjs --herald PATH --trace-writer PATH [--screenshot docs/inspector.png]
+//   node e2e.mjs --herald PATH --trace-writer PATH [--heralds-writer PATH] [--screenshot docs/inspector.png]
+//
+// --heralds-writer defaults to herald-heralds-writer beside --trace-writer
+// (both test-kit binaries).
 //
 // Every server it starts listens on 127.0.0.1 port 0 and is stopped at the
 // end; each wait is bounded. Timings are printed and written to
@@ -12,7 +15,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, writeFileSync, rmSync } from 'node:fs';
 import { createServer, request } from 'node:http';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { chromium } from 'playwright-core';
 
@@ -20,6 +23,7 @@ const { values: opts } = parseArgs({
   options: {
     herald: { type: 'string' },
     'trace-writer': { type: 'string' },
+    'heralds-writer': { type: 'string' },
     screenshot: { type: 'string' },
     chromium: { type: 'string', default: '/usr/bin/chromium' },
   },
@@ -132,6 +136,16 @@ async function conduit(args) {
 }
 const relay = await conduit(['--state', join(tmp, 'relay'), '--roles', 'relay,notary', '--keyring', join(demo, 'keyring')]);
 const stranger = await conduit(['--state', join(tmp, 'stranger')]);
+
+// Heralds (PROFILE P14): a trace by alice, whose key no keyring holds; a
+// Herald list (threshold 2 of 3), its tlog-policy and the certification
+// items (test-kit's herald-heralds-writer: Heralds a and b certify alice's
+// key, handle and model; c lies and has one expired certification).
+const heraldsDir = join(tmp, 'heralds');
+spawnSync('mkdir', ['-p', heraldsDir]);
+const heraldsWriter = opts['heralds-writer'] ?? join(dirname(opts['trace-writer']), 'herald-heralds-writer');
+const heraldsMade = spawnSync(heraldsWriter, [heraldsDir], { encoding: 'utf8' });
+assert.equal(heraldsMade.status, 0, `${heraldsWriter}: ${heraldsMade.stderr}`);
 
 // --- the browser -----------------------------------------------------------
 const browser = await chromium.launch({ executablePath: opts.chromium, args: ['--no-sandbox'] });
@@ -394,6 +408,41 @@ await test('a key introduced by its birth is named by its quoted self-descriptio
   await loadFiles([join(tool, 'birth.cbor'), join(tool, 'result.cbor'), join(tool, 'tool.pub')]);
   const labelled = await page.locator('[data-testid=row] .from .who').evaluateAll((els) => els.map((e) => [e.textContent, e.dataset.testid ?? '']));
   assert.deepEqual(labelled, [['tool', ''], ['tool', '']]);
+});
+
+await test('certified claims: what a quorum of Heralds certifies is shown beside the sender, as herald verify --heralds reports it', async () => {
+  const h = (name) => join(heraldsDir, name);
+  await loadFiles([h('trace.cbor'), h('certs.cbor'), h('heralds.txt'), h('heralds.policy')]);
+  assert.equal(await nodes().count(), 2);
+  // alice's key is in no keyring: the certified key resolves it.
+  assert.equal((await page.textContent('#badge')).trim(), '2 valid · 0 partial · 0 invalid');
+  await nodes().first().click();
+  const rows = await page.locator('[data-testid=certified] tr[data-claim]').evaluateAll((els) => els.map((e) => [e.dataset.claim, e.children[1].textContent, e.children[2].textContent]));
+  const byClaim = Object.fromEntries(rows.map(([c, v, by]) => [c, [v, by]]));
+  assert.deepEqual(Object.keys(byClaim).sort(), ['handle', 'key', 'model'], JSON.stringify(rows));
+  assert.equal(byClaim.handle[0], 'alice@acme.com');
+  assert.equal(byClaim.model[0], 'claude-test');
+  // Named by their labels in the list (in the report's order of keys).
+  for (const [, by] of Object.values(byClaim)) assert.match(by, /^2 of 3 listed Heralds \(threshold 2\): (herald-a, herald-b|herald-b, herald-a)$/);
+  // The liar's claims are not certified (one Herald, below the threshold).
+  assert.ok(!rows.some(([, v]) => v === 'm-2'), JSON.stringify(rows));
+  // Beside the sender, on the card; the key source says who resolved it.
+  assert.match(await page.textContent('[data-testid=certified-line]'), /^certified: .*handle alice@acme\.com.*model claude-test/);
+  assert.match(await page.textContent('#panel table.kv'), /key source\s*herald/);
+  // Every certification given is judged in the summary: the expired one does not count.
+  const judged = await page.locator('[data-testid=certifications] tr[data-counts]').evaluateAll((els) => els.map((e) => [e.dataset.counts, e.textContent]));
+  assert.equal(judged.length, 9, JSON.stringify(judged));
+  assert.ok(judged.some(([counts, text]) => counts === 'false' && /herald-c/.test(text) && /expired|not_after/i.test(text)), JSON.stringify(judged));
+  // The same claims as `herald verify --heralds --log-policy --json` gives.
+  const cli = spawnSync(opts.herald, ['verify', '--json', h('trace.cbor'), h('certs.cbor'), '--heralds', h('heralds.txt'), '--log-policy', h('heralds.policy')], { encoding: 'utf8' });
+  assert.equal(cli.status, 0, cli.stderr);
+  const want = JSON.parse(cli.stdout).envelopes.map((e) => e.certified);
+  assert.equal(want[0].length, 3);
+  assert.deepEqual(await page.evaluate(() => window.herald.report.envelopes.map((e) => e.certified)), want);
+  // Without the Herald list nothing is certified, and nothing is shown.
+  await loadFiles([h('trace.cbor')]);
+  await nodes().first().click();
+  assert.equal(await page.locator('[data-testid=certified]').count(), 0);
 });
 
 await test(`${BIG} envelopes load and verify in the page in under 3 s and stay responsive`, async () => {

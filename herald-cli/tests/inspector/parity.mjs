@@ -1,8 +1,9 @@
-// The WASM verifier gives the verdicts of `herald verify --json`, byte for
-// byte, on every case of the conformance vectors (docs/inspector.md *The
-// WebAssembly verifier*).
+// The inspector's WASM verifier (the embedded herald_js_bg.wasm and its
+// glue, through verifier.js as the page loads them) gives the verdicts of
+// `herald verify --json`, byte for byte, on every case of the conformance
+// vectors (docs/inspector.md *The WebAssembly verifier*).
 //
-//   node herald-wasm/tests/parity.mjs WASM HERALD VECTORS_DIR
+//   node herald-cli/tests/inspector/parity.mjs HERALD VECTORS_DIR
 //
 // For each case with input files: the CLI runs with --json, --now (the
 // case's, or a fixed time), one --keyring per key the case names and one
@@ -11,18 +12,14 @@
 import { readFileSync } from 'node:fs';
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
-import { webcrypto } from 'node:crypto';
-import { loadVerifier } from '../../herald-cli/assets/inspector/verifier.js';
+import { loadVerifier } from '../../assets/inspector/verifier.js';
 
-// Node 18 (Debian's) has no global crypto without a flag.
-globalThis.crypto ??= webcrypto;
-
-const [wasmPath, herald, dir] = process.argv.slice(2);
+const [herald, dir] = process.argv.slice(2);
 if (!dir) {
-  console.error('usage: parity.mjs WASM HERALD VECTORS_DIR');
+  console.error('usage: parity.mjs HERALD VECTORS_DIR');
   process.exit(2);
 }
-const verifier = await loadVerifier(readFileSync(wasmPath));
+const verifier = await loadVerifier(readFileSync(new URL('../../assets/inspector/herald_js_bg.wasm', import.meta.url)));
 const manifest = JSON.parse(readFileSync(join(dir, 'manifest.json'), 'utf8'));
 const keyFile = Object.fromEntries(manifest.keys.map((k) => [k.name, k.keyring_file]));
 const FIXED_NOW = 1746518400;

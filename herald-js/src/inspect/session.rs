@@ -1,16 +1,25 @@
 //! One inspector session: the inputs and keyrings the page gave, the audit
 //! of them as one set (CLI.md: all inputs form one set), and its report as
-//! the JSON the page draws.
+//! the JSON the page draws. With a tlog-policy and a Herald list (PROFILE
+//! P14, CLI.md *Resolution and Heralds*), the certifications among the
+//! inputs are judged as `herald verify --heralds LIST --log-policy POLICY`
+//! judges those given as inputs, and each entry lists what is certified
+//! about its sender.
+
+use std::borrow::Cow;
+use std::sync::Arc;
 
 use herald_core::cbor::{Limits, MAX_NESTING, ValueRef};
 use herald_core::{EnvelopeRef, ReasonCode, Scope, Sigil};
+use herald_tlog::Policy;
 use herald_verify::{
-    AuditOptions, Descriptions, EnvelopeReport, InclusionProof, Input, Keyring, Piece, Report,
-    Source, audit, display_diagnostic, display_json, hex, self_described, sequence_pieces,
+    AuditOptions, Bundle, CertificationItem, Descriptions, EnvelopeReport, HeraldList, Heralds,
+    InclusionProof, Input, Keyring, LogPolicy, Piece, Report, Source, audit, display_diagnostic,
+    display_json, hex, is_bundle, self_described, sequence_pieces,
 };
 use serde::Serialize;
 
-use crate::annotate;
+use super::annotate;
 
 /// Inputs, keyrings and policy, then the report of their audit.
 #[derive(Debug, Default)]
@@ -18,8 +27,18 @@ pub struct Session {
     inputs: Vec<Input>,
     keyring: Keyring,
     required: Vec<Scope>,
+    /// The tlog-policy (`--log-policy`): what a bundled proof's tree head
+    /// and a Herald's checkpoint must meet.
+    policy: Option<Policy>,
+    /// The Herald list, under `policy` (`--heralds`).
+    heralds: Option<Heralds>,
+    /// What the last audit's Heralds said about each certification.
+    judged: Vec<Judged>,
     report: Option<Report>,
 }
+
+/// Most certification items read from the inputs (as the CLI reads them).
+const MAX_ITEMS: usize = 65_536;
 
 impl Session {
     /// An empty session.
@@ -59,16 +78,86 @@ impl Session {
         Ok(())
     }
 
+    /// Set the tlog-policy (herald-tlog's policy file syntax), as `herald
+    /// verify --log-policy` reads it; `name` names it in errors.
+    pub fn set_log_policy(&mut self, name: &str, text: &[u8]) -> Result<(), String> {
+        let policy = Policy::parse(text).map_err(|e| format!("{name}: {e}"))?;
+        self.policy = Some(policy);
+        self.heralds = None;
+        self.report = None;
+        Ok(())
+    }
+
+    /// Set the Herald list (PROFILE P14), checked against the tlog-policy
+    /// set before, which must name each Herald's log (`herald verify
+    /// --heralds` needs `--log-policy`). The Heralds and the threshold, as
+    /// JSON (`{"threshold": N, "heralds": [{"sigil", "label"}]}`).
+    pub fn set_heralds(&mut self, name: &str, text: &[u8]) -> Result<String, String> {
+        let text = core::str::from_utf8(text).map_err(|_| format!("{name}: not UTF-8 text"))?;
+        let list = HeraldList::parse(text, name).map_err(|e| e.to_string())?;
+        let policy = self.policy.clone().ok_or_else(|| {
+            format!(
+                "{name}: a Herald list needs the tlog-policy that names each Herald's log \
+                 (PROFILE P14): add it first"
+            )
+        })?;
+        let listed = Listed {
+            threshold: list.threshold(),
+            heralds: list
+                .heralds()
+                .iter()
+                .map(|h| ListedHerald {
+                    sigil: h.sigil.to_string(),
+                    label: h.label.clone(),
+                })
+                .collect(),
+        };
+        self.heralds = Some(Heralds::new(list, policy).map_err(|e| format!("{name}: {e}"))?);
+        self.report = None;
+        Ok(serde_json::to_string(&listed).unwrap_or_default())
+    }
+
     /// Audit every input as one set at time `now` (Unix seconds; `None`
     /// skips the time checks), and return the report as `herald verify
-    /// --json` prints it (without the final newline).
+    /// --json` prints it (without the final newline). With Heralds (and a
+    /// time), the inputs that are certification items are judged instead
+    /// of audited, with the certifications bundles carry, as `herald
+    /// verify --heralds` judges those given to it (none is fetched here).
     pub fn verify(&mut self, now: Option<u64>) -> String {
-        let options = AuditOptions {
+        let mut options = AuditOptions {
             now,
             required_scopes: self.required.clone(),
+            log_policy: self
+                .policy
+                .clone()
+                .map(|p| Arc::new(p) as Arc<dyn LogPolicy>),
             ..AuditOptions::default()
         };
-        let report = audit(&self.inputs, &self.keyring, &options);
+        let mut inputs = Cow::Borrowed(&self.inputs[..]);
+        let mut keyring = Cow::Borrowed(&self.keyring);
+        self.judged.clear();
+        if let (Some(heralds), Some(now)) = (&self.heralds, now) {
+            let (items, kept) = certification_items(&self.inputs);
+            let certified = heralds.judge(&items, now);
+            self.judged = certified
+                .judgements()
+                .iter()
+                .map(|j| Judged {
+                    id: j.id.map(|id| hex(&id)),
+                    herald: j.herald.map(|h| h.to_string()),
+                    subject: j.subject.map(|s| s.to_string()),
+                    claim: j.claim.clone(),
+                    counts: j.verdict.is_ok(),
+                    why: j.verdict.as_ref().err().map(ToString::to_string),
+                })
+                .collect();
+            certified.extend_keyring(keyring.to_mut());
+            options.heralds = Some(Arc::new(certified));
+            if let Some(kept) = kept {
+                inputs = Cow::Owned(kept);
+            }
+        }
+        let report = audit(&inputs, &keyring, &options);
         let mut out = Vec::new();
         // Writing to a Vec cannot fail; an error would leave it empty.
         let _ = report.write_document(&mut out);
@@ -139,6 +228,13 @@ impl Session {
             signing_key: entry.signing_key.map(|by| by.to_string()),
         };
         serde_json::to_string(&detail).ok()
+    }
+
+    /// What the Heralds of the last audit said about each certification
+    /// given: whether it counts, and the rule it broke when not (as
+    /// `herald verify --heralds` notes them on standard error).
+    pub fn certifications(&self) -> String {
+        serde_json::to_string(&self.judged).unwrap_or_default()
     }
 
     /// The signed tree head of each bundled inclusion proof of the last
@@ -276,6 +372,35 @@ impl Session {
     }
 }
 
+/// The certification items among `inputs` (each input that reads as
+/// `{certification, proof}` items throughout) and those the bundles carry;
+/// with the inputs left to audit when some were items (`None`: all are).
+fn certification_items(inputs: &[Input]) -> (Vec<CertificationItem>, Option<Vec<Input>>) {
+    let mut items = Vec::new();
+    let mut taken = false;
+    let mut kept = Vec::new();
+    for input in inputs {
+        if is_bundle(&input.bytes)
+            && let Ok(b) = Bundle::decode(&input.bytes)
+        {
+            items.extend(
+                b.certifications()
+                    .iter()
+                    .filter_map(|&(_, c)| CertificationItem::decode(c).ok()),
+            );
+        }
+        let room = MAX_ITEMS.saturating_sub(items.len());
+        match CertificationItem::decode_sequence(&input.bytes, room) {
+            Ok(read) if !input.bytes.is_empty() => {
+                items.extend(read);
+                taken = true;
+            }
+            _ => kept.push(input.clone()),
+        }
+    }
+    (items, taken.then_some(kept))
+}
+
 /// Most bytes shown of input that does not split into CBOR items.
 const UNSPLIT_SHOWN: usize = 4096;
 
@@ -295,6 +420,31 @@ struct Node<'a> {
     ts: Option<u64>,
     status: &'static str,
     codes: Vec<&'static str>,
+}
+
+/// One certification as the Heralds judged it.
+#[derive(Debug, Serialize)]
+struct Judged {
+    /// Its id (hex), when it decoded.
+    id: Option<String>,
+    herald: Option<String>,
+    subject: Option<String>,
+    claim: Option<String>,
+    counts: bool,
+    /// Why it does not count.
+    why: Option<String>,
+}
+
+#[derive(Serialize)]
+struct Listed {
+    threshold: usize,
+    heralds: Vec<ListedHerald>,
+}
+
+#[derive(Serialize)]
+struct ListedHerald {
+    sigil: String,
+    label: Option<String>,
 }
 
 #[derive(Serialize)]
@@ -347,3 +497,6 @@ struct Reason<'a> {
     explanation: Option<&'static str>,
     section: Option<&'static str>,
 }
+
+#[cfg(test)]
+mod tests;
