@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 
 use herald_core::{KeyError, KeyResolver, KeySource, PublicKey, Sigil, SigilError, SigilForm};
 use herald_fs::{self as files, FileError, Io};
+use sha2::{Digest, Sha256};
 
 /// Where a key in a [`Keyring`] came from (reported per envelope, P7).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -239,11 +240,22 @@ impl std::error::Error for KeyringError {}
 #[derive(Clone, Debug, Default)]
 pub struct Keyring {
     /// Keyed by the 10-byte hash prefix every sigil form shares.
-    keys: BTreeMap<[u8; 10], Vec<(PublicKey, Provenance)>>,
+    keys: BTreeMap<[u8; 10], Vec<Held>>,
     /// The label of a key, by its bytes: the first one given for it.
     labels: BTreeMap<[u8; 32], String>,
     /// Where a resolution found a key, by its bytes (PROFILE P15).
     resolved: BTreeMap<[u8; 32], ResolvedAt>,
+}
+
+/// A key of a [`Keyring`], with the SHA-256 of its bytes, which every
+/// sigil naming it starts with (P2): hashed once when the key is added,
+/// not at every lookup (an audit looks its senders up several times per
+/// envelope, docs/performance.md).
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    key: PublicKey,
+    provenance: Provenance,
+    hash: [u8; 32],
 }
 
 /// Longest label, in bytes.
@@ -272,12 +284,16 @@ impl Keyring {
         let mut prefix = [0u8; 10];
         prefix.copy_from_slice(short.hash_prefix());
         let slot = self.keys.entry(prefix).or_default();
-        match slot.iter_mut().find(|(k, _)| *k == key) {
+        match slot.iter_mut().find(|h| h.key == key) {
             // A pinned key stays pinned even if a birth or a bundle also
             // teaches it; a better channel upgrades a known key.
-            Some((_, p)) if p.rank() < provenance.rank() => *p = provenance,
+            Some(h) if h.provenance.rank() < provenance.rank() => h.provenance = provenance,
             Some(_) => {}
-            None => slot.push((key, provenance)),
+            None => slot.push(Held {
+                key,
+                provenance,
+                hash: Sha256::digest(key.as_bytes()).into(),
+            }),
         }
     }
 
@@ -310,7 +326,7 @@ impl Keyring {
 
     /// Every key, in no particular order.
     pub fn keys(&self) -> impl Iterator<Item = PublicKey> + '_ {
-        self.keys.values().flatten().map(|(k, _)| *k)
+        self.keys.values().flatten().map(|h| h.key)
     }
 
     /// Number of keys.
@@ -336,14 +352,16 @@ impl Keyring {
             .collect()
     }
 
-    /// The key `sigil` names, and where it came from.
+    /// The key `sigil` names, and where it came from: the first key whose
+    /// hash starts with the sigil's ([`Sigil::names_key`]).
     pub fn lookup(&self, sigil: &Sigil) -> Option<(PublicKey, Provenance)> {
-        let prefix: [u8; 10] = sigil.hash_prefix().get(..10)?.try_into().ok()?;
+        let hash = sigil.hash_prefix();
+        let prefix: [u8; 10] = hash.get(..10)?.try_into().ok()?;
         self.keys
             .get(&prefix)?
             .iter()
-            .find(|(k, _)| sigil.names_key(k.as_bytes()))
-            .copied()
+            .find(|h| h.hash.starts_with(hash))
+            .map(|h| (h.key, h.provenance))
     }
 
     /// Parse keyring text (CLI.md); `origin` names it in errors. Its keys

@@ -49,9 +49,7 @@ use crate::sequence::{Piece, not_envelopes, pieces};
 use crate::verdicts::{Memo, Tally, Verdict};
 use check::{Record, Signatures, Step3, block_len, check_block};
 pub(crate) use entry::named_fields;
-use entry::{
-    Entry, may_be_birth, may_be_envelope, may_be_molt, merge_at_positions, place_pieces, unparsed,
-};
+use entry::{Entry, KindScan, may_be_envelope, merge_at_positions, place_pieces, unparsed};
 
 /// Options of a trace audit.
 #[derive(Clone, Debug)]
@@ -413,15 +411,17 @@ fn learn_keys(
     }
     let mut known = HashMap::new();
     let mut molting = HashSet::new();
+    let scan = KindScan::new();
     for (i, e) in items.entries.iter().enumerate() {
-        if may_be_molt(e.bytes)
+        let may_be = scan.scan(e.bytes);
+        if may_be.molt
             && let Ok(v) = EnvelopeRef::decode_with(e.bytes, &opts.limits)
             && v.kind() == Kind::Molt
             && let Some(who) = identity(&v.from_sigil())
         {
             molting.insert(who);
         }
-        if !opts.learn_birth_keys || !may_be_birth(e.bytes) {
+        if !opts.learn_birth_keys || !may_be.birth {
             continue;
         }
         let mut memo = Memo::new(&[], tally);
