@@ -431,3 +431,157 @@ async fn reads_naming_unknown_sigils_are_held_to_the_unknown_rate() {
     // A reader verified before looks its keys up for free.
     assert_eq!(get_as(addr, &inbox, &bob()).await.status, 200);
 }
+
+/// Signed reads sent at once over kept-alive connections, some with a
+/// bad signature (a key that is not the sigil's, or a flipped bit): the
+/// conduit verifies concurrent reads' signatures together (one batch
+/// equation, each alone when it fails), and every read still gets its own
+/// answer — each bad one `401` with `WWW-Authenticate: Signature`, every
+/// good one its page, whatever batch it shared.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_reads_get_their_own_verdicts_in_a_batch() {
+    const CONNECTIONS: usize = 12;
+    const EACH: usize = 25;
+    let dir = tempfile::tempdir().unwrap();
+    let c = spawn(dir.path(), &["--rate-unknown", "0"]);
+    let addr = c.addr;
+    for n in 1..=3 {
+        let r = herald_conduit::client::post(addr, "/v1/envelopes", &message(n, "hi"), T)
+            .await
+            .unwrap();
+        assert_eq!(r.status, 201);
+    }
+    let inbox = format!("/v1/inbox/{}", sigil(&bob()));
+    let page = get_as(addr, &inbox, &bob()).await;
+    assert_eq!(page.status, 200);
+    let page = std::sync::Arc::new(page.body);
+    let t = now();
+    let mut tasks = Vec::new();
+    for conn in 0..CONNECTIONS {
+        let page = std::sync::Arc::clone(&page);
+        // Built before any is sent, so that they arrive together.
+        let requests: Vec<(bool, Request)> = (0..EACH)
+            .map(|i| {
+                let path = format!("{inbox}?r={conn}-{i}");
+                let (key, good) = match (conn * EACH + i) % 5 {
+                    1 => (carol(), false),
+                    _ => (bob(), true),
+                };
+                let mut f = fields(addr, "GET", &path, &key, &sigil(&bob()), t);
+                let flip = (conn * EACH + i) % 7 == 3;
+                if flip {
+                    // `herald=:<base64>:`: another first character of the
+                    // signature's base64 (its R), still 64 bytes.
+                    let at = "herald=:".len();
+                    let c = if f[1].1.as_bytes()[at] == b'A' {
+                        "B"
+                    } else {
+                        "A"
+                    };
+                    f[1].1.replace_range(at..=at, c);
+                }
+                let mut r = Request::get(Url::for_addr(addr, &path).unwrap());
+                for (name, value) in f {
+                    r = r.header(
+                        HeaderName::from_bytes(name.as_bytes()).unwrap(),
+                        HeaderValue::from_str(&value).unwrap(),
+                    );
+                }
+                (good && !flip, r)
+            })
+            .collect();
+        tasks.push(tokio::spawn(async move {
+            let mut c = client()
+                .connect(&Url::for_addr(addr, "/").unwrap())
+                .await
+                .unwrap();
+            let (mut good, mut bad) = (0, 0);
+            for (ok, r) in &requests {
+                let answer = c.send(r).await.unwrap();
+                if *ok {
+                    assert_eq!((answer.status, &answer.body), (200, &*page));
+                    good += 1;
+                } else {
+                    assert_denied(&answer, "a bad signature among good ones");
+                    bad += 1;
+                }
+            }
+            (good, bad)
+        }));
+    }
+    let (mut good, mut bad) = (0, 0);
+    for t in tasks {
+        let (g, b) = tokio::time::timeout(T, t).await.unwrap().unwrap();
+        good += g;
+        bad += b;
+    }
+    assert_eq!(good + bad, CONNECTIONS * EACH);
+    assert!(good > 0 && bad > 0, "{good} good, {bad} bad");
+}
+
+/// The keys a sigil signs reads with are kept between reads (within one
+/// second, until the conduit commits again): a molt or a deprecation the
+/// conduit stores ends the retired key at once, in the same second as a
+/// read it signed before. Each attempt starts on a fresh second and counts
+/// only when both reads fall in it; the same fresh identity is never used
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_molt_or_deprecation_ends_the_old_key_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let c = spawn(dir.path(), &["--rate-unknown", "0"]);
+    let addr = c.addr;
+    let post = |b: Vec<u8>| async move {
+        let r = herald_conduit::client::post(addr, "/v1/envelopes", &b, T)
+            .await
+            .unwrap();
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+    };
+    for deprecate in [true, false] {
+        let mut within_a_second = false;
+        for attempt in 0..6u8 {
+            let seed = if deprecate { 0xa0 } else { 0xb0 } + attempt;
+            let (old, new) = (
+                SigningKey::from_seed(&[seed; 32]),
+                SigningKey::from_seed(&[seed ^ 0x0f; 32]),
+            );
+            let t = now();
+            let born = birth(&old, "reader", t - 3 * 86_400);
+            post(born.clone().into_bytes()).await;
+            let ends = if deprecate {
+                EnvelopeBuilder::reply(&born.view(), t - 60)
+                    .kind(Kind::Deprecation)
+                    .payload(Value::Map(herald_core::cbor::Map::new()))
+                    .sign(&old)
+                    .unwrap()
+                    .into_bytes()
+            } else {
+                molt(&old, &new, t - 2 * 86_400)
+            };
+            // At the start of a second, so that both reads likely share it.
+            let since = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap();
+            tokio::time::sleep(Duration::from_nanos(u64::from(
+                1_000_000_000 - since.subsec_nanos(),
+            )))
+            .await;
+            let inbox = format!("/v1/inbox/{}", sigil(&old));
+            let first = now();
+            assert_eq!(get_as(addr, &inbox, &old).await.status, 200);
+            post(ends).await;
+            assert_denied(
+                &get_as(addr, &inbox, &old).await,
+                if deprecate {
+                    "the key of a deprecated sigil"
+                } else {
+                    "the key a molt retired"
+                },
+            );
+            if now() == first {
+                within_a_second = true;
+                break;
+            }
+        }
+        assert!(within_a_second, "no attempt read twice within one second");
+    }
+}

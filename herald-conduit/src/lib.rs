@@ -41,7 +41,7 @@ mod writer;
 use std::fmt;
 use std::future::Future;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use herald_core::SigningKey;
 use herald_verify::{Clock, FileError, Keyring, Receiver, StoreError, SystemClock};
@@ -99,6 +99,9 @@ pub struct Conduit {
     /// relay no more than leaves room for its receipt within P1's limit.
     sender_max_body: usize,
     accepting: AtomicBool,
+    /// Commits of received envelopes by the redb backend
+    /// ([`Conduit::lifecycle_generation`]).
+    committed: AtomicU64,
     /// The C2SP origin of the log's checkpoints (`--origin`, or the
     /// conduit's sigil).
     origin: String,
@@ -169,6 +172,7 @@ impl Conduit {
             limits,
             sender_max_body,
             accepting: AtomicBool::new(true),
+            committed: AtomicU64::new(0),
             origin,
         })
     }
@@ -192,6 +196,24 @@ impl Conduit {
     /// Now, Unix seconds.
     fn now(&self) -> u64 {
         self.clock.now()
+    }
+
+    /// Count a commit of received envelopes, accepted or not (a refused
+    /// molt can still change what the receiver witnessed, P8 rule 5):
+    /// called after the commit, so that a lifecycle record read before it
+    /// is never taken for current (`http::signers`).
+    pub(crate) fn lifecycle_committed(&self) {
+        self.committed.fetch_add(1, Ordering::Release);
+    }
+
+    /// The count of [`Conduit::lifecycle_committed`], when this conduit's
+    /// own writer is the only one that changes lifecycle records (redb);
+    /// `None` for a fleet, whose other conduits write them too.
+    pub(crate) fn lifecycle_generation(&self) -> Option<u64> {
+        self.config
+            .store
+            .is_none()
+            .then(|| self.committed.load(Ordering::Acquire))
     }
 }
 

@@ -22,6 +22,7 @@
 //! [`SignatureError::Malformed`]; other members are skipped, at most
 //! [`MAX_MEMBERS`] of them.
 
+use std::borrow::Cow;
 use std::fmt;
 
 use data_encoding::BASE64;
@@ -141,12 +142,19 @@ impl Presented {
     /// The `@signature-params` value (RFC 9421 §2.3): the inner list and
     /// its parameters serialized as RFC 8941 does, in the order sent.
     pub fn signature_params(&self) -> String {
-        let mut out = String::from("(");
+        let mut out = String::new();
+        self.push_signature_params(&mut out);
+        out
+    }
+
+    /// [`Presented::signature_params`] appended to `out`.
+    fn push_signature_params(&self, out: &mut String) {
+        out.push('(');
         for (i, c) in self.components.iter().enumerate() {
             if i > 0 {
                 out.push(' ');
             }
-            push_string(&mut out, c);
+            push_string(out, c);
         }
         out.push(')');
         for (name, value) in &self.params {
@@ -154,34 +162,61 @@ impl Presented {
             out.push_str(name);
             out.push('=');
             match value {
-                Param::Integer(i) => out.push_str(&i.to_string()),
-                Param::Text(t) => push_string(&mut out, t),
+                Param::Integer(i) => {
+                    use std::fmt::Write as _;
+                    let _ = write!(out, "{i}");
+                }
+                Param::Text(t) => push_string(out, t),
             }
         }
-        out
+    }
+
+    /// The signature base (RFC 9421 §2.5) over the components' values
+    /// `values` (in the order of [`Presented::components`]), built in one
+    /// buffer; `None` when there are not as many values as components.
+    pub fn base_of(&self, values: &[&str]) -> Option<String> {
+        if values.len() != self.components.len() {
+            return None;
+        }
+        let mut out = String::with_capacity(
+            64 + values.iter().map(|v| v.len() + 24).sum::<usize>() + self.params.len() * 32,
+        );
+        for (name, value) in self.components.iter().zip(values) {
+            push_string(&mut out, name);
+            out.push_str(": ");
+            out.push_str(value);
+            out.push('\n');
+        }
+        out.push_str("\"@signature-params\": ");
+        self.push_signature_params(&mut out);
+        Some(out)
+    }
+
+    /// The signature base of this HERALD-form signature for a request
+    /// `method` `target_uri` (RFC 9421 §2.2.1, §2.2.2, §2.5): what
+    /// [`Presented::verify`] verifies the signature over, for a caller that
+    /// verifies it otherwise (with [`herald_core::PublicKey::prepare`] and
+    /// a batch); `None` when the signature is not of the HERALD form.
+    pub fn base(&self, method: &str, target_uri: &str) -> Option<String> {
+        if !self.is_herald_form() {
+            return None;
+        }
+        self.base_of(&[method, target_uri])
     }
 
     /// Whether the signature verifies with `key` over the signature base
     /// of the components' values `values` (in the order of
     /// [`Presented::components`]).
     pub fn verify_values(&self, key: &PublicKey, values: &[&str]) -> bool {
-        if values.len() != self.components.len() {
-            return false;
-        }
-        let covered: Vec<(&str, &str)> = self
-            .components
-            .iter()
-            .map(String::as_str)
-            .zip(values.iter().copied())
-            .collect();
-        let base = signature_base(&covered, &self.signature_params());
-        key.verify(base.as_bytes(), &self.signature).is_ok()
+        self.base_of(values)
+            .is_some_and(|base| key.verify(base.as_bytes(), &self.signature).is_ok())
     }
 
     /// Whether this HERALD-form signature verifies with `key` for a
     /// request `method` `target_uri` (RFC 9421 §2.2.1, §2.2.2).
     pub fn verify(&self, key: &PublicKey, method: &str, target_uri: &str) -> bool {
-        self.is_herald_form() && self.verify_values(key, &[method, target_uri])
+        self.base(method, target_uri)
+            .is_some_and(|base| key.verify(base.as_bytes(), &self.signature).is_ok())
     }
 }
 
@@ -255,11 +290,10 @@ pub fn sign(key: &SigningKey, keyid: &str, method: &str, target_uri: &str, creat
 }
 
 /// The field lines of one field joined as RFC 9110 §5.3 combines them,
-/// refused past [`MAX_FIELD`] bytes.
-fn combined(lines: &[&[u8]]) -> Result<String, SignatureError> {
-    if lines.is_empty() {
-        return Err(SignatureError::Missing);
-    }
+/// refused past [`MAX_FIELD`] bytes; one line is used as it is.
+fn combined<'a>(lines: &[&'a [u8]]) -> Result<Cow<'a, str>, SignatureError> {
+    let text =
+        |l: &'a [u8]| std::str::from_utf8(l).map_err(|_| SignatureError::Malformed("not text"));
     let total = lines
         .iter()
         .map(|l| l.len())
@@ -267,15 +301,20 @@ fn combined(lines: &[&[u8]]) -> Result<String, SignatureError> {
     if total > MAX_FIELD + 2 {
         return Err(SignatureError::TooLarge);
     }
-    let mut out = String::new();
-    for (i, l) in lines.iter().enumerate() {
-        let text = std::str::from_utf8(l).map_err(|_| SignatureError::Malformed("not text"))?;
-        if i > 0 {
-            out.push_str(", ");
+    match lines {
+        [] => Err(SignatureError::Missing),
+        [one] => text(one).map(Cow::Borrowed),
+        _ => {
+            let mut out = String::new();
+            for (i, l) in lines.iter().enumerate() {
+                if i > 0 {
+                    out.push_str(", ");
+                }
+                out.push_str(text(l)?);
+            }
+            Ok(Cow::Owned(out))
         }
-        out.push_str(text);
     }
-    Ok(out)
 }
 
 /// The value of the member `label` of the dictionary `field`: members are

@@ -11,7 +11,11 @@
 //! before the clock starts (distinct by an ignored `r` query parameter,
 //! so no two share a signature), so the clients' signing is not measured.
 //! Rounds alternate, signed and unsigned, in the same run; the report is
-//! each round's reads/s and the ratio of the medians (target ≥ 0.9).
+//! each round's reads/s and the ratio of the medians (target ≥ 0.9), and
+//! the process's CPU time per read (user + system, all threads, from
+//! `/proc/self/stat`): on a machine others load too, throughput follows
+//! the CPU the process is given, while CPU per read does not, so the ratio
+//! of CPU per read (unsigned ÷ signed) is the steadier figure of the two.
 //!
 //! `cargo run --release -p herald-benches --bin reads [READS_PER_ROUND] [CONNECTIONS] [ROUNDS] [ENVELOPES]`
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
@@ -74,6 +78,19 @@ async fn run(addr: std::net::SocketAddr, work: Arc<Vec<Request>>, connections: u
         t.await.unwrap();
     }
     start.elapsed()
+}
+
+/// CPU time of this process so far, user + system, all threads
+/// (`/proc/self/stat` fields 14 and 15, in clock ticks of 10 ms); `None`
+/// where there is no such file.
+fn cpu() -> Option<Duration> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // The fields after the command name, which is in parentheses.
+    let rest = stat.get(stat.rfind(')')? + 2..)?;
+    let mut fields = rest.split_whitespace().skip(11);
+    let user: u64 = fields.next()?.parse().ok()?;
+    let system: u64 = fields.next()?.parse().ok()?;
+    Some(Duration::from_millis((user + system) * 10))
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -148,6 +165,7 @@ fn main() {
 
     let mut signed_rates = Vec::new();
     let mut unsigned_rates = Vec::new();
+    let (mut signed_cpu, mut unsigned_cpu) = (Vec::new(), Vec::new());
     for round in 0..rounds {
         for signed in [true, false] {
             let created = now();
@@ -166,17 +184,24 @@ fn main() {
                     }
                 })
                 .collect();
+            let cpu_before = cpu();
             let took = rt.block_on(run(addr, Arc::new(work), connections));
             let rate = reads as f64 / took.as_secs_f64();
+            let per_read = cpu_before
+                .zip(cpu())
+                .map(|(a, b)| (b - a).as_secs_f64() * 1e6 / reads as f64);
             println!(
-                "round {round} {:<8} {reads} reads over {connections} kept-alive connections: {:.0} reads/s",
+                "round {round} {:<8} {reads} reads over {connections} kept-alive connections: {:.0} reads/s, {} µs CPU/read",
                 if signed { "signed" } else { "unsigned" },
-                rate
+                rate,
+                per_read.map_or("?".into(), |c| format!("{c:.1}")),
             );
             if signed {
                 signed_rates.push(rate);
+                signed_cpu.extend(per_read);
             } else {
                 unsigned_rates.push(rate);
+                unsigned_cpu.extend(per_read);
             }
         }
     }
@@ -185,6 +210,13 @@ fn main() {
         "median signed {s:.0} reads/s, unsigned {u:.0} reads/s: ratio {:.3} (target >= 0.9)",
         s / u
     );
+    if !signed_cpu.is_empty() && !unsigned_cpu.is_empty() {
+        let (s, u) = (median(signed_cpu), median(unsigned_cpu));
+        println!(
+            "median CPU per read: signed {s:.1} µs, unsigned {u:.1} µs: ratio (unsigned/signed) {:.3}",
+            u / s
+        );
+    }
     let _ = stop.send(());
     rt.block_on(server).unwrap().unwrap();
 }

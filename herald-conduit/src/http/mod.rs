@@ -3,9 +3,11 @@
 //! and [`tlog`] (its C2SP form).
 
 mod audit;
+mod batch;
 mod erase;
 mod keys;
 mod reads;
+mod signers;
 mod tlog;
 mod window;
 

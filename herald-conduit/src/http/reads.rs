@@ -7,13 +7,16 @@
 //! the fields are read only up to [`herald_http::signature::MAX_FIELD`]
 //! bytes and one signature (label `herald`) is considered; `created` must
 //! be within [`MAX_AGE`] of the conduit's clock; the keys are those the
-//! conduit holds for the `keyid` sigil ([`crate::backend::Backend::signing_keys`]),
-//! at most [`MAX_KEYS`] tried; that lookup (a query of the fleet's
-//! database) is free only for a sigil whose signature verified recently
-//! ([`Verified`]), and otherwise takes a token of the unknown senders'
-//! bucket first (`--rate-unknown`, as a post from an unknown sender does:
-//! `429` with `Retry-After` when it is empty), so requests naming sigils
-//! at random cost the storage no more than that rate; an accepted signature is claimed in the
+//! conduit holds for the `keyid` sigil ([`crate::backend::Backend::signing_keys`],
+//! kept between reads by [`SignerKeys`]), at most [`MAX_KEYS`] tried; that
+//! lookup (a query of the fleet's database) is free only for a sigil whose
+//! signature verified recently ([`Verified`]), and otherwise takes a token
+//! of the unknown senders' bucket first (`--rate-unknown`, as a post from
+//! an unknown sender does: `429` with `Retry-After` when it is empty), so
+//! requests naming sigils at random cost the storage no more than that
+//! rate. The signature base is built once; a signature is verified with
+//! the signatures of concurrent reads in one batch ([`Batcher`]), with the
+//! verdict of single verification. An accepted signature is claimed in the
 //! replay [`Window`], and in a fleet in its database too
 //! ([`crate::backend::Backend::claim_read`]). Every refusal is the same `401` with
 //! `WWW-Authenticate: Signature` ([`denied`]), whatever failed and whether
@@ -26,14 +29,16 @@
 //! the last one stopped, and a stranger costs one read of what is new.
 
 use std::collections::{HashMap, VecDeque};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::Response;
-use herald_core::Sigil;
+use herald_core::{Prepared, PublicKey, Sigil};
 use herald_http::signature;
 
+use super::batch::Batcher;
+use super::signers::SignerKeys;
 use super::window::{self, Claim, MAX_AGE, Window};
 use super::{App, problem, storage_problem};
 use crate::page::CHUNK;
@@ -62,6 +67,8 @@ const VERIFIED_FOR: Duration = Duration::from_secs(MAX_AGE);
 #[derive(Default)]
 pub(crate) struct Reads {
     window: Window,
+    batcher: Arc<Batcher>,
+    signers: SignerKeys,
     participants: Participants,
     verified: Verified,
 }
@@ -166,6 +173,10 @@ pub(crate) async fn signer(
         .ok_or_else(|| refuse("no Host"))?;
     let target = uri.path_and_query().map_or("/", |p| p.as_str());
     let target_uri = signature::target_uri(host, target);
+    // The signature base, built once for every key tried.
+    let base = presented
+        .base(method.as_str(), &target_uri)
+        .ok_or_else(|| refuse("not the signature form CONDUIT.md gives"))?;
     // A replay of a signature accepted before costs no lookup either.
     if app.reads.window.holds(presented.signature()) {
         return Err(refuse("a replayed signature"));
@@ -177,16 +188,12 @@ pub(crate) async fn signer(
         return Err(rate_limited(wait));
     }
     let keys = app
-        .conduit
-        .backend
-        .signing_keys(sigil, now)
+        .reads
+        .signers
+        .of(app, sigil, now)
         .await
         .map_err(|e| storage_problem(&e))?;
-    if !keys
-        .iter()
-        .take(MAX_KEYS)
-        .any(|k| presented.verify(k, method.as_str(), &target_uri))
-    {
+    if !verifies(&app.reads.batcher, presented.signature(), &keys, &base).await {
         app.reads.verified.remove(&who);
         return Err(refuse("no key held for the sigil verifies the signature"));
     }
@@ -216,6 +223,28 @@ pub(crate) async fn signer(
                 .insert(header::RETRY_AFTER, HeaderValue::from(1));
             Err(r)
         }
+    }
+}
+
+/// Whether `signature` over `base` verifies with one of the first
+/// [`MAX_KEYS`] of `keys` (P5 revision 2): with a single key, in a batch
+/// with concurrent reads ([`Batcher`]); with several (a sigil around its
+/// molt), one at a time here, since all but one of them fail and a failing
+/// signature would send a whole batch to single verification.
+async fn verifies(
+    batcher: &Arc<Batcher>,
+    signature: &[u8; 64],
+    keys: &[PublicKey],
+    base: &str,
+) -> bool {
+    let prepared = keys
+        .iter()
+        .take(MAX_KEYS)
+        .filter_map(|k| k.prepare(signature, |feed| feed(base.as_bytes())).ok());
+    let prepared: Vec<Prepared> = prepared.collect();
+    match prepared.as_slice() {
+        [one] => batcher.verify(*one).await,
+        more => more.iter().any(|p| p.verify().is_ok()),
     }
 }
 

@@ -189,6 +189,9 @@ impl Local {
                 // witnessed (a molt overlapping another disputes the
                 // sigil, P8 rule 5), and that must last.
                 let failed = txn.commit().err().map(|e| format!("store commit: {e}"));
+                // After the commit: signing keys read before it go stale
+                // (http::signers).
+                conduit.lifecycle_committed();
                 if failed.is_none() {
                     self.sent.recorded(&heads);
                 }
