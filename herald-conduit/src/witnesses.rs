@@ -22,6 +22,7 @@ use std::sync::Mutex;
 use std::sync::mpsc::{Receiver, RecvTimeoutError, SyncSender};
 use std::time::{Duration, Instant};
 
+use herald_merkle::Hash;
 use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::{NoteSignature, NoteVerifier};
 use herald_witness::client::{Backoff, WitnessTarget};
@@ -177,7 +178,9 @@ fn run(conduit: &Conduit, rounds: &Receiver<()>) {
             if peer.line.is_some() || !peer.backoff.due(Instant::now()) {
                 continue;
             }
-            match submit(conduit, target, peer.cosigned, &r.checkpoint) {
+            let size = r.checkpoint.checkpoint().size();
+            let proof = |old| consistency_proof(conduit, old, size);
+            match target.cosign(&r.checkpoint, peer.cosigned, proof) {
                 Ok(line) => {
                     if peer.backoff.answered() {
                         tracing::info!(witness = %target.url, "witness cosigning again");
@@ -229,23 +232,15 @@ fn latest_checkpoint(conduit: &Conduit) -> Result<Option<SignedCheckpoint>, Stri
         .map_err(|e| e.to_string())
 }
 
-/// Submit `cp` to `target` (from the size it last cosigned, as far as we
-/// know), with the notary's consistency proof; its checked cosignatures.
-fn submit(
-    conduit: &Conduit,
-    target: &WitnessTarget,
-    from: u64,
-    cp: &SignedCheckpoint,
-) -> Result<Vec<NoteSignature>, String> {
-    let size = cp.checkpoint().size();
-    target.cosign(cp, from, |old: u64| {
-        let notary = conduit.witnesses.notary.as_ref().ok_or("not a notary")?;
-        let n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
-        n.log()
-            .tree()
-            .consistency_proof(old, size)
-            .map_err(|e| e.to_string())
-    })
+/// The notary's consistency proof from `old` to `size`, what a witness
+/// that last cosigned `old` checks a new checkpoint by.
+fn consistency_proof(conduit: &Conduit, old: u64, size: u64) -> Result<Vec<Hash>, String> {
+    let notary = conduit.witnesses.notary.as_ref().ok_or("not a notary")?;
+    let n = notary.lock().map_err(|_| "the notary lock is poisoned")?;
+    n.log()
+        .tree()
+        .consistency_proof(old, size)
+        .map_err(|e| e.to_string())
 }
 
 /// Publish `cp` with `lines` (`GET /checkpoint`).

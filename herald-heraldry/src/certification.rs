@@ -10,16 +10,6 @@ use herald_verify::CertificationItem;
 /// through DNS, `key` from the request's own signature).
 pub const REQUESTABLE: [&str; 2] = ["handle", "key"];
 
-/// The claims of P14's table, in its order.
-pub const CLAIMS: [&str; 6] = [
-    "handle",
-    "key",
-    "lineage",
-    "model",
-    "deprecated",
-    "revocation",
-];
-
 /// What a certification says (its payload, P14), read from its envelope.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Certification {

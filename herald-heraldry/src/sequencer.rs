@@ -21,10 +21,10 @@ use std::sync::mpsc::{Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::{Duration, Instant};
 
+use herald_merkle::Hash;
 use herald_tlog::TlogProof;
-use herald_tlog::checkpoint::SignedCheckpoint;
 use herald_tlog::note::NoteSignature;
-use herald_witness::client::{Backoff, WitnessTarget};
+use herald_witness::client::Backoff;
 use tokio::sync::oneshot;
 
 use crate::herald::Herald;
@@ -209,7 +209,8 @@ fn round(herald: &Arc<Herald>, peers: &mut [Peer], results: &Results) {
         let spawned = std::thread::Builder::new()
             .name("herald-heraldry-witness".into())
             .spawn(move || {
-                let r = submit(&herald.store, &target, from, &cp);
+                let proof = |old| consistency_proof(&herald.store, old, size);
+                let r = target.cosign(&cp, from, proof);
                 let _ = tx.send((i, size, r));
             });
         if spawned.is_err() {
@@ -264,21 +265,13 @@ fn round(herald: &Arc<Herald>, peers: &mut [Peer], results: &Results) {
     });
 }
 
-/// Submit `cp` to `target` (from the size it last cosigned, as far as we
-/// know), with the store's consistency proof; its checked cosignatures.
-fn submit(
-    store: &Mutex<Store>,
-    target: &WitnessTarget,
-    from: u64,
-    cp: &SignedCheckpoint,
-) -> Result<Vec<NoteSignature>, String> {
-    let size = cp.checkpoint().size();
-    target.cosign(cp, from, |old: u64| {
-        let s = store.lock().map_err(|_| "the store lock is poisoned")?;
-        s.tree()
-            .consistency_proof(old, size)
-            .map_err(|e| e.to_string())
-    })
+/// The log's consistency proof from `old` to `size`, what a witness that
+/// last cosigned `old` checks a new checkpoint by.
+fn consistency_proof(store: &Mutex<Store>, old: u64, size: u64) -> Result<Vec<Hash>, String> {
+    let s = store.lock().map_err(|_| "the store lock is poisoned")?;
+    s.tree()
+        .consistency_proof(old, size)
+        .map_err(|e| e.to_string())
 }
 
 /// The published checkpoint, shared between the sequencer and readers.

@@ -9,8 +9,8 @@
 //! CBOR → JavaScript: the inverse; integers beyond ±(2^53 − 1) come back as
 //! `bigint`, byte strings as `Uint8Array`, maps as plain objects.
 
-use herald_core::cbor::{self, FloatError, Limits, MAX_NESTING, Map, Value, ValueRef};
-use herald_verify::{Piece, SplitError};
+use herald_core::cbor::{self, Limits, MAX_NESTING, Map, Value, ValueRef};
+use herald_verify::Piece;
 use js_sys::{Array, BigInt, Object, Uint8Array};
 use wasm_bindgen::prelude::*;
 use wasm_bindgen::{JsCast, JsValue};
@@ -47,14 +47,7 @@ pub fn split_sequence(bytes: &[u8]) -> Result<Array, JsValue> {
         .map(|piece| match piece {
             Piece::Item { bytes, .. } => Ok(JsValue::from(Uint8Array::from(bytes))),
             Piece::Unsplittable { offset, error } => {
-                let rule = match error {
-                    SplitError::Truncated => "truncated",
-                    SplitError::TooDeep => "depth_exceeded",
-                    SplitError::TooLarge => "too_large",
-                    SplitError::LooksLikeJson => "looks_like_json",
-                    _ => "not_well_formed",
-                };
-                Err(coded(rule, format!("byte {offset}: {error}")))
+                Err(coded(error.name(), format!("byte {offset}: {error}")))
             }
         })
         .collect()
@@ -76,15 +69,7 @@ fn convert(v: &JsValue, depth: usize) -> Result<Value, JsValue> {
         return Ok(Value::Text(s));
     }
     if let Some(f) = v.as_f64() {
-        return Value::from_f64(f).map_err(|e| {
-            let rule = match e {
-                FloatError::NaN => "nan",
-                FloatError::Infinite => "infinite",
-                FloatError::NegativeZero => "negative_zero",
-                _ => "float",
-            };
-            coded(rule, e.to_string())
-        });
+        return Value::from_f64(f).map_err(|e| coded(e.name(), e.to_string()));
     }
     if v.is_bigint() {
         let text: String = BigInt::unchecked_from_js_ref(v)

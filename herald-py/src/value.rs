@@ -8,8 +8,8 @@
 //! with `str` keys. Anything else raises `EncodeError` naming the type.
 //! CBOR → Python: the inverse, arrays as lists and byte strings as bytes.
 
-use herald_core::cbor::{self, FloatError, Limits, MAX_NESTING, Map, Value, ValueRef};
-use herald_verify::{Piece, SplitError};
+use herald_core::cbor::{self, Limits, MAX_NESTING, Map, Value, ValueRef};
+use herald_verify::Piece;
 use pyo3::IntoPyObjectExt;
 use pyo3::prelude::*;
 use pyo3::types::{
@@ -55,13 +55,7 @@ fn split_sequence<'py>(py: Python<'py>, data: &[u8]) -> PyResult<Vec<Bound<'py, 
         .map(|piece| match piece {
             Piece::Item { bytes, .. } => Ok(PyBytes::new(py, bytes)),
             Piece::Unsplittable { offset, error } => {
-                let rule = match error {
-                    SplitError::Truncated => "truncated",
-                    SplitError::TooDeep => "depth_exceeded",
-                    SplitError::TooLarge => "too_large",
-                    SplitError::LooksLikeJson => "looks_like_json",
-                    _ => "not_well_formed",
-                };
+                let rule = error.name();
                 Err(with_attrs::<DecodeError>(
                     py,
                     format!("byte {offset}: {error}"),
@@ -98,15 +92,7 @@ fn convert(obj: &Bound<'_, PyAny>, depth: usize) -> PyResult<Value> {
     }
     if obj.is_instance_of::<PyFloat>() {
         let f: f64 = obj.extract()?;
-        return Value::from_f64(f).map_err(|e| {
-            let rule = match e {
-                FloatError::NaN => "nan",
-                FloatError::Infinite => "infinite",
-                FloatError::NegativeZero => "negative_zero",
-                _ => "float",
-            };
-            encode_error(py, rule, e.to_string())
-        });
+        return Value::from_f64(f).map_err(|e| encode_error(py, e.name(), e.to_string()));
     }
     if let Ok(s) = obj.cast::<PyString>() {
         return Ok(Value::Text(s.to_str()?.to_owned()));

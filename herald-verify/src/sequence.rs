@@ -47,6 +47,25 @@ impl fmt::Display for SplitError {
     }
 }
 
+impl SplitError {
+    /// A short stable name of what is wrong, for the bindings' errors
+    /// (`code` in JavaScript, `rule` in Python), the P1 rule's name where
+    /// there is one (`truncated`, `depth_exceeded`, `too_large`):
+    /// `empty`, `truncated`, `not_well_formed`, `depth_exceeded`,
+    /// `too_large`, `looks_like_json`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::Empty => "empty",
+            Self::Truncated => "truncated",
+            Self::NotWellFormed => "not_well_formed",
+            Self::TooDeep => "depth_exceeded",
+            Self::TooLarge => "too_large",
+            Self::LooksLikeJson => "looks_like_json",
+        }
+    }
+}
+
 impl std::error::Error for SplitError {}
 
 /// One piece of an input.

@@ -310,7 +310,7 @@ impl LiveState for Snapshot<'_> {
             return Err(self.error("precheck", "the precheck only reads"));
         }
         let pair = (*signer, *nonce);
-        if self.retained(pair)?.is_some_and(|r| r >= now) {
+        if Claim::held(self.retained(pair)?, now) {
             return Ok(Claim::Replayed);
         }
         self.claims.insert(pair, retain_until);
@@ -328,7 +328,7 @@ impl LiveState for Snapshot<'_> {
         nonce: &[u8; 16],
         now: u64,
     ) -> Result<bool, StoreError> {
-        Ok(self.retained((*signer, *nonce))?.is_some_and(|r| r >= now))
+        Ok(Claim::held(self.retained((*signer, *nonce))?, now))
     }
 
     fn corrupted(&self, detail: String) -> StoreError {

@@ -31,6 +31,21 @@ impl fmt::Display for FloatError {
     }
 }
 
+impl FloatError {
+    /// A short stable name of the rule it breaks, for the bindings' errors
+    /// (`code` in JavaScript, `rule` in Python): `nan`, `infinite`,
+    /// `negative_zero`, `integral_float`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Self::NaN => "nan",
+            Self::Infinite => "infinite",
+            Self::NegativeZero => "negative_zero",
+            Self::Integral => "integral_float",
+        }
+    }
+}
+
 impl core::error::Error for FloatError {}
 
 /// The canonical form of a finite float.

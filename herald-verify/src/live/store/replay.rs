@@ -14,6 +14,19 @@ pub enum Claim {
     Replayed,
 }
 
+impl Claim {
+    /// P10's one rule for a cached pair: kept until `retain_until`
+    /// (`None`: not cached), it is still held at `now` while
+    /// `retain_until ≥ now` (a claim of it is [`Claim::Replayed`]); past
+    /// that its entry protects nothing and may be claimed afresh. Every
+    /// [`LiveState`](crate::LiveState) decides by it (the redb store here,
+    /// the conduit fleet's database snapshot).
+    #[must_use]
+    pub fn held(retain_until: Option<u64>, now: u64) -> bool {
+        retain_until.is_some_and(|until| until >= now)
+    }
+}
+
 impl Store {
     /// Claim `(signer, nonce)` at time `now` (P10).
     ///
@@ -121,7 +134,7 @@ pub(crate) fn retained(
     now: u64,
 ) -> Result<bool, redb::Error> {
     let cached = table.get(&replay_key(signer, nonce))?.map(|v| v.value());
-    Ok(cached.is_some_and(|until| until >= now))
+    Ok(Claim::held(cached, now))
 }
 
 /// [`Store::contains`] inside the caller's write transaction.
