@@ -66,6 +66,12 @@ pub(crate) trait Backend: Send + Sync {
     /// work (`crate::blocking::off_runtime`).
     fn blocks(&self) -> bool;
 
+    /// Whether this conduit's own writer is the only one that changes
+    /// lifecycle records (redb), so that what it read of them stays
+    /// current until its next commit (`crate::http::signers`); a fleet's
+    /// other conduits write them too.
+    fn sole_writer(&self) -> bool;
+
     /// Precheck the posts of `batch` (P13 origin, signatures in batch
     /// equations) against the senders' lifecycle records as last
     /// committed, and [`crate::writer::settle`] them, on every core.

@@ -210,9 +210,8 @@ impl Conduit {
     /// own writer is the only one that changes lifecycle records (redb);
     /// `None` for a fleet, whose other conduits write them too.
     pub(crate) fn lifecycle_generation(&self) -> Option<u64> {
-        self.config
-            .store
-            .is_none()
+        self.backend
+            .sole_writer()
             .then(|| self.committed.load(Ordering::Acquire))
     }
 }

@@ -21,6 +21,10 @@ impl Backend for Fleet {
         false
     }
 
+    fn sole_writer(&self) -> bool {
+        false
+    }
+
     /// The precheck reads the senders' records from the database; the
     /// rules, signatures and receipts step off the runtime's workers.
     fn prepare<'a>(&'a self, batch: Batch<'a>) -> Pending<'a, Vec<Prepared<'a>>> {

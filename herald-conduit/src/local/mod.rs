@@ -202,6 +202,10 @@ impl Backend for Local {
         true
     }
 
+    fn sole_writer(&self) -> bool {
+        true
+    }
+
     fn prepare<'a>(&'a self, batch: Batch<'a>) -> Pending<'a, Vec<Prepared<'a>>> {
         Box::pin(async move { self.prepare_here(batch) })
     }
