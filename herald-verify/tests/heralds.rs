@@ -8,6 +8,8 @@
 // Tests unwrap: a failure is the assertion.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
+mod support;
+
 use std::sync::Arc;
 
 use herald_core::cbor::Value;
@@ -534,4 +536,51 @@ fn a_lineage_proof_must_name_a_certified_lineage_claim_of_its_sender() {
     let c = world.heralds(2).judge(&[item], NOW);
     let r = audited(&[&proven], &keyring, Some(c));
     assert_eq!(codes(&r.envelopes[0]), vec![ReasonCode::LineageUnproven]);
+}
+
+/// PROFILE P14's `key` row ("after molts it tracks") against P15 (a
+/// channel never substitutes a key) and P8 rule 3 (a molted-in key only
+/// with the molt's inclusion proof): a quorum certifying the key alice
+/// molted to resolves nothing, and her new key's envelope is judged by the
+/// molt rules alone, as without Heralds (docs/heralds.md *Keys after a
+/// molt*).
+#[test]
+fn a_certified_molted_in_key_is_never_applied_through_heralds() {
+    const DAY: u64 = 86_400;
+    let mut world = World::new();
+    let (a, a2) = (alice(), key(7));
+    let subject = a.sigil(SigilForm::Default);
+    let new_key = *a2.public_key().as_bytes();
+    let e0 = world.h[0].certify(subject, &Claim::Key(&new_key), T0, None);
+    let e1 = world.h[1].certify(subject, &Claim::Key(&new_key), T0, None);
+    let w = &world.w;
+    let items = vec![world.h[0].item(&e0, &[w]), world.h[1].item(&e1, &[w])];
+    let c = world.heralds(2).judge(&items, NOW);
+    assert_eq!(
+        verdicts(&c),
+        vec![
+            Err(NotCounted::KeyNotTheSubjects),
+            Err(NotCounted::KeyNotTheSubjects)
+        ]
+    );
+    let mut keyring = Keyring::new();
+    c.extend_keyring(&mut keyring);
+    assert!(keyring.is_empty());
+
+    // The new key speaking as alice, alone: unknown.
+    let new = support::say_as(&a, &a2, T0);
+    let r = audited(&[&new], &keyring, Some(c));
+    assert_eq!(codes(&r.envelopes[0]), vec![ReasonCode::UnknownSigner]);
+
+    // With her birth and an accepted molt: the molt rules decide (no
+    // inclusion proof of the molt: molt_unproven), not the Heralds.
+    let born = support::birth(&a, T0 - 3 * DAY);
+    let m = support::molt(&a, &a2, T0 - 3 * DAY + 100, T0 - DAY);
+    let set = [&born, &m, &new];
+    let without = audited(&set, &Keyring::new(), None);
+    let with = audited(&set, &keyring, Some(world.heralds(2).judge(&items, NOW)));
+    assert_eq!(codes(&with.envelopes[2]), vec![ReasonCode::MoltUnproven]);
+    assert_eq!(codes(&with.envelopes[2]), codes(&without.envelopes[2]));
+    assert_eq!(with.envelopes[2].status(), without.envelopes[2].status());
+    assert_eq!(with.envelopes[2].key_source.map(|k| k.name()), Some("molt"));
 }
