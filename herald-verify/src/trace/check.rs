@@ -4,7 +4,6 @@
 
 use alloc::vec::Vec;
 use std::collections::{HashMap, HashSet};
-use std::sync::Mutex;
 
 use herald_core::{Body, CheckOptions, Checked, PublicKey, SignatureVerifier, check_with};
 
@@ -162,28 +161,25 @@ pub(super) fn block_len(entries: &[Entry<'_>]) -> usize {
 /// `first`: its record, exactly as [`herald_core::check`] would give it one
 /// after the other.
 ///
-/// With [`Signatures::Parallel`] every core's thread takes the next part
-/// of the block not yet taken and checks it with [`check_part`] until none
-/// is left: a part is a share of what is left (at most [`PART_MAX`]
-/// entries, at least [`PART_MIN`]), so the parts shrink towards the end
-/// and a core slowed by other work on the machine takes fewer of them
-/// instead of holding the others up. The records are independent of one
-/// another, so the parts only have to be put back in order. The parts of a
-/// thread that died (a bug, or out of memory) are checked again here, one
-/// entry after the other: no verdict is ever guessed.
+/// With [`Signatures::Parallel`] the block is cut into one contiguous part
+/// per core, and each part is checked on its own thread by
+/// [`check_part`]: the records are independent of one another, so the
+/// parts only have to be put back in order. A part whose thread died (a
+/// bug, or out of memory) is checked again here, one entry after the
+/// other: no verdict is ever guessed.
 pub(super) fn check_block<'a>(
     first: usize,
     block: &[Entry<'a>],
     step: &Step3<'_>,
 ) -> Vec<Record<'a>> {
-    let one_by_one = |at: usize, part: &[Entry<'a>]| -> Vec<Record<'a>> {
+    let one_by_one = |first: usize, part: &[Entry<'a>]| -> Vec<Record<'a>> {
         part.iter()
             .enumerate()
-            .map(|(j, e)| alone(first + at + j, e, step))
+            .map(|(j, e)| alone(first + j, e, step))
             .collect()
     };
     if step.signatures == Signatures::Sequential {
-        return one_by_one(0, block);
+        return one_by_one(first, block);
     }
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
@@ -191,57 +187,29 @@ pub(super) fn check_block<'a>(
     if threads <= 1 {
         return check_part(first, block, step);
     }
-    // The first entry not yet taken.
-    let cursor = Mutex::new(0usize);
-    let take = || -> Option<(usize, &[Entry<'a>])> {
-        // Taking a part cannot panic, so the lock is never poisoned; take
-        // it over if it were.
-        let mut at = cursor.lock().unwrap_or_else(|e| e.into_inner());
-        let start = *at;
-        let left = block.len().checked_sub(start).filter(|&n| n > 0)?;
-        let n = left.div_ceil(threads).clamp(PART_MIN, PART_MAX).min(left);
-        *at = start + n;
-        Some((start, block.get(start..start + n)?))
-    };
-    // Each thread's parts, by their first entry in the block.
-    let work = || {
-        let mut done: Vec<(usize, Vec<Record<'a>>)> = Vec::new();
-        while let Some((at, part)) = take() {
-            done.push((at, check_part(first + at, part, step)));
+    let per = block.len().div_ceil(threads);
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = block
+            .chunks(per)
+            .enumerate()
+            .map(|(n, part)| {
+                let at = first + n * per;
+                (at, part, scope.spawn(move || check_part(at, part, step)))
+            })
+            .collect();
+        let mut out = Vec::with_capacity(block.len());
+        for (at, part, handle) in handles {
+            match handle.join() {
+                Ok(records) => out.extend(records),
+                Err(_) => out.extend(one_by_one(at, part)),
+            }
         }
-        done
-    };
-    let mut parts: Vec<(usize, Vec<Record<'a>>)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..threads).map(|_| scope.spawn(work)).collect();
-        handles
-            .into_iter()
-            .filter_map(|h| h.join().ok())
-            .flatten()
-            .collect()
-    });
-    parts.sort_unstable_by_key(|&(at, _)| at);
-    let mut out = Vec::with_capacity(block.len());
-    for (at, records) in parts {
-        // Entries before this part that no living thread checked.
-        if let Some(gap) = block.get(out.len()..at) {
-            out.extend(one_by_one(out.len(), gap));
-        }
-        out.extend(records);
-    }
-    if let Some(rest) = block.get(out.len()..) {
-        out.extend(one_by_one(out.len(), rest));
-    }
-    out
+        out
+    })
 }
 
-/// Fewest entries in a part of [`check_block`] (but for the last), and so
-/// the fewest worth a thread of their own.
+/// Fewest entries worth a thread of their own in [`check_block`].
 const PART_MIN: usize = 64;
-
-/// Most entries in a part of [`check_block`]: its signatures are one batch
-/// equation of [`batch::BatchOptions::DEFAULT_CHUNK`] (docs/performance.md,
-/// target 5).
-const PART_MAX: usize = batch::BatchOptions::DEFAULT_CHUNK;
 
 /// A [`SignatureVerifier`] that gives again, in order, the verdicts found
 /// for one entry, and keeps them: [`check_with`] asks about the same
