@@ -275,7 +275,7 @@ impl<'a> CompactReport<'a> {
 
     /// Every report formed: the [`Report`] of [`crate::audit`].
     pub fn into_report(self) -> Report {
-        let envelopes = self.form_all();
+        let envelopes = self.envelopes().collect();
         let traces = self.traces().collect();
         Report {
             envelopes,
@@ -285,41 +285,4 @@ impl<'a> CompactReport<'a> {
             unlisted: self.unlisted,
         }
     }
-
-    /// Every envelope's report, in order, formed on every core: each is
-    /// formed from the shared tables alone, so the parts are independent
-    /// and only put back in order. A part whose thread died (a bug, or out
-    /// of memory) is formed again here.
-    fn form_all(&self) -> Vec<EnvelopeReport> {
-        let cx = self.cx();
-        let form = |part: &[CompactEnvelope]| -> Vec<EnvelopeReport> {
-            part.iter().map(|k| k.form(&cx)).collect()
-        };
-        let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(self.kept.len() / FORM_PART_MIN);
-        if threads <= 1 {
-            return form(&self.kept);
-        }
-        let per = self.kept.len().div_ceil(threads);
-        let (first, rest) = self.kept.split_at(per.min(self.kept.len()));
-        std::thread::scope(|scope| {
-            let others: Vec<_> = rest
-                .chunks(per)
-                .map(|part| (part, scope.spawn(move || form(part))))
-                .collect();
-            let mut out = form(first);
-            out.reserve_exact(rest.len());
-            for (part, handle) in others {
-                match handle.join() {
-                    Ok(formed) => out.extend(formed),
-                    Err(_) => out.extend(form(part)),
-                }
-            }
-            out
-        })
-    }
 }
-
-/// Fewest reports worth a thread of their own in [`CompactReport::into_report`].
-const FORM_PART_MIN: usize = 1024;
