@@ -5,7 +5,7 @@
 //!
 //! - The body is bounded in bytes and in time before any work is done for
 //!   it: at most `max + 1` bytes are read, before the deadline.
-//! - Its [`head`](crate::head) is read even from an oversize or late body
+//! - Its [`head`] is read even from an oversize or late body
 //!   (CONDUIT.md: a refusal is addressed to the refused envelope's `from`,
 //!   in its `trace`), so the caller refuses it with a signed envelope.
 //! - Without a head there is no one to address: an RFC 9457 [`problem`].
