@@ -64,28 +64,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
             .ok_or_else(|| CliError::new(format!("{name}.pub: no key")))
     };
 
-    let mut conduit = Command::new(&exe)
-        .args([
-            "conduit",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--roles",
-            "relay,notary",
-            // The public replay below reads the trace as anyone would
-            // (CONDUIT.md *Who may read what*); the agents sign their
-            // inbox reads all the same.
-            "--public",
-        ])
-        .args(["--batch-ms", "100", "--key"])
-        .arg(dir.join("conduit.key"))
-        .arg("--state")
-        .arg(dir.join("conduit"))
-        .arg("--keyring")
-        .arg(&agents_ring)
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| CliError::new(format!("starting the conduit: {e}")))?;
+    let mut conduit = start_conduit(&exe, &dir, &agents_ring)?;
     let result = converse(
         &exe,
         &dir,
@@ -96,6 +75,32 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
     );
     stop(&mut conduit);
     result
+}
+
+/// `herald conduit serve` for a demo: relay and notary on a free loopback
+/// port, its key and state in `dir`, the agents' keys from `keyring`, and
+/// public: the replay reads the trace as anyone would (CONDUIT.md *Who may
+/// read what*); the agents sign their inbox reads all the same.
+pub(crate) fn start_conduit(exe: &Path, dir: &Path, keyring: &Path) -> Result<Child, CliError> {
+    Command::new(exe)
+        .args([
+            "conduit",
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--roles",
+            "relay,notary",
+            "--public",
+        ])
+        .args(["--batch-ms", "100", "--key"])
+        .arg(dir.join("conduit.key"))
+        .arg("--state")
+        .arg(dir.join("conduit"))
+        .arg("--keyring")
+        .arg(keyring)
+        .stdout(Stdio::piped())
+        .spawn()
+        .map_err(|e| CliError::new(format!("starting the conduit: {e}")))
 }
 
 pub(crate) fn say(line: &str) -> Result<(), CliError> {

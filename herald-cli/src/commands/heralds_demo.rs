@@ -21,7 +21,7 @@ use herald_tlog::note::NoteVerifier;
 use herald_verify::labelled_key_line;
 
 use crate::commands::agent::{conduit_addr, conduit_key, expect};
-use crate::commands::conduit_demo::{say, stop, talk};
+use crate::commands::conduit_demo::{say, start_conduit, stop, talk};
 use crate::commands::demo::workdir;
 use crate::commands::keygen::write_pair;
 use crate::error::CliError;
@@ -188,25 +188,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
     }
 
     // 4. The agents talk through a conduit.
-    let mut conduit = Command::new(&exe)
-        .args([
-            "conduit",
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--roles",
-            "relay,notary",
-            "--public",
-        ])
-        .args(["--batch-ms", "100", "--key"])
-        .arg(dir.join("conduit.key"))
-        .arg("--state")
-        .arg(dir.join("conduit"))
-        .arg("--keyring")
-        .arg(&ring_path)
-        .stdout(Stdio::piped())
-        .spawn()
-        .map_err(|e| CliError::new(format!("starting the conduit: {e}")))?;
+    let mut conduit = start_conduit(&exe, &dir, &ring_path)?;
     let url = first_line(&mut conduit, "listening on ", "the conduit");
     running.0.push(conduit);
     let url = url?;
