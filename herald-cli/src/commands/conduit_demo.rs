@@ -222,6 +222,29 @@ pub(crate) fn talk(
     trace.ok_or_else(|| CliError::new("alice named no trace"))
 }
 
+/// What a public verifier fetches from the conduit at `addr`: the trace
+/// `trace` (every page of `GET /v1/traces/{trace}`, the conduit started
+/// `--public`) and the conduit's published key.
+pub(crate) async fn public_trace(
+    addr: std::net::SocketAddr,
+    trace: &str,
+) -> Result<(Vec<u8>, herald_core::PublicKey), CliError> {
+    let conduit_pub = conduit_key(addr).await?;
+    let seq = expect(
+        client::get_pages(
+            addr,
+            &format!("/v1/traces/{trace}"),
+            0,
+            client::MAX_RESPONSE,
+            T,
+        )
+        .await,
+        200,
+        "GET /v1/traces",
+    )?;
+    Ok((seq.body, conduit_pub))
+}
+
 /// The public verifier: fetch, bundle, verify with published keys only.
 fn replay(dir: &Path, url: &str, trace: &str) -> Result<ExitCode, CliError> {
     let addr = conduit_addr(url)?;
@@ -230,22 +253,10 @@ fn replay(dir: &Path, url: &str, trace: &str) -> Result<ExitCode, CliError> {
         .build()
         .map_err(|e| CliError::new(format!("could not start the runtime: {e}")))?;
     let (envelopes, proofs, conduit_pub) = runtime.block_on(async {
-        let conduit_pub = conduit_key(addr).await?;
-        let seq = expect(
-            client::get_pages(
-                addr,
-                &format!("/v1/traces/{trace}"),
-                0,
-                client::MAX_RESPONSE,
-                T,
-            )
-            .await,
-            200,
-            "GET /v1/traces",
-        )?;
+        let (body, conduit_pub) = public_trace(addr, trace).await?;
         let mut envelopes = Vec::new();
         let mut proofs = Vec::new();
-        for piece in herald_verify::split_sequence(&seq.body, 1 << 20, 64) {
+        for piece in herald_verify::split_sequence(&body, 1 << 20, 64) {
             let herald_verify::Piece::Item { bytes, .. } = piece else {
                 return Err(CliError::new("GET /v1/traces: not a CBOR sequence"));
             };

@@ -20,8 +20,8 @@ use herald_core::{EnvelopeBuilder, SigilForm, SigningKey};
 use herald_tlog::note::NoteVerifier;
 use herald_verify::labelled_key_line;
 
-use crate::commands::agent::{conduit_addr, conduit_key, expect};
-use crate::commands::conduit_demo::{say, start_conduit, stop, talk};
+use crate::commands::agent::{conduit_addr, expect};
+use crate::commands::conduit_demo::{public_trace, say, start_conduit, stop, talk};
 use crate::commands::demo::workdir;
 use crate::commands::keygen::write_pair;
 use crate::error::CliError;
@@ -205,22 +205,7 @@ pub(crate) fn run(dir: Option<&Path>) -> Result<ExitCode, CliError> {
     // 5. A public verifier: the trace, the conduit's published key, and
     //    Heralds; no agent key.
     let addr = conduit_addr(&url)?;
-    let (trace_bytes, conduit_pub) = runtime.block_on(async {
-        let conduit_pub = conduit_key(addr).await?;
-        let seq = expect(
-            client::get_pages(
-                addr,
-                &format!("/v1/traces/{trace}"),
-                0,
-                client::MAX_RESPONSE,
-                T,
-            )
-            .await,
-            200,
-            "GET /v1/traces",
-        )?;
-        Ok::<_, CliError>((seq.body, conduit_pub))
-    })?;
+    let (trace_bytes, conduit_pub) = runtime.block_on(public_trace(addr, &trace))?;
     write_atomic(
         &dir.join("trace.cbor"),
         &trace_bytes,
