@@ -223,3 +223,57 @@ fn without_a_profile_the_report_is_unchanged() {
         "{plain}\n{profiled}"
     );
 }
+
+/// docs/haven.md's worked example as written, against a real `herald
+/// conduit serve` on loopback (a free port for the document's 8470): six
+/// `valid` envelopes and no finding, exit 0. With Bob accepting his own
+/// work instead of Carol, the document's `self_receipt` finding and exit 1,
+/// every envelope still `valid`.
+#[test]
+fn haven_md_worked_example_runs_through_a_conduit() {
+    if herald_testkit::external::require("curl", "apt-get install curl").is_none() {
+        return;
+    }
+    let doc = support::doc_example("haven.md");
+    let on_free_port = |script: &str| {
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .unwrap()
+            .local_addr()
+            .unwrap()
+            .port();
+        let listen = "--listen 127.0.0.1:8470 &\n";
+        assert!(script.contains(listen), "{script}");
+        script
+            .replace(
+                listen,
+                &format!("--listen 127.0.0.1:{port} &\nCONDUIT=$!; trap 'kill $CONDUIT' EXIT\n"),
+            )
+            .replace("127.0.0.1:8470", &format!("127.0.0.1:{port}"))
+    };
+    let limit = std::time::Duration::from_secs(120);
+
+    let (_dir, status, out, err) = support::run_script(&on_free_port(&doc), limit);
+    assert_eq!(status, Some(0), "--- stdout\n{out}\n--- stderr\n{err}");
+    assert!(
+        out.contains("6 envelopes: 6 valid, 0 partial, 0 invalid"),
+        "{out}"
+    );
+    assert!(
+        out.contains("profile haven: 6 steps checked, 0 skipped, no findings"),
+        "{out}"
+    );
+
+    let carol = "step carol complete.cbor acceptance accepted.cbor";
+    assert!(doc.contains(carol));
+    let selfish = doc.replace(carol, "step bob   complete.cbor acceptance accepted.cbor");
+    let (_dir, status, out, err) = support::run_script(&on_free_port(&selfish), limit);
+    assert_eq!(status, Some(1), "--- stdout\n{out}\n--- stderr\n{err}");
+    assert!(
+        out.contains("6 envelopes: 6 valid, 0 partial, 0 invalid"),
+        "{out}"
+    );
+    assert!(
+        out.contains("  self_receipt  a receipt of the work by the worker's own key"),
+        "{out}"
+    );
+}

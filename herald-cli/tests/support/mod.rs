@@ -128,10 +128,8 @@ pub(crate) fn codes(entry: &serde_json::Value) -> Vec<String> {
         .collect()
 }
 
-/// Run the first `sh` block after "## Worked example" in `docs/NAME` with
-/// `set -eu`, `herald` on `PATH`, in a fresh directory; assert it succeeds.
-/// The directory (kept alive by the handle) and standard output.
-pub(crate) fn run_doc_example(name: &str) -> (tempfile::TempDir, String) {
+/// The first `sh` block after "## Worked example" in `docs/NAME`.
+pub(crate) fn doc_example(name: &str) -> String {
     let doc = std::fs::read_to_string(
         Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("../docs")
@@ -139,13 +137,23 @@ pub(crate) fn run_doc_example(name: &str) -> (tempfile::TempDir, String) {
     )
     .unwrap();
     let example = doc.split("## Worked example").nth(1).unwrap();
-    let script = example
+    example
         .split("```sh\n")
         .nth(1)
         .unwrap()
         .split("```")
         .next()
-        .unwrap();
+        .unwrap()
+        .to_owned()
+}
+
+/// Run `script` with `set -eu`, `herald` on `PATH`, in a fresh directory,
+/// killed after `limit`. The directory (kept alive by the handle), the
+/// exit status (`None`: killed at the limit) and standard output and error.
+pub(crate) fn run_script(
+    script: &str,
+    limit: std::time::Duration,
+) -> (tempfile::TempDir, Option<i32>, String, String) {
     let tmp = tempfile::tempdir().unwrap();
     let d = tmp.path();
     std::fs::write(d.join("example.sh"), format!("set -eu\n{script}")).unwrap();
@@ -155,18 +163,47 @@ pub(crate) fn run_doc_example(name: &str) -> (tempfile::TempDir, String) {
         bin.display(),
         std::env::var("PATH").unwrap_or_default()
     );
-    let out = Command::new("sh")
+    let mut child = Command::new("sh")
         .arg("example.sh")
         .current_dir(d)
         .env("PATH", path)
-        .output()
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
         .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "{:?}\n--- script\n{script}\n--- stdout\n{stdout}\n--- stderr\n{}",
-        out.status,
-        String::from_utf8_lossy(&out.stderr)
+    let read = |mut r: Box<dyn std::io::Read + Send>| {
+        std::thread::spawn(move || {
+            let mut s = Vec::new();
+            r.read_to_end(&mut s).unwrap();
+            String::from_utf8_lossy(&s).into_owned()
+        })
+    };
+    let out = read(Box::new(child.stdout.take().unwrap()));
+    let err = read(Box::new(child.stderr.take().unwrap()));
+    let start = std::time::Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            break status.code();
+        }
+        if start.elapsed() > limit {
+            child.kill().unwrap();
+            child.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    };
+    (tmp, status, out.join().unwrap(), err.join().unwrap())
+}
+
+/// Run the worked example of `docs/NAME` ([`doc_example`], [`run_script`]);
+/// assert it succeeds. The directory and standard output.
+pub(crate) fn run_doc_example(name: &str) -> (tempfile::TempDir, String) {
+    let script = doc_example(name);
+    let (tmp, status, stdout, stderr) = run_script(&script, std::time::Duration::from_secs(120));
+    assert_eq!(
+        status,
+        Some(0),
+        "--- script\n{script}\n--- stdout\n{stdout}\n--- stderr\n{stderr}"
     );
     (tmp, stdout)
 }
