@@ -99,23 +99,26 @@ async fn three_heralds_two_witnesses_certify_and_a_monitor_sees_it() {
     }
 
     // The operator's offline certify is refused while the server runs.
-    let run = support::herald(
-        d,
-        &[
-            "heraldry",
-            "certify",
-            "--key",
-            "h1.key",
-            "--state",
-            "h1-state",
-            "--subject",
-            &alice_sigil,
-            "--claim",
-            "model",
-            "--value",
-            r#"{"name":"claude-x"}"#,
-        ],
-    );
+    let offline_certify = || {
+        support::herald(
+            d,
+            &[
+                "heraldry",
+                "certify",
+                "--key",
+                "h1.key",
+                "--state",
+                "h1-state",
+                "--subject",
+                &alice_sigil,
+                "--claim",
+                "model",
+                "--value",
+                r#"{"name":"claude-x"}"#,
+            ],
+        )
+    };
+    let run = offline_certify();
     run.expect(2);
     assert!(
         run.stderr.contains("held by another process"),
@@ -127,23 +130,7 @@ async fn three_heralds_two_witnesses_certify_and_a_monitor_sees_it() {
     let mut servers = servers;
     let h1 = servers.remove(0);
     drop(h1);
-    let run = support::herald(
-        d,
-        &[
-            "heraldry",
-            "certify",
-            "--key",
-            "h1.key",
-            "--state",
-            "h1-state",
-            "--subject",
-            &alice_sigil,
-            "--claim",
-            "model",
-            "--value",
-            r#"{"name":"claude-x"}"#,
-        ],
-    );
+    let run = offline_certify();
     run.expect(0);
     assert!(
         run.out()
@@ -266,20 +253,7 @@ async fn hostile_requests_are_refused_cleanly() {
 
     // Wrongly signed: mallory signs a request claiming to be from alice.
     let genuine = key_request(&alice, &key);
-    let forged = herald_core::EnvelopeBuilder::genesis(support::conduit::now())
-        .from_sigil(alice.sigil(SigilForm::Default))
-        .to(key.sigil(SigilForm::Default))
-        .payload(
-            Value::decode(
-                herald_core::EnvelopeRef::decode(&genuine)
-                    .unwrap()
-                    .payload_bytes(),
-            )
-            .unwrap(),
-        )
-        .sign(&mallory)
-        .unwrap()
-        .into_bytes();
+    let forged = heraldry::forged(&genuine, &alice, &mallory, &key);
     let r = client::post(s.addr, "/v1/certify", &forged, T)
         .await
         .unwrap();

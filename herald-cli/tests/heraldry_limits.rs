@@ -12,8 +12,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use herald_conduit::client;
-use herald_core::cbor::Value;
-use herald_core::{SigilForm, SigningKey};
+use herald_core::SigningKey;
 use support::heraldry::{self, key_request, refusal_reason};
 
 const T: Duration = Duration::from_secs(10);
@@ -109,20 +108,7 @@ async fn a_flood_of_fresh_keys_is_refused_while_a_known_subject_is_certified() {
     let mallory = SigningKey::from_seed(&[0x66; 32]);
     let genuine = key_request(&alice, &key);
     for _ in 0..5 {
-        let forged = herald_core::EnvelopeBuilder::genesis(support::conduit::now())
-            .from_sigil(alice.sigil(SigilForm::Default))
-            .to(key.sigil(SigilForm::Default))
-            .payload(
-                Value::decode(
-                    herald_core::EnvelopeRef::decode(&genuine)
-                        .unwrap()
-                        .payload_bytes(),
-                )
-                .unwrap(),
-            )
-            .sign(&mallory)
-            .unwrap()
-            .into_bytes();
+        let forged = heraldry::forged(&genuine, &alice, &mallory, &key);
         let r = client::post(s.addr, "/v1/certify", &forged, T)
             .await
             .unwrap();

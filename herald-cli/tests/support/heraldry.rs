@@ -118,6 +118,25 @@ pub(crate) fn key_request(subject: &SigningKey, herald: &SigningKey) -> Vec<u8> 
     )
 }
 
+/// `genuine`'s request (its payload, to the same Herald), claiming to be
+/// from `claimed` but signed by `signer`: a forgery the Herald refuses for
+/// its signature.
+pub(crate) fn forged(
+    genuine: &[u8],
+    claimed: &SigningKey,
+    signer: &SigningKey,
+    herald: &SigningKey,
+) -> Vec<u8> {
+    let payload = Value::decode(EnvelopeRef::decode(genuine).unwrap().payload_bytes()).unwrap();
+    EnvelopeBuilder::genesis(super::conduit::now())
+        .from_sigil(claimed.sigil(SigilForm::Default))
+        .to(herald.sigil(SigilForm::Default))
+        .payload(payload)
+        .sign(signer)
+        .unwrap()
+        .into_bytes()
+}
+
 /// The `{certification, proof}` item of `bytes`.
 pub(crate) fn item(bytes: &[u8]) -> (Vec<u8>, String) {
     let v = Value::decode(bytes).unwrap();
