@@ -10,20 +10,7 @@ use std::time::{Duration, Instant};
 
 #[test]
 fn demo_through_a_conduit_replays_and_rejects_the_tampered_copy() {
-    let dir = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(["demo", "--conduit", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(started.elapsed() < Duration::from_secs(60));
+    let (_dir, text) = support::run_demo("--conduit");
     assert!(
         text.contains("honest replay: valid; tampered copy: rejected"),
         "{text}"

@@ -1,30 +1,16 @@
-//! `herald demo --heralds` run as the real binary (PROFILE P14; issue's
-//! demo): two witnesses and three Heralds as processes, certifications
-//! asked over HTTP, a conversation through a conduit, and the public
-//! replay with `verify --heralds`: every sender's key comes from the
+//! `herald demo --heralds` run as the real binary (PROFILE P14,
+//! docs/heralds.md): two witnesses and three Heralds as processes,
+//! certifications asked over HTTP, a conversation through a conduit, and
+//! the public replay with `verify --heralds`: every sender's key comes from the
 //! Heralds, its handle and model certified by 2 of 2; the lying Herald's
 //! claim fails the 2-of-3 quorum. Bounded: one minute.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::process::Command;
-use std::time::{Duration, Instant};
+mod support;
 
 #[test]
 fn demo_with_heralds_certifies_by_quorum_and_the_liar_fails_it() {
-    let dir = tempfile::tempdir().unwrap();
-    let started = Instant::now();
-    let out = Command::new(env!("CARGO_BIN_EXE_herald"))
-        .args(["demo", "--heralds", "--dir"])
-        .arg(dir.path())
-        .output()
-        .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(
-        out.status.success(),
-        "{text}\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    assert!(started.elapsed() < Duration::from_secs(60));
+    let (dir, text) = support::run_demo("--heralds");
     // Heralds, witnesses and the conduit as processes.
     for line in [
         "witness w1 listening on http://127.0.0.1:",

@@ -207,3 +207,23 @@ pub(crate) fn run_doc_example(name: &str) -> (tempfile::TempDir, String) {
     );
     (tmp, stdout)
 }
+
+/// `herald demo FLAG --dir DIR` in a fresh directory: it succeeds within a
+/// minute. The directory (kept alive by the handle) and standard output.
+pub(crate) fn run_demo(flag: &str) -> (tempfile::TempDir, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let started = std::time::Instant::now();
+    let out = Command::new(env!("CARGO_BIN_EXE_herald"))
+        .args(["demo", flag, "--dir"])
+        .arg(dir.path())
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        out.status.success(),
+        "{text}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(60));
+    (dir, text)
+}
