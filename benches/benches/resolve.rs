@@ -4,7 +4,7 @@
 //! DNS on loopback, `--resolve dns --dns 127.0.0.1:PORT`) against the same
 //! verify with a keyring. Both verify the same file: the trace, and one
 //! envelope per signer claiming its handle (`handle` attestation, P12).
-//! Target: at most 1.2× (the bound on what resolution adds).
+//! Target: at most 1.2× (docs/performance.md, row 17: what resolution may add).
 //!
 //! Needs the release `herald` (`cargo build --release -p herald-cli`; or
 //! `$HERALD_BIN`) and `knotd` (`apt-get install knot`); says so and
