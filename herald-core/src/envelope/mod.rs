@@ -20,6 +20,7 @@ pub use builder::EnvelopeBuilder;
 #[cfg(feature = "alloc")]
 pub use owned::{BuildError, Envelope};
 pub use scan::VERSION;
+pub(crate) use signature::RawSignature;
 pub use signature::{ED25519, SignatureRef};
 pub use writer::{EnvelopeWriter, WriteError};
 
@@ -199,7 +200,8 @@ impl<'a> EnvelopeRef<'a> {
         self.fields
             .payload
             .as_ref()
-            .map_or(ValueRef::Null, |(v, _)| *v)
+            .and_then(|(v, _)| v.value())
+            .unwrap_or(ValueRef::Null)
     }
 
     /// The payload's canonical bytes.
