@@ -323,7 +323,10 @@ pub fn check_with<'a>(
         let mut duplicates = DuplicateSigners::new(signatures);
         let mut k = 0u32;
         while let Some((_, value)) = items.next_spanned() {
-            let sig = match RawSignature::parse(value) {
+            let sig = match RawSignature::parse_knowing(
+                value,
+                from.map(|f| (f.text.as_bytes(), f.sigil)),
+            ) {
                 Ok(sig) => sig,
                 Err(d) => {
                     // P13 revision 2: a map that breaks the P3 shape is

@@ -34,7 +34,7 @@ impl<'a> SignatureRef<'a> {
 
     /// Parse a signature map. Unknown keys are malformed (P3).
     pub fn parse(value: ValueRef<'a>) -> Result<Self, Detail> {
-        let (raw, ts) = RawSignature::parse_with_ts(value)?;
+        let (raw, ts) = RawSignature::parse_with_ts(value, None)?;
         let text = |t: &'a [u8], field, problem| {
             core::str::from_utf8(t).map_err(|_| Detail::Field { field, problem })
         };
@@ -65,10 +65,23 @@ impl<'a> RawSignature<'a> {
     /// [`SignatureRef::parse`]: the same checks in the same order, so the
     /// same first error.
     pub(crate) fn parse(value: ValueRef<'a>) -> Result<Self, Detail> {
-        Ok(Self::parse_with_ts(value)?.0)
+        Ok(Self::parse_with_ts(value, None)?.0)
     }
 
-    fn parse_with_ts(value: ValueRef<'a>) -> Result<(Self, Option<u64>), Detail> {
+    /// [`RawSignature::parse`] knowing that the sigil string `known.0`
+    /// parses as `known.1` (the envelope's `from`, which signature 0's
+    /// `by` repeats): a `by` of the same bytes is not parsed again.
+    pub(crate) fn parse_knowing(
+        value: ValueRef<'a>,
+        known: Option<(&[u8], Sigil)>,
+    ) -> Result<Self, Detail> {
+        Ok(Self::parse_with_ts(value, known)?.0)
+    }
+
+    fn parse_with_ts(
+        value: ValueRef<'a>,
+        known: Option<(&[u8], Sigil)>,
+    ) -> Result<(Self, Option<u64>), Detail> {
         let bad = |field, problem| Detail::Field { field, problem };
         let map = value
             .as_map()
@@ -97,8 +110,10 @@ impl<'a> RawSignature<'a> {
             }
         }
         let by = by.ok_or(bad("by", "required field missing (P3)"))?;
-        let signer =
-            Sigil::parse_bytes(by).map_err(|error| Detail::Sigil { field: "by", error })?;
+        let signer = match known {
+            Some((text, sigil)) if text == by => sigil,
+            _ => Sigil::parse_bytes(by).map_err(|error| Detail::Sigil { field: "by", error })?,
+        };
         let raw = Self {
             alg: alg.ok_or(bad("alg", "required field missing (P3)"))?,
             by,

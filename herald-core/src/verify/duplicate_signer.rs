@@ -44,6 +44,11 @@ impl<'a> DuplicateSigners<'a> {
     /// Whether signature `k` (whose map parsed) names a key that an earlier
     /// signature map named. Calls must come with non-decreasing `k`.
     pub(super) fn is_duplicate(&mut self, k: usize) -> bool {
+        // Nothing comes before the first: an envelope of one signature
+        // (most) has its map parsed once, by the check.
+        if k == 0 {
+            return false;
+        }
         if k < self.start || k >= self.start + self.len {
             self.load(k);
         }
