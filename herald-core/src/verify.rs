@@ -206,7 +206,8 @@ pub fn check_with<'a>(
         out,
         status: Status::Valid,
     };
-    let Some(fields) = scan::scan(bytes, &opts.limits, &mut |r| t.push(r)) else {
+    let Some(fields) = scan::scan(bytes, &opts.limits, scan::Shapes::Check, &mut |r| t.push(r))
+    else {
         return Checked {
             status: t.status,
             envelope: None,
@@ -516,7 +517,11 @@ fn check_attestations<'a>(
 ) -> Option<BirthAttestation<'a>> {
     let mut birth = None;
     let mut births = 0;
-    if let Some(list) = fields.attestations {
+    // The scan checked the shapes and found no birth unless told to read
+    // them again (each attestation is then parsed twice, as before).
+    if let Some(list) = fields.attestations
+        && fields.attestations_to_read
+    {
         for item in list.iter() {
             // A bad element shape was reported by the scan (P3).
             let Ok(a) = RawAttestation::parse(item) else {

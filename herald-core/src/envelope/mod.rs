@@ -71,7 +71,7 @@ impl<'a> EnvelopeRef<'a> {
     /// Strictly decode one envelope filling `bytes` (P1, P3).
     pub fn decode_with(bytes: &'a [u8], limits: &Limits) -> Result<Self, EnvelopeError> {
         let mut first: Option<Reason> = None;
-        let fields = scan::scan(bytes, limits, &mut |r: Reason| {
+        let fields = scan::scan(bytes, limits, scan::Shapes::Skip, &mut |r: Reason| {
             if first.is_none() && !r.code.is_warning() {
                 first = Some(r);
             }

@@ -51,6 +51,10 @@ pub(crate) struct Fields<'a> {
     pub(crate) kind: Option<Kind>,
     pub(crate) lineage_proof: Option<&'a [u8; 32]>,
     pub(crate) attestations: Option<ArrayRef<'a>>,
+    /// Whether an attestation is a `birth` or breaks its P12 shape, so
+    /// that the check must read them again (always, unless the scan ran
+    /// with [`Shapes::Check`]).
+    pub(crate) attestations_to_read: bool,
     /// `payload`, a text left as its bytes (read it with [`RawRef::value`]).
     pub(crate) payload: Option<(RawRef<'a>, Range<usize>)>,
     pub(crate) signatures: Option<ArrayRef<'a>>,
@@ -84,11 +88,23 @@ fn fixed<'a, const N: usize>(v: RawRef<'a>) -> Option<&'a [u8; N]> {
     v.as_bytes().and_then(|b| b.try_into().ok())
 }
 
+/// What the scan does with the attestations it parses for their P3 shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shapes {
+    /// Nothing more (a decode).
+    Skip,
+    /// Also check their P12 shapes and look for a `birth`, setting
+    /// [`Fields::attestations_to_read`], so that the check parses each
+    /// attestation once when none needs a second look (P12).
+    Check,
+}
+
 /// Scan `bytes` as an envelope, reporting every P1/P3 problem to `out`.
 /// Returns `None` when the bytes are not a canonical CBOR map at all.
 pub(crate) fn scan<'a>(
     bytes: &'a [u8],
     limits: &Limits,
+    shapes: Shapes,
     out: &mut dyn FnMut(Reason),
 ) -> Option<Fields<'a>> {
     let map = match cbor::decode_with(bytes, limits) {
@@ -117,6 +133,7 @@ pub(crate) fn scan<'a>(
         kind: None,
         lineage_proof: None,
         attestations: None,
+        attestations_to_read: false,
         payload: None,
         signatures: None,
         spans: Spans {
@@ -216,8 +233,17 @@ pub(crate) fn scan<'a>(
                 Some(a) => {
                     f.attestations = Some(a);
                     for item in a.iter() {
-                        if let Err(d) = RawAttestation::parse(item) {
-                            o.push(Reason::new(ReasonCode::Malformed, d));
+                        match RawAttestation::parse(item) {
+                            Err(d) => o.push(Reason::new(ReasonCode::Malformed, d)),
+                            Ok(att) => {
+                                if !f.attestations_to_read
+                                    && (shapes == Shapes::Skip
+                                        || att.ty == b"birth"
+                                        || att.check_shape().is_err())
+                                {
+                                    f.attestations_to_read = true;
+                                }
+                            }
                         }
                     }
                 }
