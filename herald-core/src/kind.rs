@@ -58,7 +58,12 @@ impl Kind {
 
     /// The kind with this name.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|k| k.name() == name)
+        Self::from_name_bytes(name.as_bytes())
+    }
+
+    /// [`Kind::from_name`] of a name's bytes.
+    pub(crate) fn from_name_bytes(name: &[u8]) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.name().as_bytes() == name)
     }
 
     /// The domain-separation tag of this kind's origin signature (P7).

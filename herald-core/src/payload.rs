@@ -1,7 +1,7 @@
 //! Payload shapes of the lifecycle kinds (PROFILE.md P7). Each is a closed
 //! map: a missing required key, a wrong type or an extra key is `malformed`.
 
-use crate::cbor::{ArrayRef, MapRef, ValueRef};
+use crate::cbor::{ArrayRef, MapRef, RawRef, ValueRef};
 use crate::kind::Kind;
 use crate::reason::Detail;
 use crate::sigil::Sigil;
@@ -541,6 +541,20 @@ pub fn check(kind: Kind, payload: ValueRef<'_>) -> Result<(), Detail> {
         Kind::Duress => Duress::parse(payload).map(|_| ()),
         Kind::Manifest => Manifest::parse(payload).map(|_| ()),
         Kind::Certification => Certification::parse(payload).map(|_| ()),
+        _ => Ok(()),
+    }
+}
+
+/// [`check`] of a payload whose text the strict decoder checked (P1):
+/// only the kinds with a payload shape read it.
+pub(crate) fn check_raw(kind: Kind, payload: RawRef<'_>) -> Result<(), Detail> {
+    match kind {
+        Kind::Molt
+        | Kind::Deprecation
+        | Kind::Refusal
+        | Kind::Duress
+        | Kind::Manifest
+        | Kind::Certification => payload.value().map_or(Ok(()), |v| check(kind, v)),
         _ => Ok(()),
     }
 }

@@ -50,7 +50,12 @@ impl Scope {
 
     /// The scope with this name.
     pub fn from_name(name: &str) -> Option<Self> {
-        Self::ALL.into_iter().find(|s| s.name() == name)
+        Self::from_name_bytes(name.as_bytes())
+    }
+
+    /// [`Scope::from_name`] of a name's bytes.
+    pub(crate) fn from_name_bytes(name: &[u8]) -> Option<Self> {
+        Self::ALL.into_iter().find(|s| s.name().as_bytes() == name)
     }
 
     /// The domain-separation tag of a non-origin scope (P6); `None` for

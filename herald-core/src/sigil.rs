@@ -82,11 +82,15 @@ macro_rules! reserved {
                 }
             }
 
-            fn from_str(s: &str) -> Option<Self> {
-                match s {
-                    $($s => Some(Reserved::$variant),)*
-                    _ => None,
-                }
+            /// The longest reserved sigil string.
+            const MAX_LEN: usize = {
+                let mut max = 0;
+                $(if $s.len() > max { max = $s.len(); })*
+                max
+            };
+
+            fn from_bytes(s: &[u8]) -> Option<Self> {
+                Self::ALL.iter().copied().find(|r| r.as_str().as_bytes() == s)
             }
         }
     };
@@ -187,21 +191,30 @@ impl Sigil {
 
     /// Parse a sigil string strictly (P2).
     pub fn parse(s: &str) -> Result<Self, SigilError> {
-        if let Some(r) = Reserved::from_str(s) {
+        Self::parse_bytes(s.as_bytes())
+    }
+
+    /// [`Sigil::parse`] of a string's bytes (offsets in errors are byte
+    /// offsets either way): a sigil is ASCII, so bytes whose UTF-8 the
+    /// strict decoder checked need no second check to be parsed (P1, P2).
+    pub(crate) fn parse_bytes(s: &[u8]) -> Result<Self, SigilError> {
+        if s.len() <= Reserved::MAX_LEN
+            && let Some(r) = Reserved::from_bytes(s)
+        {
             return Ok(Self(Repr::Reserved(r)));
         }
-        let (form, body) = if let Some(b) = s.strip_prefix(SigilForm::Long.prefix()) {
+        let (form, body) = if let Some(b) = s.strip_prefix(SigilForm::Long.prefix().as_bytes()) {
             (SigilForm::Long, b)
-        } else if let Some(b) = s.strip_prefix(SigilForm::Short.prefix()) {
+        } else if let Some(b) = s.strip_prefix(SigilForm::Short.prefix().as_bytes()) {
             (SigilForm::Short, b)
-        } else if let Some(b) = s.strip_prefix(SigilForm::Default.prefix()) {
+        } else if let Some(b) = s.strip_prefix(SigilForm::Default.prefix().as_bytes()) {
             (SigilForm::Default, b)
         } else {
             return Err(SigilError::Prefix);
         };
         let offset = s.len() - body.len();
         if let Some(i) = body
-            .bytes()
+            .iter()
             .position(|c| !matches!(c, b'a'..=b'z' | b'2'..=b'7'))
         {
             return Err(SigilError::Character { offset: offset + i });
@@ -216,7 +229,7 @@ impl Sigil {
         let out = hash
             .get_mut(..form.hash_len())
             .ok_or(SigilError::TrailingBits)?;
-        match BASE32_LOWER.decode_mut(body.as_bytes(), out) {
+        match BASE32_LOWER.decode_mut(body, out) {
             Ok(n) if n == form.hash_len() => Ok(Self(Repr::Key { form, hash })),
             Ok(_) => Err(SigilError::Length {
                 form,

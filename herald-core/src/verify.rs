@@ -2,9 +2,9 @@
 //! can be decided from the envelope alone, a key resolver and a clock —
 //! never only the first. Allocates nothing.
 
-use crate::attestation::{Attestation, BirthAttestation};
+use crate::attestation::{BirthAttestation, RawAttestation};
 use crate::cbor::Limits;
-use crate::envelope::{Body, ED25519, EnvelopeRef, SignatureRef, body_of, scan};
+use crate::envelope::{Body, ED25519, EnvelopeRef, RawSignature, body_of, scan};
 use crate::key::PublicKey;
 use crate::kind::Kind;
 use crate::payload;
@@ -206,7 +206,8 @@ pub fn check_with<'a>(
         out,
         status: Status::Valid,
     };
-    let Some(fields) = scan::scan(bytes, &opts.limits, &mut |r| t.push(r)) else {
+    let Some(fields) = scan::scan(bytes, &opts.limits, scan::Shapes::Check, &mut |r| t.push(r))
+    else {
         return Checked {
             status: t.status,
             envelope: None,
@@ -273,13 +274,13 @@ pub fn check_with<'a>(
 
     // P7: kind-specific shapes.
     if let Some((payload, _)) = fields.payload
-        && let Err(d) = payload::check(kind, payload)
+        && let Err(d) = payload::check_raw(kind, payload)
     {
         t.push(Reason::new(ReasonCode::Malformed, d));
     }
     // P2, P14: a certification's subject is a default or long sigil.
     if kind == Kind::Certification
-        && let Some((payload, _)) = fields.payload
+        && let Some(payload) = fields.payload.as_ref().and_then(|(p, _)| p.value())
         && let Ok(c) = payload::Certification::parse(payload)
         && c.subject.is_short()
     {
@@ -323,7 +324,10 @@ pub fn check_with<'a>(
         let mut duplicates = DuplicateSigners::new(signatures);
         let mut k = 0u32;
         while let Some((_, value)) = items.next_spanned() {
-            let sig = match SignatureRef::parse(value) {
+            let sig = match RawSignature::parse_knowing(
+                value,
+                from.map(|f| (f.text.as_bytes(), f.sigil)),
+            ) {
                 Ok(sig) => sig,
                 Err(d) => {
                     // P13 revision 2: a map that breaks the P3 shape is
@@ -398,11 +402,11 @@ fn check_signature(
     keys: &dyn KeyResolver,
     opts: &CheckOptions<'_>,
     k: u32,
-    sig: &SignatureRef<'_>,
+    sig: &RawSignature<'_>,
     verifier: &mut dyn SignatureVerifier,
     t: &mut Tally<'_>,
 ) -> Option<(Scope, KeySource)> {
-    let scope = Scope::from_name(sig.scope);
+    let scope = Scope::from_name_bytes(sig.scope);
     if k == 0 {
         if scope != Some(Scope::Origin) {
             t.push(Reason::at(
@@ -411,7 +415,7 @@ fn check_signature(
                 Detail::Note("signature 0 must be scope origin (P5)"),
             ));
         }
-        if from.is_some_and(|f| f.text != sig.by) {
+        if from.is_some_and(|f| f.text.as_bytes() != sig.by) {
             t.push(Reason::at(
                 ReasonCode::OriginSignerMismatch,
                 0,
@@ -427,7 +431,7 @@ fn check_signature(
         return None;
     }
     let mut ok = true;
-    if sig.alg != ED25519 {
+    if sig.alg != ED25519.as_bytes() {
         t.push(Reason::at(
             ReasonCode::UnknownAlg,
             k,
@@ -513,15 +517,19 @@ fn check_attestations<'a>(
 ) -> Option<BirthAttestation<'a>> {
     let mut birth = None;
     let mut births = 0;
-    if let Some(list) = fields.attestations {
+    // The scan checked the shapes and found no birth unless told to read
+    // them again (each attestation is then parsed twice, as before).
+    if let Some(list) = fields.attestations
+        && fields.attestations_to_read
+    {
         for item in list.iter() {
             // A bad element shape was reported by the scan (P3).
-            let Ok(a) = Attestation::parse(item) else {
+            let Ok(a) = RawAttestation::parse(item) else {
                 continue;
             };
-            if a.ty == "birth" {
+            if a.ty == b"birth" {
                 births += 1;
-                match BirthAttestation::parse(a.value) {
+                match BirthAttestation::parse_raw(a.value) {
                     Ok(b) => birth = birth.or(Some(b)),
                     Err(d) if kind == Kind::Birth => t.push(Reason::new(ReasonCode::Malformed, d)),
                     Err(d) => t.push(Reason::new(ReasonCode::AttestationMalformed, d)),

@@ -297,6 +297,7 @@ impl<'a> Parser<'a, '_> {
             .ok_or(self.err(at, Rule::Truncated))
     }
 
+    /// The item at the cursor, checked and returned (the top-level item).
     fn item(&mut self, depth: usize) -> Result<ValueRef<'a>, DecodeError> {
         let start = self.pos;
         let head = self.head()?;
@@ -307,62 +308,96 @@ impl<'a> Parser<'a, '_> {
                 let n = self.claim(start, head.arg, 1)?;
                 Ok(ValueRef::Bytes(self.take(n)?))
             }
-            major::TEXT => Ok(ValueRef::Text(self.text_body(start, head.arg)?)),
-            major::ARRAY => {
-                let n = self.container(start, head.arg, 1, depth)?;
-                let items_start = self.pos;
-                for _ in 0..n {
-                    self.item(depth + 1)?;
-                }
-                Ok(ValueRef::Array(ArrayRef::new(
-                    self.input,
-                    items_start,
-                    self.pos,
-                    n,
-                )))
+            major::TEXT => {
+                let n = self.claim(start, head.arg, 1)?;
+                let body_start = self.pos;
+                let bytes = self.take(n)?;
+                core::str::from_utf8(bytes)
+                    .map(ValueRef::Text)
+                    .map_err(|e| self.err(body_start + e.valid_up_to(), Rule::InvalidUtf8))
             }
-            major::MAP => {
-                let n = self.container(start, head.arg, 2, depth)?;
-                let entries_start = self.pos;
-                let mut prev: Option<&'a [u8]> = None;
-                for _ in 0..n {
-                    let key_start = self.pos;
-                    let key_head = self.head()?;
-                    if key_head.major != major::TEXT {
-                        return Err(self.err(key_start, Rule::NonTextKey));
-                    }
-                    self.text_body(key_start, key_head.arg)?;
-                    let key = self.input.get(key_start..self.pos).unwrap_or_default();
-                    if let Some(prev) = prev {
-                        match prev.cmp(key) {
-                            core::cmp::Ordering::Less => {}
-                            core::cmp::Ordering::Equal => {
-                                return Err(self.err(key_start, Rule::DuplicateKey));
-                            }
-                            core::cmp::Ordering::Greater => {
-                                return Err(self.err(key_start, Rule::UnsortedKeys));
-                            }
-                        }
-                    }
-                    prev = Some(key);
-                    self.item(depth + 1)?;
-                }
-                Ok(ValueRef::Map(MapRef::new(
-                    self.input,
-                    entries_start,
-                    self.pos,
-                    n,
-                )))
-            }
+            major::ARRAY => Ok(ValueRef::Array(self.array(start, head.arg, depth)?)),
+            major::MAP => Ok(ValueRef::Map(self.map(start, head.arg, depth)?)),
             _ => self.simple(start, head.ai),
         }
     }
 
-    fn text_body(&mut self, start: usize, arg: u64) -> Result<&'a str, DecodeError> {
+    /// An item inside a container: checked as [`Parser::item`] checks it,
+    /// in the same order, but nothing is built (a view re-reads it).
+    fn nested(&mut self, depth: usize) -> Result<(), DecodeError> {
+        let start = self.pos;
+        let head = self.head()?;
+        match head.major {
+            major::UNSIGNED | major::NEGATIVE => Ok(()),
+            major::BYTES => {
+                let n = self.claim(start, head.arg, 1)?;
+                self.take(n).map(|_| ())
+            }
+            major::TEXT => self.text_body(start, head.arg),
+            major::ARRAY => self.array(start, head.arg, depth).map(|_| ()),
+            major::MAP => self.map(start, head.arg, depth).map(|_| ()),
+            _ => self.simple(start, head.ai).map(|_| ()),
+        }
+    }
+
+    /// An array's items, after its head at `start`.
+    fn array(&mut self, start: usize, arg: u64, depth: usize) -> Result<ArrayRef<'a>, DecodeError> {
+        let n = self.container(start, arg, 1, depth)?;
+        let items_start = self.pos;
+        for _ in 0..n {
+            self.nested(depth + 1)?;
+        }
+        Ok(ArrayRef::new(self.input, items_start, self.pos, n))
+    }
+
+    /// A map's entries, after its head at `start`: text keys in canonical
+    /// order, no key twice.
+    fn map(&mut self, start: usize, arg: u64, depth: usize) -> Result<MapRef<'a>, DecodeError> {
+        let n = self.container(start, arg, 2, depth)?;
+        let entries_start = self.pos;
+        let mut prev: Option<&'a [u8]> = None;
+        for _ in 0..n {
+            let key_start = self.pos;
+            let key_head = self.head()?;
+            if key_head.major != major::TEXT {
+                return Err(self.err(key_start, Rule::NonTextKey));
+            }
+            self.text_body(key_start, key_head.arg)?;
+            let key = self.input.get(key_start..self.pos).unwrap_or_default();
+            if let Some(prev) = prev {
+                // The heads differ for keys of different lengths under 24
+                // bytes: most pairs are ordered by their first byte.
+                let order = match (prev.first(), key.first()) {
+                    (Some(a), Some(b)) if a != b => a.cmp(b),
+                    _ => prev.cmp(key),
+                };
+                match order {
+                    core::cmp::Ordering::Less => {}
+                    core::cmp::Ordering::Equal => {
+                        return Err(self.err(key_start, Rule::DuplicateKey));
+                    }
+                    core::cmp::Ordering::Greater => {
+                        return Err(self.err(key_start, Rule::UnsortedKeys));
+                    }
+                }
+            }
+            prev = Some(key);
+            self.nested(depth + 1)?;
+        }
+        Ok(MapRef::new(self.input, entries_start, self.pos, n))
+    }
+
+    /// A text's bytes after its head at `start`, checked as UTF-8 (P1).
+    /// ASCII, most text here, needs no more than `is_ascii`.
+    fn text_body(&mut self, start: usize, arg: u64) -> Result<(), DecodeError> {
         let n = self.claim(start, arg, 1)?;
         let body_start = self.pos;
         let bytes = self.take(n)?;
+        if bytes.is_ascii() {
+            return Ok(());
+        }
         core::str::from_utf8(bytes)
+            .map(|_| ())
             .map_err(|e| self.err(body_start + e.valid_up_to(), Rule::InvalidUtf8))
     }
 

@@ -25,6 +25,7 @@ pub use float::FloatError;
 pub use serde::{SerdeError, from_ciborium, from_value, to_ciborium, to_value};
 #[cfg(feature = "alloc")]
 pub use value::{Float, Map, Value};
+pub(crate) use value_ref::RawRef;
 pub use value_ref::{ArrayIter, ArrayRef, Entry, MapIter, MapRef, ValueRef};
 
 pub(crate) use encode::{major, write_head};

@@ -163,6 +163,15 @@ impl<'a> ArrayRef<'a> {
     pub fn items_span(&self) -> Range<usize> {
         self.start..self.end
     }
+
+    /// The items in order, texts left as bytes.
+    pub(crate) fn raw_iter(&self) -> RawItems<'a> {
+        RawItems {
+            input: self.input,
+            pos: self.start,
+            left: self.len,
+        }
+    }
 }
 
 impl PartialEq for ArrayRef<'_> {
@@ -258,7 +267,31 @@ impl<'a> MapRef<'a> {
 
     /// The value under `key`.
     pub fn get(&self, key: &str) -> Option<ValueRef<'a>> {
-        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+        self.get_raw(key.as_bytes())?.value()
+    }
+
+    /// The value under `key`, its text (if text) left as bytes. Keys are
+    /// compared as bytes and the values before it skipped unread: nothing
+    /// is checked as UTF-8 again.
+    pub(crate) fn get_raw(&self, key: &[u8]) -> Option<RawRef<'a>> {
+        let mut pos = self.start;
+        for _ in 0..self.len {
+            let (k, value_start) = text_at(self.input, pos)?;
+            if k == key {
+                return read_raw(self.input, value_start).map(|(v, _)| v);
+            }
+            pos = skip(self.input, value_start, 1)?;
+        }
+        None
+    }
+
+    /// The entries in canonical key order, keys and texts left as bytes.
+    pub(crate) fn raw_entries(&self) -> RawEntries<'a> {
+        RawEntries {
+            input: self.input,
+            pos: self.start,
+            left: self.len,
+        }
     }
 
     /// Offsets (in the decoded input) of the first entry and of the end of the last.
@@ -331,6 +364,157 @@ impl<'a> Iterator for MapIter<'a> {
     }
 }
 
+/// An item of validated bytes with a text left as its bytes: the strict
+/// decoder checked them as UTF-8 once (P1), so code that only compares a
+/// text, or checks that an item is one, never checks it again; only
+/// [`RawRef::value`] makes the `&str` (and checks it).
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) enum RawRef<'a> {
+    /// A text string's bytes.
+    Text(&'a [u8]),
+    /// Any other item (never [`ValueRef::Text`]).
+    Value(ValueRef<'a>),
+}
+
+impl<'a> RawRef<'a> {
+    /// The item as a [`ValueRef`].
+    pub(crate) fn value(&self) -> Option<ValueRef<'a>> {
+        match *self {
+            Self::Text(t) => core::str::from_utf8(t).ok().map(ValueRef::Text),
+            Self::Value(v) => Some(v),
+        }
+    }
+
+    /// The text's bytes, if this is a text string.
+    pub(crate) fn text(&self) -> Option<&'a [u8]> {
+        match *self {
+            Self::Text(t) => Some(t),
+            Self::Value(_) => None,
+        }
+    }
+
+    fn other(&self) -> Option<&ValueRef<'a>> {
+        match self {
+            Self::Text(_) => None,
+            Self::Value(v) => Some(v),
+        }
+    }
+
+    /// As [`ValueRef::as_bytes`].
+    pub(crate) fn as_bytes(&self) -> Option<&'a [u8]> {
+        self.other()?.as_bytes()
+    }
+
+    /// As [`ValueRef::as_unsigned`].
+    pub(crate) fn as_unsigned(&self) -> Option<u64> {
+        self.other()?.as_unsigned()
+    }
+
+    /// As [`ValueRef::as_array`].
+    pub(crate) fn as_array(&self) -> Option<ArrayRef<'a>> {
+        self.other()?.as_array()
+    }
+
+    /// As [`ValueRef::as_map`].
+    pub(crate) fn as_map(&self) -> Option<MapRef<'a>> {
+        self.other()?.as_map()
+    }
+
+    /// As [`ValueRef::as_number`].
+    pub(crate) fn as_number(&self) -> Option<f64> {
+        self.other()?.as_number()
+    }
+}
+
+impl<'a> From<ValueRef<'a>> for RawRef<'a> {
+    fn from(v: ValueRef<'a>) -> Self {
+        match v {
+            ValueRef::Text(s) => Self::Text(s.as_bytes()),
+            other => Self::Value(other),
+        }
+    }
+}
+
+/// As the [`ValueRef`] it stands for.
+impl fmt::Debug for RawRef<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self.value() {
+            Some(v) => v.fmt(f),
+            None => f.write_str("<not UTF-8>"),
+        }
+    }
+}
+
+/// One map entry, its key and a text value left as bytes.
+#[derive(Clone, Debug)]
+pub(crate) struct RawEntry<'a> {
+    /// The key's bytes.
+    pub(crate) key: &'a [u8],
+    /// The value.
+    pub(crate) value: RawRef<'a>,
+    /// From the first byte of the key to the end of the value.
+    pub(crate) span: Range<usize>,
+    /// The value's bytes.
+    pub(crate) value_span: Range<usize>,
+}
+
+/// Iterator of [`MapRef::raw_entries`].
+#[derive(Clone, Debug)]
+pub(crate) struct RawEntries<'a> {
+    input: &'a [u8],
+    pos: usize,
+    left: usize,
+}
+
+impl<'a> Iterator for RawEntries<'a> {
+    type Item = RawEntry<'a>;
+    fn next(&mut self) -> Option<RawEntry<'a>> {
+        if self.left == 0 {
+            return None;
+        }
+        let start = self.pos;
+        let (key, value_start) = text_at(self.input, start)?;
+        let (value, end) = read_raw(self.input, value_start)?;
+        self.pos = end;
+        self.left -= 1;
+        Some(RawEntry {
+            key,
+            value,
+            span: start..end,
+            value_span: value_start..end,
+        })
+    }
+}
+
+/// Iterator of [`ArrayRef::raw_iter`].
+#[derive(Clone, Debug)]
+pub(crate) struct RawItems<'a> {
+    input: &'a [u8],
+    pos: usize,
+    left: usize,
+}
+
+impl<'a> RawItems<'a> {
+    /// The next item with its offsets in the decoded input.
+    pub(crate) fn next_spanned(&mut self) -> Option<(Range<usize>, RawRef<'a>)> {
+        if self.left == 0 {
+            return None;
+        }
+        let start = self.pos;
+        let (value, end) = read_raw(self.input, start)?;
+        self.pos = end;
+        self.left -= 1;
+        Some((start..end, value))
+    }
+}
+
+impl<'a> Iterator for RawItems<'a> {
+    type Item = RawRef<'a>;
+    fn next(&mut self) -> Option<RawRef<'a>> {
+        self.next_spanned().map(|(_, v)| v)
+    }
+}
+
 /// Read a head from already-validated bytes: (major, additional info, argument, next offset).
 fn read_head(input: &[u8], pos: usize) -> Option<(u8, u8, u64, usize)> {
     let initial = *input.get(pos)?;
@@ -357,44 +541,63 @@ fn read_head(input: &[u8], pos: usize) -> Option<(u8, u8, u64, usize)> {
 /// Read one item from validated bytes, returning it and its end offset.
 /// Returns `None` only on bytes the strict decoder would not have accepted.
 pub(crate) fn read(input: &[u8], pos: usize) -> Option<(ValueRef<'_>, usize)> {
+    let (raw, end) = read_raw(input, pos)?;
+    Some((raw.value()?, end))
+}
+
+/// The text string at `pos` of validated bytes, as bytes, and its end.
+fn text_at(input: &[u8], pos: usize) -> Option<(&[u8], usize)> {
+    let (major, _, arg, next) = read_head(input, pos)?;
+    if major != major::TEXT {
+        return None;
+    }
+    let end = next.checked_add(usize::try_from(arg).ok()?)?;
+    Some((input.get(next..end)?, end))
+}
+
+/// [`read`], a text left as its bytes (see [`RawRef`]).
+pub(crate) fn read_raw(input: &[u8], pos: usize) -> Option<(RawRef<'_>, usize)> {
     let (major, ai, arg, next) = read_head(input, pos)?;
     let len = usize::try_from(arg).ok();
-    match major {
-        major::UNSIGNED => Some((ValueRef::Unsigned(arg), next)),
-        major::NEGATIVE => Some((ValueRef::Negative(arg), next)),
+    let value = match major {
+        major::UNSIGNED => ValueRef::Unsigned(arg),
+        major::NEGATIVE => ValueRef::Negative(arg),
         major::BYTES => {
             let end = next.checked_add(len?)?;
-            Some((ValueRef::Bytes(input.get(next..end)?), end))
+            return Some((RawRef::Value(ValueRef::Bytes(input.get(next..end)?)), end));
         }
         major::TEXT => {
             let end = next.checked_add(len?)?;
-            let text = core::str::from_utf8(input.get(next..end)?).ok()?;
-            Some((ValueRef::Text(text), end))
+            return Some((RawRef::Text(input.get(next..end)?), end));
         }
         major::ARRAY => {
             let n = len?;
             let end = skip(input, next, n)?;
-            Some((ValueRef::Array(ArrayRef::new(input, next, end, n)), end))
+            return Some((
+                RawRef::Value(ValueRef::Array(ArrayRef::new(input, next, end, n))),
+                end,
+            ));
         }
         major::MAP => {
             let n = len?;
             let end = skip(input, next, n.checked_mul(2)?)?;
-            Some((ValueRef::Map(MapRef::new(input, next, end, n)), end))
+            return Some((
+                RawRef::Value(ValueRef::Map(MapRef::new(input, next, end, n))),
+                end,
+            ));
         }
-        major::SIMPLE => {
-            let value = match ai {
-                20 => ValueRef::Bool(false),
-                21 => ValueRef::Bool(true),
-                22 => ValueRef::Null,
-                25 => ValueRef::Float(f16_to_f64(arg as u16)),
-                26 => ValueRef::Float(f64::from(f32::from_bits(arg as u32))),
-                27 => ValueRef::Float(f64::from_bits(arg)),
-                _ => return None,
-            };
-            Some((value, next))
-        }
-        _ => None,
-    }
+        major::SIMPLE => match ai {
+            20 => ValueRef::Bool(false),
+            21 => ValueRef::Bool(true),
+            22 => ValueRef::Null,
+            25 => ValueRef::Float(f16_to_f64(arg as u16)),
+            26 => ValueRef::Float(f64::from(f32::from_bits(arg as u32))),
+            27 => ValueRef::Float(f64::from_bits(arg)),
+            _ => return None,
+        },
+        _ => return None,
+    };
+    Some((RawRef::Value(value), next))
 }
 
 /// Offset after `count` consecutive validated items starting at `pos`.

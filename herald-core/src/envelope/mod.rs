@@ -20,6 +20,7 @@ pub use builder::EnvelopeBuilder;
 #[cfg(feature = "alloc")]
 pub use owned::{BuildError, Envelope};
 pub use scan::VERSION;
+pub(crate) use signature::RawSignature;
 pub use signature::{ED25519, SignatureRef};
 pub use writer::{EnvelopeWriter, WriteError};
 
@@ -70,7 +71,7 @@ impl<'a> EnvelopeRef<'a> {
     /// Strictly decode one envelope filling `bytes` (P1, P3).
     pub fn decode_with(bytes: &'a [u8], limits: &Limits) -> Result<Self, EnvelopeError> {
         let mut first: Option<Reason> = None;
-        let fields = scan::scan(bytes, limits, &mut |r: Reason| {
+        let fields = scan::scan(bytes, limits, scan::Shapes::Skip, &mut |r: Reason| {
             if first.is_none() && !r.code.is_warning() {
                 first = Some(r);
             }
@@ -199,7 +200,8 @@ impl<'a> EnvelopeRef<'a> {
         self.fields
             .payload
             .as_ref()
-            .map_or(ValueRef::Null, |(v, _)| *v)
+            .and_then(|(v, _)| v.value())
+            .unwrap_or(ValueRef::Null)
     }
 
     /// The payload's canonical bytes.

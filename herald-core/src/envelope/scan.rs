@@ -3,7 +3,8 @@
 
 use core::ops::Range;
 
-use crate::cbor::{self, ArrayRef, Limits, MapRef, ValueRef};
+use crate::attestation::RawAttestation;
+use crate::cbor::{self, ArrayRef, Limits, MapRef, RawRef, ValueRef};
 use crate::kind::Kind;
 use crate::reason::{Detail, Reason, ReasonCode};
 use crate::sigil::Sigil;
@@ -36,7 +37,8 @@ pub(crate) struct SigilField<'a> {
 pub(crate) struct Fields<'a> {
     pub(crate) bytes: &'a [u8],
     pub(crate) map: MapRef<'a>,
-    pub(crate) v: Option<&'a str>,
+    /// `v`'s bytes (text).
+    pub(crate) v: Option<&'a [u8]>,
     pub(crate) id: Option<&'a [u8; 32]>,
     pub(crate) from: Option<SigilField<'a>>,
     pub(crate) to: Option<SigilField<'a>>,
@@ -49,7 +51,12 @@ pub(crate) struct Fields<'a> {
     pub(crate) kind: Option<Kind>,
     pub(crate) lineage_proof: Option<&'a [u8; 32]>,
     pub(crate) attestations: Option<ArrayRef<'a>>,
-    pub(crate) payload: Option<(ValueRef<'a>, Range<usize>)>,
+    /// Whether an attestation is a `birth` or breaks its P12 shape, so
+    /// that the check must read them again (always, unless the scan ran
+    /// with [`Shapes::Check`]).
+    pub(crate) attestations_to_read: bool,
+    /// `payload`, a text left as its bytes (read it with [`RawRef::value`]).
+    pub(crate) payload: Option<(RawRef<'a>, Range<usize>)>,
     pub(crate) signatures: Option<ArrayRef<'a>>,
     pub(crate) spans: Spans,
     pub(crate) unknown_fields: usize,
@@ -77,8 +84,19 @@ fn field(name: &'static str, problem: &'static str) -> Reason {
     )
 }
 
-fn fixed<'a, const N: usize>(v: ValueRef<'a>) -> Option<&'a [u8; N]> {
+fn fixed<'a, const N: usize>(v: RawRef<'a>) -> Option<&'a [u8; N]> {
     v.as_bytes().and_then(|b| b.try_into().ok())
+}
+
+/// What the scan does with the attestations it parses for their P3 shape.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Shapes {
+    /// Nothing more (a decode).
+    Skip,
+    /// Also check their P12 shapes and look for a `birth`, setting
+    /// [`Fields::attestations_to_read`], so that the check parses each
+    /// attestation once when none needs a second look (P12).
+    Check,
 }
 
 /// Scan `bytes` as an envelope, reporting every P1/P3 problem to `out`.
@@ -86,6 +104,7 @@ fn fixed<'a, const N: usize>(v: ValueRef<'a>) -> Option<&'a [u8; N]> {
 pub(crate) fn scan<'a>(
     bytes: &'a [u8],
     limits: &Limits,
+    shapes: Shapes,
     out: &mut dyn FnMut(Reason),
 ) -> Option<Fields<'a>> {
     let map = match cbor::decode_with(bytes, limits) {
@@ -114,6 +133,7 @@ pub(crate) fn scan<'a>(
         kind: None,
         lineage_proof: None,
         attestations: None,
+        attestations_to_read: false,
         payload: None,
         signatures: None,
         spans: Spans {
@@ -126,22 +146,21 @@ pub(crate) fn scan<'a>(
     let mut o = Out { out, faulty: false };
     // Which REQUIRED keys the map holds (whatever their values): one pass.
     let mut present = [false; REQUIRED.len()];
-    let mut entries = map.iter();
-    while let Some(e) = entries.next_entry() {
+    for e in map.raw_entries() {
         let v = e.value;
         if let Some(slot) = REQUIRED
             .iter()
-            .position(|name| *name == e.key)
+            .position(|name| name.as_bytes() == e.key)
             .and_then(|i| present.get_mut(i))
         {
             *slot = true;
         }
         match e.key {
-            "v" => match v.as_text() {
+            b"v" => match v.text() {
                 Some(s) => f.v = Some(s),
                 None => o.bad("v", "must be text"),
             },
-            "id" => {
+            b"id" => {
                 // body(E, k) leaves `id` out whatever it holds (P4).
                 f.spans.id = Some(e.span.clone());
                 match fixed::<32>(v) {
@@ -149,12 +168,17 @@ pub(crate) fn scan<'a>(
                     None => o.bad("id", "must be a 32-byte byte string"),
                 }
             }
-            "from" | "to" => {
-                let name = if e.key == "from" { "from" } else { "to" };
-                match v.as_text() {
+            b"from" | b"to" => {
+                let name = if e.key == b"from" { "from" } else { "to" };
+                // The only texts of the map turned into `&str`: EnvelopeRef::from gives it.
+                match v.text() {
                     None => o.bad(name, "must be a sigil string"),
-                    Some(text) => match Sigil::parse(text) {
+                    Some(bytes) => match Sigil::parse_bytes(bytes) {
                         Ok(sigil) => {
+                            let Ok(text) = core::str::from_utf8(bytes) else {
+                                o.bad(name, "must be a sigil string");
+                                continue;
+                            };
                             let sf = Some(SigilField { text, sigil });
                             if name == "from" {
                                 f.from = sf
@@ -169,14 +193,14 @@ pub(crate) fn scan<'a>(
                     },
                 }
             }
-            "parent" => match v {
-                ValueRef::Null => f.parent = Some(None),
+            b"parent" => match v {
+                RawRef::Value(ValueRef::Null) => f.parent = Some(None),
                 _ => match fixed::<32>(v) {
                     Some(p) => f.parent = Some(Some(p)),
                     None => o.bad("parent", "must be a 32-byte byte string or null"),
                 },
             },
-            "trace" => {
+            b"trace" => {
                 // A genesis body leaves `trace` out whatever it holds (P4).
                 f.spans.trace = Some(e.span.clone());
                 match fixed::<32>(v) {
@@ -184,40 +208,49 @@ pub(crate) fn scan<'a>(
                     None => o.bad("trace", "must be a 32-byte byte string"),
                 }
             }
-            "ts" => match v.as_unsigned() {
+            b"ts" => match v.as_unsigned() {
                 Some(ts) => f.ts = Some(ts),
                 None => o.bad("ts", "must be an unsigned integer"),
             },
-            "nonce" => match fixed::<16>(v) {
+            b"nonce" => match fixed::<16>(v) {
                 Some(n) => f.nonce = Some(n),
                 None => o.bad("nonce", "must be a 16-byte byte string"),
             },
-            "expires" => match v.as_unsigned() {
+            b"expires" => match v.as_unsigned() {
                 Some(x) => f.expires = Some(x),
                 None => o.bad("expires", "must be an unsigned integer"),
             },
-            "kind" => match v.as_text().map(Kind::from_name) {
+            b"kind" => match v.text().map(Kind::from_name_bytes) {
                 Some(Some(k)) => f.kind = Some(k),
                 Some(None) => o.bad("kind", "unknown kind (P7)"),
                 None => o.bad("kind", "must be text"),
             },
-            "lineage_proof" => match fixed::<32>(v) {
+            b"lineage_proof" => match fixed::<32>(v) {
                 Some(p) => f.lineage_proof = Some(p),
                 None => o.bad("lineage_proof", "must be a 32-byte byte string"),
             },
-            "attestations" => match v.as_array() {
+            b"attestations" => match v.as_array() {
                 Some(a) => {
                     f.attestations = Some(a);
                     for item in a.iter() {
-                        if let Err(d) = crate::attestation::Attestation::parse(item) {
-                            o.push(Reason::new(ReasonCode::Malformed, d));
+                        match RawAttestation::parse(item) {
+                            Err(d) => o.push(Reason::new(ReasonCode::Malformed, d)),
+                            Ok(att) => {
+                                if !f.attestations_to_read
+                                    && (shapes == Shapes::Skip
+                                        || att.ty == b"birth"
+                                        || att.check_shape().is_err())
+                                {
+                                    f.attestations_to_read = true;
+                                }
+                            }
                         }
                     }
                 }
                 None => o.bad("attestations", "must be an array"),
             },
-            "payload" => f.payload = Some((v, e.value_span.clone())),
-            "signatures" => match v.as_array() {
+            b"payload" => f.payload = Some((v, e.value_span.clone())),
+            b"signatures" => match v.as_array() {
                 Some(a) => {
                     f.signatures = Some(a);
                     f.spans.signatures_value = Some(e.value_span.clone());
@@ -241,7 +274,7 @@ pub(crate) fn scan<'a>(
         }
     }
     if let Some(v) = f.v
-        && v != VERSION
+        && v != VERSION.as_bytes()
     {
         o.push(Reason::new(
             ReasonCode::UnsupportedVersion,

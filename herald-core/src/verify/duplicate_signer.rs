@@ -11,7 +11,7 @@
 //! of up to `WINDOW` signatures (all real ones) parse each signer once.
 
 use crate::cbor::ArrayRef;
-use crate::envelope::SignatureRef;
+use crate::envelope::RawSignature;
 use crate::sigil::Sigil;
 
 /// Signatures per window: the stack table holds this many parsed sigils
@@ -44,6 +44,11 @@ impl<'a> DuplicateSigners<'a> {
     /// Whether signature `k` (whose map parsed) names a key that an earlier
     /// signature map named. Calls must come with non-decreasing `k`.
     pub(super) fn is_duplicate(&mut self, k: usize) -> bool {
+        // Nothing comes before the first: an envelope of one signature
+        // (most) has its map parsed once, by the check.
+        if k == 0 {
+            return false;
+        }
         if k < self.start || k >= self.start + self.len {
             self.load(k);
         }
@@ -58,7 +63,7 @@ impl<'a> DuplicateSigners<'a> {
         let mut window: [Option<Sigil>; WINDOW] = [None; WINDOW];
         let mut len = 0;
         for (slot, value) in window.iter_mut().zip(self.signatures.iter().skip(start)) {
-            *slot = SignatureRef::parse(value).ok().map(|s| s.signer);
+            *slot = RawSignature::parse(value).ok().map(|s| s.signer);
             len += 1;
         }
         self.start = start;
@@ -82,7 +87,7 @@ impl<'a> DuplicateSigners<'a> {
         }
         // Every signer before the window, parsed once for the whole window.
         for value in self.signatures.iter().take(start) {
-            let Ok(earlier) = SignatureRef::parse(value) else {
+            let Ok(earlier) = RawSignature::parse(value) else {
                 continue;
             };
             for (d, signer) in self.duplicate.iter_mut().zip(&window) {
