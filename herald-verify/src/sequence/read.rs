@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use std::io::{self, Read};
 
-use super::{SplitError, item_end};
+use super::{Open, SplitError, item_end_in};
 
 /// What [`read`] may read and what the audit after it will use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -96,6 +96,7 @@ pub fn read_expecting(
         end: 0,
         items: 0,
         bundle: false,
+        open: Open::default(),
     };
     loop {
         let want = ROUND.max(buf.len() - scan.end);
@@ -140,6 +141,8 @@ struct Scan {
     items: usize,
     /// The stream is a bundle: read it to the end.
     bundle: bool,
+    /// The splitter's stack, one for every item.
+    open: Open,
 }
 
 impl Scan {
@@ -151,7 +154,7 @@ impl Scan {
             } else {
                 limits.max_item
             };
-            match item_end(buf, self.end, max, limits.max_depth) {
+            match item_end_in(buf, self.end, max, limits.max_depth, &mut self.open) {
                 Ok(end) => {
                     if first_map {
                         if crate::bundle::is_bundle(buf.get(..end).unwrap_or_default()) {
