@@ -283,6 +283,9 @@ pub(crate) fn item_end_in(
     open: &mut Open,
 ) -> Result<usize, SplitError> {
     open.0.clear();
+    // The furthest the item may end (no overflow: `pos - start` never
+    // passes `max_item` when `start + max_item` passes `usize::MAX`).
+    let limit = start.saturating_add(max_item);
     // Whether `more` bytes after `pos` would take the item past `max_item`.
     let past_limit = |pos: usize, more: u64| {
         max_item
@@ -291,7 +294,7 @@ pub(crate) fn item_end_in(
     };
     // The item ends at `pos`: its last head may have taken it past the limit.
     let complete = |pos: usize| {
-        if pos - start > max_item {
+        if pos > limit {
             Err(SplitError::TooLarge)
         } else {
             Ok(pos)
@@ -299,38 +302,58 @@ pub(crate) fn item_end_in(
     };
     let mut pos = start;
     loop {
-        if pos - start > max_item {
+        if pos > limit {
             return Err(SplitError::TooLarge);
         }
         let initial = *input.get(pos).ok_or(SplitError::Truncated)?;
-        let (major, ai) = (initial >> 5, initial & 0x1f);
         pos += 1;
-        let arg = match ai {
-            0..=23 => u64::from(ai),
-            24..=27 => {
-                let n = 1usize << (ai - 24);
-                let bytes = input.get(pos..pos + n).ok_or(SplitError::Truncated)?;
-                pos += n;
-                bytes.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b))
+        let (major, ai) = (initial >> 5, initial & 0x1f);
+        if ai < 24 && (major == 2 || major == 3) {
+            // A short string (most map keys): its length is in its head,
+            // and it cannot overflow (`pos` is within the input).
+            let end = pos + usize::from(ai);
+            if end > limit {
+                return Err(SplitError::TooLarge);
             }
-            31 if initial == 0xff => {
-                // A break closes the innermost indefinite container.
-                if open.0.pop() != Some(Open::INDEFINITE) {
-                    return Err(SplitError::NotWellFormed);
-                }
-                if open.finish() {
-                    return complete(pos);
-                }
-                continue;
+            if end > input.len() {
+                return Err(SplitError::Truncated);
             }
-            31 if matches!(major, 2..=5) => {
-                if open.0.len() >= max_depth {
-                    return Err(SplitError::TooDeep);
-                }
-                open.0.push(Open::INDEFINITE);
-                continue;
+            pos = end;
+            if open.finish() {
+                return Ok(pos);
             }
-            _ => return Err(SplitError::NotWellFormed),
+            continue;
+        }
+        let arg = if ai < 24 {
+            u64::from(ai)
+        } else {
+            let arg = match ai {
+                24 => head(input, pos).map(|b| (u64::from(u8::from_be_bytes(b)), 1)),
+                25 => head(input, pos).map(|b| (u64::from(u16::from_be_bytes(b)), 2)),
+                26 => head(input, pos).map(|b| (u64::from(u32::from_be_bytes(b)), 4)),
+                27 => head(input, pos).map(|b| (u64::from_be_bytes(b), 8)),
+                31 if initial == 0xff => {
+                    // A break closes the innermost indefinite container.
+                    if open.0.pop() != Some(Open::INDEFINITE) {
+                        return Err(SplitError::NotWellFormed);
+                    }
+                    if open.finish() {
+                        return complete(pos);
+                    }
+                    continue;
+                }
+                31 if matches!(major, 2..=5) => {
+                    if open.0.len() >= max_depth {
+                        return Err(SplitError::TooDeep);
+                    }
+                    open.0.push(Open::INDEFINITE);
+                    continue;
+                }
+                _ => return Err(SplitError::NotWellFormed),
+            };
+            let (arg, n) = arg.ok_or(SplitError::Truncated)?;
+            pos += n;
+            arg
         };
         match major {
             2 | 3 => {
@@ -373,4 +396,10 @@ pub(crate) fn item_end_in(
             return complete(pos);
         }
     }
+}
+
+/// The `N` bytes of a head's argument at `pos`, when the input holds them.
+#[inline]
+fn head<const N: usize>(input: &[u8], pos: usize) -> Option<[u8; N]> {
+    input.get(pos..pos.checked_add(N)?)?.try_into().ok()
 }
