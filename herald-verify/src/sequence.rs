@@ -10,8 +10,10 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+mod parallel;
 mod read;
-pub use read::{ReadError, ReadLimits, read, read_expecting};
+pub(crate) use parallel::for_each_piece;
+pub use read::{ItemEnds, ReadError, ReadLimits, read, read_expecting, read_items};
 
 /// Why the rest of an input cannot be split into items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -104,6 +106,19 @@ pub fn pieces(input: &[u8], max_item: usize, max_depth: usize) -> Pieces<'_> {
         done: false,
         open: Open::default(),
     }
+}
+
+/// [`pieces`] from offset `from` on (the end of an item: a piece before
+/// it is known).
+pub(crate) fn pieces_from(
+    input: &[u8],
+    from: usize,
+    max_item: usize,
+    max_depth: usize,
+) -> Pieces<'_> {
+    let mut p = pieces(input, max_item, max_depth);
+    p.pos = from;
+    p
 }
 
 /// Iterator of [`pieces`].
