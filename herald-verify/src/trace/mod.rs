@@ -386,6 +386,15 @@ fn split<'a>(inputs: &'a [Input], mut known: Vec<ItemEnds>, opts: &AuditOptions)
             .saturating_sub(items.entries.len())
             .saturating_add(1);
         let max_size = opts.limits.max_size;
+        let ends = known.get_mut(n).map(core::mem::take);
+        let ends = ends
+            .as_ref()
+            .and_then(|e| e.of(&input.bytes, max_size, MAX_NESTING));
+        // As many entries as the reader found, at once: grown by doubling,
+        // the vector would hold up to twice their room through step 3
+        // (the memory bound).
+        let found = ends.map_or(0, <[u32]>::len).min(usable);
+        items.entries.reserve_exact(found);
         let mut each = |piece| {
             let at = position(&items);
             match piece {
@@ -408,10 +417,6 @@ fn split<'a>(inputs: &'a [Input], mut known: Vec<ItemEnds>, opts: &AuditOptions)
             ControlFlow::Continue(())
         };
         // The items the reader found, then the rest walked here.
-        let ends = known.get_mut(n).map(core::mem::take);
-        let ends = ends
-            .as_ref()
-            .and_then(|e| e.of(&input.bytes, max_size, MAX_NESTING));
         let mut from = 0;
         let mut known_ends = ends.unwrap_or_default().iter();
         let flow = known_ends.try_for_each(|&end| {
