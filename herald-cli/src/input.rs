@@ -8,8 +8,8 @@ use std::path::Path;
 use herald_core::cbor::Limits;
 use herald_core::{Envelope, EnvelopeRef};
 use herald_verify::{
-    Bundle, Piece, ReadError, ReadLimits, is_bundle, not_envelopes, read_sequence_expecting,
-    sequence_pieces,
+    Bundle, ItemEnds, Piece, ReadError, ReadLimits, is_bundle, not_envelopes,
+    read_sequence_items as read_sequence_items_from, sequence_pieces,
 };
 
 use crate::display_form;
@@ -131,6 +131,15 @@ fn read_limited(
 /// past the limit is refused. `max_items` is the audit's cap for `verify`,
 /// `usize::MAX` where every envelope must be read.
 pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, CliError> {
+    read_sequence_items(path, max_items).map(|(bytes, _)| bytes)
+}
+
+/// [`read_sequence`], and where its items end (empty for the JSON display
+/// form), for the audit to cut them there (`audit_compact_read`).
+pub(crate) fn read_sequence_items(
+    path: &Path,
+    max_items: usize,
+) -> Result<(Vec<u8>, ItemEnds), CliError> {
     let limits = ReadLimits {
         max_item: Limits::DEFAULT.max_size,
         max_depth: SPLIT_DEPTH,
@@ -146,19 +155,19 @@ pub(crate) fn read_sequence(path: &Path, max_items: usize) -> Result<Vec<u8>, Cl
         if stdin.fill_buf().is_ok_and(display_form::is_json) {
             // Unlocked first: `read_envelopes` locks standard input again.
             drop(stdin);
-            return read_envelopes(path);
+            return Ok((read_envelopes(path)?, ItemEnds::default()));
         }
-        herald_verify::read_sequence(&mut stdin, &limits).map_err(failed)
+        read_sequence_items_from(&mut stdin, &limits, 0).map_err(failed)
     } else {
         let (mut file, meta) = open(path)?;
         let mut first = [0u8; 64];
         let n = file.read(&mut first).map_err(|e| CliError::io(path, &e))?;
         if display_form::is_json(first.get(..n).unwrap_or_default()) {
-            return read_envelopes(path);
+            return Ok((read_envelopes(path)?, ItemEnds::default()));
         }
         file.seek(SeekFrom::Start(0))
             .map_err(|e| CliError::io(path, &e))?;
-        read_sequence_expecting(&mut file, &limits, meta.len()).map_err(|e| match e {
+        read_sequence_items_from(&mut file, &limits, meta.len()).map_err(|e| match e {
             ReadError::Io(e) => CliError::io(path, &e),
             e => failed(e),
         })

@@ -100,6 +100,54 @@ impl<'k> Names<'k> {
     }
 }
 
+/// Senders a [`SignerMemo`] remembers.
+const MEMO: usize = 8;
+
+/// [`Names::signer`], remembering the last [`MEMO`] senders it named: a
+/// set's senders repeat, and naming one costs a sigil parse, a keyring
+/// lookup and a format. Bounded, so a set of a million senders costs it no
+/// more; one for each thread that renders.
+pub(crate) struct SignerMemo<'n> {
+    names: &'n Names<'n>,
+    /// `(from, its name)`, at most [`MEMO`].
+    seen: Vec<(String, String)>,
+    /// The entry replaced next once `seen` is full.
+    next: usize,
+}
+
+impl<'n> SignerMemo<'n> {
+    pub(crate) fn new(names: &'n Names<'n>) -> Self {
+        Self {
+            names,
+            seen: Vec::with_capacity(MEMO),
+            next: 0,
+        }
+    }
+
+    /// What [`Names::signer`] returns for `from`.
+    pub(crate) fn signer(&mut self, from: Option<&str>) -> &str {
+        let Some(from) = from else {
+            return "-";
+        };
+        let k = match self.seen.iter().position(|(f, _)| f == from) {
+            Some(k) => k,
+            None => {
+                let entry = (from.to_owned(), self.names.signer(Some(from)));
+                if self.seen.len() < MEMO {
+                    self.seen.push(entry);
+                    self.seen.len() - 1
+                } else {
+                    let k = self.next;
+                    self.seen[k] = entry;
+                    self.next = (k + 1) % MEMO;
+                    k
+                }
+            }
+        };
+        &self.seen[k].1
+    }
+}
+
 /// `description` in double quotes, its control characters dropped (it is
 /// the key's own text: it must not draw on the terminal) and cut after
 /// [`DESCRIPTION_CHARS`] characters with `…`.
@@ -116,7 +164,42 @@ fn quoted(description: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::quoted;
+    use super::{MEMO, Names, SignerMemo, quoted};
+    use herald_core::{SigilForm, SigningKey};
+    use herald_verify::{Descriptions, Keyring, labelled_key_line};
+
+    #[test]
+    fn the_memo_names_as_names_do_past_its_size() {
+        let mut keyring = Keyring::new();
+        let keys: Vec<_> = (0..=MEMO as u8 * 2)
+            .map(|n| SigningKey::from_seed(&[n; 32]).public_key())
+            .collect();
+        // Every other key labelled, the rest unknown (named by the sigil).
+        let lines: String = keys
+            .iter()
+            .step_by(2)
+            .enumerate()
+            .map(|(n, key)| labelled_key_line(key, &format!("signer-{n}")) + "\n")
+            .collect();
+        keyring.parse(&lines, "test").unwrap();
+        let names = Names {
+            keyring: &keyring,
+            described: Descriptions::new(),
+        };
+        let mut memo = SignerMemo::new(&names);
+        let froms: Vec<String> = keys
+            .iter()
+            .map(|k| k.sigil(SigilForm::Long).to_string())
+            .collect();
+        for round in 0..3 {
+            for (n, from) in froms.iter().enumerate().skip(round) {
+                assert_eq!(memo.signer(Some(from)), names.signer(Some(from)), "{n}");
+            }
+            assert_eq!(memo.signer(Some("not a sigil")), "not a sigil");
+            assert_eq!(memo.signer(None), "-");
+        }
+        assert!(memo.seen.len() <= MEMO);
+    }
 
     #[test]
     fn quoted_cuts_long_text_and_drops_control_characters() {

@@ -7,7 +7,7 @@ use std::io::{self, IsTerminal, Write};
 use herald_core::{ReasonCode, Status};
 use herald_verify::{CompactReport, EnvelopeReport, KeyOrigin, ProofReport, ReportReason};
 
-use crate::names::Names;
+use crate::names::{Names, SignerMemo};
 
 use crate::tree;
 
@@ -114,28 +114,163 @@ fn labels(reasons: &[ReportReason]) -> Vec<String> {
     out
 }
 
+/// Envelopes whose lines one thread renders at a time (a chunk). The
+/// chunks are rendered in rounds of one per core and written in order, so
+/// the output is the serial rendering's, byte for byte, and what is held
+/// at once is a round of chunks, whatever the report's length.
+const CHUNK: usize = 512;
+
+/// What Heralds certify about a sender (PROFILE P14), as its first
+/// envelope with claims reports them.
+type Certified = (String, Vec<herald_verify::ReportedClaim>);
+
 /// Write the whole human report, each envelope's formed as it is written.
+/// A report of more than one [`CHUNK`] is rendered on every core: its
+/// lines in chunks, and the trace tree beside them.
 pub(crate) fn write_report(
     out: &mut dyn Write,
     report: &CompactReport<'_>,
     opts: &Options,
 ) -> io::Result<()> {
-    let width = (0..report.len())
-        .map(|k| opts.names.signer(report.from(k)).len())
-        .max()
-        .unwrap_or(1)
-        .min(64);
-    // What Heralds certify about each sender (PROFILE P14), once a sender.
-    let mut certified: Vec<(String, Vec<herald_verify::ReportedClaim>)> = Vec::new();
-    for e in report.envelopes() {
-        write_envelope(out, &e, width, opts)?;
-        if let Some(from) = &e.from
-            && !e.certified.is_empty()
-            && !certified.iter().any(|(f, _)| f == from)
-        {
-            certified.push((from.clone(), e.certified.clone()));
+    let threads = std::thread::available_parallelism()
+        .map_or(1, |n| n.get())
+        .min(report.len().div_ceil(CHUNK));
+    if threads <= 1 {
+        let lines = Lines::of(report, opts);
+        let mut certified = Vec::new();
+        lines.write(out, 0..report.len(), &mut certified)?;
+        let drawn = if opts.tree {
+            draw_tree(report, opts)?
+        } else {
+            Vec::new()
+        };
+        return write_rest(out, report, opts, &certified, &drawn);
+    }
+    let lines = Lines::of(report, opts);
+    std::thread::scope(|scope| {
+        let tree = opts.tree.then(|| scope.spawn(|| draw_tree(report, opts)));
+        let mut certified = Vec::new();
+        let mut start = 0;
+        while start < report.len() {
+            let round: Vec<_> = (0..threads)
+                .map(|t| start + t * CHUNK..(start + (t + 1) * CHUNK).min(report.len()))
+                .filter(|chunk| !chunk.is_empty())
+                .collect();
+            start = round.last().map_or(report.len(), |chunk| chunk.end);
+            let lines = &lines;
+            let helpers: Vec<_> = round
+                .iter()
+                .skip(1)
+                .map(|chunk| {
+                    let part = chunk.clone();
+                    (chunk.clone(), scope.spawn(move || lines.render(part)))
+                })
+                .collect();
+            if let Some(first) = round.first() {
+                let (text, claims) = lines.render(first.clone())?;
+                out.write_all(&text)?;
+                merge_certified(&mut certified, claims);
+            }
+            for (chunk, handle) in helpers {
+                // A thread that failed is rendered again here.
+                let (text, claims) = match handle.join() {
+                    Ok(rendered) => rendered?,
+                    Err(_) => lines.render(chunk)?,
+                };
+                out.write_all(&text)?;
+                merge_certified(&mut certified, claims);
+            }
+        }
+        let drawn = match tree.map(|t| t.join()) {
+            None => Vec::new(),
+            Some(Ok(drawn)) => drawn?,
+            Some(Err(_)) => draw_tree(report, opts)?,
+        };
+        write_rest(out, report, opts, &certified, &drawn)
+    })
+}
+
+/// The trace tree, drawn into a buffer (written after the summary, when
+/// not empty).
+fn draw_tree(report: &CompactReport<'_>, opts: &Options) -> io::Result<Vec<u8>> {
+    let mut drawn = Vec::new();
+    tree::write(&mut drawn, report, &opts.style, opts.names)?;
+    Ok(drawn)
+}
+
+/// `claims` (one chunk's, in order) added to `certified`, each sender once.
+fn merge_certified(certified: &mut Vec<Certified>, claims: Vec<Certified>) {
+    for (from, c) in claims {
+        if !certified.iter().any(|(f, _)| *f == from) {
+            certified.push((from, c));
         }
     }
+}
+
+/// The envelope lines of a report.
+struct Lines<'r, 'a> {
+    report: &'r CompactReport<'a>,
+    opts: &'r Options<'r>,
+    /// The senders' column.
+    width: usize,
+}
+
+impl<'r, 'a> Lines<'r, 'a> {
+    fn of(report: &'r CompactReport<'a>, opts: &'r Options<'r>) -> Self {
+        let mut names = SignerMemo::new(opts.names);
+        let width = (0..report.len())
+            .map(|k| names.signer(report.from(k)).len())
+            .max()
+            .unwrap_or(1)
+            .min(64);
+        Self {
+            report,
+            opts,
+            width,
+        }
+    }
+
+    /// The lines of the envelopes in `range`, and what Heralds certify
+    /// about their senders, each sender once.
+    fn render(&self, range: core::ops::Range<usize>) -> io::Result<(Vec<u8>, Vec<Certified>)> {
+        let mut text = Vec::new();
+        let mut certified = Vec::new();
+        self.write(&mut text, range, &mut certified)?;
+        Ok((text, certified))
+    }
+
+    fn write(
+        &self,
+        out: &mut dyn Write,
+        range: core::ops::Range<usize>,
+        certified: &mut Vec<Certified>,
+    ) -> io::Result<()> {
+        let mut names = SignerMemo::new(self.opts.names);
+        for k in range {
+            let Some(e) = self.report.envelope(k) else {
+                continue;
+            };
+            write_envelope(out, &e, self.width, self.opts, &mut names)?;
+            if let Some(from) = &e.from
+                && !e.certified.is_empty()
+                && !certified.iter().any(|(f, _)| f == from)
+            {
+                certified.push((from.clone(), e.certified.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What follows the envelope lines: the count of items not listed, the
+/// summary, the certified claims, the proofs, the notes and the tree.
+fn write_rest(
+    out: &mut dyn Write,
+    report: &CompactReport<'_>,
+    opts: &Options,
+    certified: &[Certified],
+    drawn: &[u8],
+) -> io::Result<()> {
     let unlisted = report.unlisted();
     if unlisted > 0 {
         writeln!(
@@ -156,7 +291,7 @@ pub(crate) fn write_report(
         s.partial,
         s.invalid
     )?;
-    for (from, claims) in &certified {
+    for (from, claims) in certified {
         let name = opts.names.signer(Some(from.as_str()));
         for c in claims {
             writeln!(
@@ -190,13 +325,9 @@ pub(crate) fn write_report(
             "note: no --keyring given: only keys of birth envelopes are known"
         )?;
     }
-    if opts.tree {
-        let mut drawn = Vec::new();
-        tree::write(&mut drawn, report, &opts.style, opts.names)?;
-        if !drawn.is_empty() {
-            writeln!(out)?;
-            out.write_all(&drawn)?;
-        }
+    if !drawn.is_empty() {
+        writeln!(out)?;
+        out.write_all(drawn)?;
     }
     Ok(())
 }
@@ -243,6 +374,7 @@ fn write_envelope(
     e: &EnvelopeReport,
     width: usize,
     opts: &Options,
+    names: &mut SignerMemo<'_>,
 ) -> io::Result<()> {
     let mut reasons = labels(&e.reasons);
     for u in &e.unlisted_reasons {
@@ -251,7 +383,7 @@ fn write_envelope(
     let mut line = format!(
         "{:<SHORT_ID$}  {:<width$}  {}  {}",
         short(e.id.as_deref()),
-        opts.names.signer(e.from.as_deref()),
+        names.signer(e.from.as_deref()),
         opts.style.status(e.status()),
         reasons.join(", ")
     );

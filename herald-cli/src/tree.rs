@@ -20,7 +20,7 @@ use herald_verify::{CompactReport, TraceCounts};
 
 use herald_verify::hex;
 
-use crate::names::Names;
+use crate::names::{Names, SignerMemo};
 use crate::render::{Style, short};
 
 /// Deepest level drawn; below it a subtree is one "… N more" line.
@@ -140,13 +140,13 @@ struct Drawing<'a> {
     report: &'a CompactReport<'a>,
     forest: &'a Forest,
     style: &'a Style,
-    names: &'a Names<'a>,
+    names: SignerMemo<'a>,
     visited: Vec<bool>,
     lines: usize,
 }
 
 impl Drawing<'_> {
-    fn label(&self, i: usize) -> String {
+    fn label(&mut self, i: usize) -> String {
         let Some(e) = self.report.envelope(i) else {
             return String::new();
         };
@@ -260,7 +260,7 @@ pub(crate) fn write(
         report,
         forest: &forest,
         style,
-        names,
+        names: SignerMemo::new(names),
         visited: vec![false; report.len()],
         lines: 0,
     };

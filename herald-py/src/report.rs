@@ -10,8 +10,9 @@ use std::sync::OnceLock;
 use herald_core::Scope;
 use herald_core::cbor::{Limits, MAX_NESTING};
 use herald_verify::{
-    AuditOptions, Input, Keyring as CoreKeyring, Profile, ProfileEvidence,
-    ProfileReport as CoreProfile, ReadLimits, Report as CoreReport, audit_compact, read_sequence,
+    AuditOptions, Input, ItemEnds, Keyring as CoreKeyring, Profile, ProfileEvidence,
+    ProfileReport as CoreProfile, ReadLimits, Report as CoreReport, audit_compact_read,
+    read_sequence_items,
 };
 use pyo3::exceptions::{PyOSError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -507,15 +508,22 @@ fn verify(
                 max_items: options.max_envelopes,
                 max_bytes: MAX_INPUT,
             };
+            // Where each file's items end, as read: the audit cuts them
+            // there instead of walking them again.
+            let mut ends = Vec::with_capacity(sources.len());
             let inputs = sources
                 .into_iter()
                 .map(|s| match s {
-                    Source::Bytes(name, bytes) => Ok(Input { name, bytes }),
+                    Source::Bytes(name, bytes) => {
+                        ends.push(ItemEnds::default());
+                        Ok(Input { name, bytes })
+                    }
                     Source::File(path) => {
-                        let (mut file, _) =
+                        let (mut file, meta) =
                             herald_verify::open_regular(&path).map_err(|e| e.to_string())?;
-                        let bytes = read_sequence(&mut file, &limits)
+                        let (bytes, items) = read_sequence_items(&mut file, &limits, meta.len())
                             .map_err(|e| format!("{}: {e}", path.display()))?;
+                        ends.push(items);
                         Ok(Input {
                             name: path.display().to_string(),
                             bytes,
@@ -523,7 +531,7 @@ fn verify(
                     }
                 })
                 .collect::<Result<Vec<_>, String>>()?;
-            let compact = audit_compact(&inputs, &keyring, &options);
+            let compact = audit_compact_read(&inputs, ends, &keyring, &options);
             let given: Vec<ProfileEvidence<'_>> = evidence
                 .iter()
                 .map(|(r, b)| ProfileEvidence::new(r, b))

@@ -54,14 +54,14 @@ pub use report::{
     EnvelopeReport, ProofReport, Report, ReportReason, ReportedClaim, SignedBy, Source, Summary,
     TraceReport, hex,
 };
-pub use trace::{AuditOptions, MAX_LISTED_UNPARSED, audit, audit_compact};
+pub use trace::{AuditOptions, MAX_LISTED_UNPARSED, audit, audit_compact, audit_compact_read};
 
 // Reading inputs: CBOR sequences (RFC 8742) and the P3 display form.
 pub use display::{diagnostic as display_diagnostic, json as display_json};
 pub use sequence::{
-    NotEnvelopes, Piece, Pieces, ReadError, ReadLimits, SplitError, not_envelopes,
+    ItemEnds, NotEnvelopes, Piece, Pieces, ReadError, ReadLimits, SplitError, not_envelopes,
     pieces as sequence_pieces, read as read_sequence, read_expecting as read_sequence_expecting,
-    split as split_sequence,
+    read_items as read_sequence_items, split as split_sequence,
 };
 
 // Batch signature verification (P5 revision 2).

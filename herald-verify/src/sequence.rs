@@ -10,8 +10,10 @@
 use alloc::vec::Vec;
 use core::fmt;
 
+mod parallel;
 mod read;
-pub use read::{ReadError, ReadLimits, read, read_expecting};
+pub(crate) use parallel::for_each_piece;
+pub use read::{ItemEnds, ReadError, ReadLimits, read, read_expecting, read_items};
 
 /// Why the rest of an input cannot be split into items.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -102,7 +104,21 @@ pub fn pieces(input: &[u8], max_item: usize, max_depth: usize) -> Pieces<'_> {
         max_item,
         max_depth,
         done: false,
+        open: Open::default(),
     }
+}
+
+/// [`pieces`] from offset `from` on (the end of an item: a piece before
+/// it is known).
+pub(crate) fn pieces_from(
+    input: &[u8],
+    from: usize,
+    max_item: usize,
+    max_depth: usize,
+) -> Pieces<'_> {
+    let mut p = pieces(input, max_item, max_depth);
+    p.pos = from;
+    p
 }
 
 /// Iterator of [`pieces`].
@@ -113,6 +129,8 @@ pub struct Pieces<'a> {
     max_item: usize,
     max_depth: usize,
     done: bool,
+    /// The splitter's stack, one for every item.
+    open: Open,
 }
 
 impl<'a> Iterator for Pieces<'a> {
@@ -134,7 +152,7 @@ impl<'a> Iterator for Pieces<'a> {
             self.done = true;
             return None;
         }
-        match item_end(input, pos, self.max_item, self.max_depth) {
+        match item_end_in(input, pos, self.max_item, self.max_depth, &mut self.open) {
             Ok(end) => {
                 self.pos = end;
                 Some(Piece::Item {
@@ -231,6 +249,39 @@ fn looks_like_json(input: &[u8]) -> bool {
         && core::str::from_utf8(text).map_or_else(|e| e.error_len().is_none(), |_| true)
 }
 
+/// The stack of open containers [`item_end_in`] walks with: items still
+/// expected in each, [`Open::INDEFINITE`] for one that ends at a break. One
+/// stack serves every item of a sequence (no allocation per item); it is
+/// empty between items.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Open(Vec<u64>);
+
+impl Open {
+    /// An indefinite-length container: no count can reach it, since a
+    /// definite count is at most the input's length (it is refused as
+    /// truncated otherwise).
+    const INDEFINITE: u64 = u64::MAX;
+
+    /// One item completed: count it against the open containers, closing
+    /// those that are full. Returns whether the top-level item is complete.
+    #[inline]
+    fn finish(&mut self) -> bool {
+        loop {
+            match self.0.last_mut() {
+                None => return true,
+                Some(&mut Self::INDEFINITE) => return false,
+                Some(left) => {
+                    *left -= 1;
+                    if *left > 0 {
+                        return false;
+                    }
+                    self.0.pop();
+                }
+            }
+        }
+    }
+}
+
 /// End offset of the well-formed item starting at `start`, at most
 /// `max_item` bytes long. Iterative: a stack of open containers bounded by
 /// `max_depth`, so hostile nesting costs memory proportional to the limit,
@@ -238,75 +289,96 @@ fn looks_like_json(input: &[u8]) -> bool {
 /// where it is decided: an item is [`SplitError::TooLarge`] as soon as its
 /// bytes read, or a string length or container count it claims (every
 /// item is at least one byte), pass `max_item`, whether or not the input
-/// holds the rest.
-fn item_end(
+/// holds the rest. `open` is the stack, reused from item to item.
+pub(crate) fn item_end_in(
     input: &[u8],
     start: usize,
     max_item: usize,
     max_depth: usize,
+    open: &mut Open,
 ) -> Result<usize, SplitError> {
-    let mut pos = start;
+    open.0.clear();
+    // The furthest the item may end (no overflow: `pos - start` never
+    // passes `max_item` when `start + max_item` passes `usize::MAX`).
+    let limit = start.saturating_add(max_item);
     // Whether `more` bytes after `pos` would take the item past `max_item`.
     let past_limit = |pos: usize, more: u64| {
-        u64::try_from(pos - start)
-            .ok()
-            .and_then(|used| used.checked_add(more))
-            .is_none_or(|total| total > max_item as u64)
+        max_item
+            .checked_sub(pos - start)
+            .is_none_or(|room| more > room as u64)
     };
     // The item ends at `pos`: its last head may have taken it past the limit.
     let complete = |pos: usize| {
-        if past_limit(pos, 0) {
+        if pos > limit {
             Err(SplitError::TooLarge)
         } else {
             Ok(pos)
         }
     };
-    // Items still expected in each open container; `None` = indefinite (until break).
-    let mut open: Vec<Option<u64>> = Vec::new();
+    let mut pos = start;
     loop {
-        if past_limit(pos, 0) {
+        if pos > limit {
             return Err(SplitError::TooLarge);
         }
         let initial = *input.get(pos).ok_or(SplitError::Truncated)?;
-        let (major, ai) = (initial >> 5, initial & 0x1f);
         pos += 1;
-        if initial == 0xff {
-            // A break closes the innermost indefinite container.
-            match open.pop() {
-                Some(None) => {
-                    if finish(&mut open) {
+        let (major, ai) = (initial >> 5, initial & 0x1f);
+        if ai < 24 && (major == 2 || major == 3) {
+            // A short string (most map keys): its length is in its head,
+            // and it cannot overflow (`pos` is within the input).
+            let end = pos + usize::from(ai);
+            if end > limit {
+                return Err(SplitError::TooLarge);
+            }
+            if end > input.len() {
+                return Err(SplitError::Truncated);
+            }
+            pos = end;
+            if open.finish() {
+                return Ok(pos);
+            }
+            continue;
+        }
+        let arg = if ai < 24 {
+            u64::from(ai)
+        } else {
+            let arg = match ai {
+                24 => head(input, pos).map(|b| (u64::from(u8::from_be_bytes(b)), 1)),
+                25 => head(input, pos).map(|b| (u64::from(u16::from_be_bytes(b)), 2)),
+                26 => head(input, pos).map(|b| (u64::from(u32::from_be_bytes(b)), 4)),
+                27 => head(input, pos).map(|b| (u64::from_be_bytes(b), 8)),
+                31 if initial == 0xff => {
+                    // A break closes the innermost indefinite container.
+                    if open.0.pop() != Some(Open::INDEFINITE) {
+                        return Err(SplitError::NotWellFormed);
+                    }
+                    if open.finish() {
                         return complete(pos);
                     }
                     continue;
                 }
-                _ => return Err(SplitError::NotWellFormed),
-            }
-        }
-        let arg = match ai {
-            0..=23 => u64::from(ai),
-            24..=27 => {
-                let n = 1usize << (ai - 24);
-                let bytes = input.get(pos..pos + n).ok_or(SplitError::Truncated)?;
-                pos += n;
-                bytes.iter().fold(0u64, |a, &b| (a << 8) | u64::from(b))
-            }
-            31 if matches!(major, 2..=5) => {
-                if open.len() >= max_depth {
-                    return Err(SplitError::TooDeep);
+                31 if matches!(major, 2..=5) => {
+                    if open.0.len() >= max_depth {
+                        return Err(SplitError::TooDeep);
+                    }
+                    open.0.push(Open::INDEFINITE);
+                    continue;
                 }
-                open.push(None);
-                continue;
-            }
-            _ => return Err(SplitError::NotWellFormed),
+                _ => return Err(SplitError::NotWellFormed),
+            };
+            let (arg, n) = arg.ok_or(SplitError::Truncated)?;
+            pos += n;
+            arg
         };
         match major {
             2 | 3 => {
                 if past_limit(pos, arg) {
                     return Err(SplitError::TooLarge);
                 }
-                let len = usize::try_from(arg).map_err(|_| SplitError::Truncated)?;
-                pos = pos
-                    .checked_add(len)
+                // At most `max_item`, so it fits a usize.
+                pos = usize::try_from(arg)
+                    .ok()
+                    .and_then(|len| pos.checked_add(len))
                     .filter(|&end| end <= input.len())
                     .ok_or(SplitError::Truncated)?;
             }
@@ -324,10 +396,10 @@ fn item_end(
                     return Err(SplitError::Truncated);
                 }
                 if count > 0 {
-                    if open.len() >= max_depth {
+                    if open.0.len() >= max_depth {
                         return Err(SplitError::TooDeep);
                     }
-                    open.push(Some(count));
+                    open.0.push(count);
                     continue;
                 }
             }
@@ -335,26 +407,14 @@ fn item_end(
             6 => continue,
             _ => {}
         }
-        if finish(&mut open) {
+        if open.finish() {
             return complete(pos);
         }
     }
 }
 
-/// One item completed: count it against the open containers, closing those
-/// that are full. Returns whether the top-level item is complete.
-fn finish(open: &mut Vec<Option<u64>>) -> bool {
-    loop {
-        match open.last_mut() {
-            None => return true,
-            Some(None) => return false,
-            Some(Some(left)) => {
-                *left -= 1;
-                if *left > 0 {
-                    return false;
-                }
-                open.pop();
-            }
-        }
-    }
+/// The `N` bytes of a head's argument at `pos`, when the input holds them.
+#[inline]
+fn head<const N: usize>(input: &[u8], pos: usize) -> Option<[u8; N]> {
+    input.get(pos..pos.checked_add(N)?)?.try_into().ok()
 }

@@ -1,8 +1,10 @@
 //! `sequence::read` stops reading where an audit stops using its input,
 //! and the audit of what it read is the audit of the whole input: for
 //! random streams of envelopes, garbage, hostile heads, JSON text and
-//! bundles, read through a reader that hands out random-sized pieces; and
-//! for endless streams, which it must stop reading.
+//! bundles, read through a reader that hands out random-sized pieces (also
+//! when the audit cuts the items where the reader found them end,
+//! `audit_compact_read`); and for endless streams, which it must stop
+//! reading.
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic, missing_docs)]
 
@@ -14,8 +16,8 @@ use herald_core::EnvelopeBuilder;
 use herald_core::cbor::Limits;
 use herald_core::cbor::Value;
 use herald_verify::{
-    AuditOptions, Input, Keyring, Provenance, ReadError, ReadLimits, audit, encode_bundle,
-    read_sequence,
+    AuditOptions, Input, Keyring, Provenance, ReadError, ReadLimits, audit, audit_compact_read,
+    encode_bundle, read_sequence, read_sequence_items,
 };
 use proptest::prelude::*;
 use support::{T0, key, nonce};
@@ -182,7 +184,16 @@ proptest! {
         // What was read is a prefix of the stream and all that was handed out.
         prop_assert!(data.starts_with(&got));
         prop_assert_eq!(got.len(), reader.given);
-        prop_assert_eq!(audit_of(got, &opts), audit_of(data.clone(), &opts));
+        let whole = audit_of(data.clone(), &opts);
+        prop_assert_eq!(audit_of(got, &opts), whole.clone());
+        // Read again, with where each item ends: the audit that cuts the
+        // items there is the audit of the stream too.
+        let mut reader = Trickle { data: &data, sizes: reader.sizes, call: 0, given: 0 };
+        let (got, ends) = read_sequence_items(&mut reader, &limits(&opts, 1 << 30), 0).unwrap();
+        prop_assert!(data.starts_with(&got));
+        let inputs = [Input { name: "-".into(), bytes: got }];
+        let cut = audit_compact_read(&inputs, vec![ends], &keyring(), &opts).into_report();
+        prop_assert_eq!(cut, whole);
     }
 }
 

@@ -9,7 +9,9 @@ use std::process::ExitCode;
 
 use clap::Args;
 use herald_core::cbor::Limits;
-use herald_verify::{AuditOptions, CompactReport, Input, Keyring, audit_compact, sequence_pieces};
+use herald_verify::{
+    AuditOptions, CompactReport, Input, ItemEnds, Keyring, audit_compact_read, sequence_pieces,
+};
 
 use crate::commands::parse_scope;
 use crate::error::CliError;
@@ -122,6 +124,8 @@ pub(crate) fn exit_code(report: &CompactReport<'_>) -> ExitCode {
 /// What `verify` audits: the inputs read, the keyring and the options.
 pub(crate) struct Read {
     inputs: Vec<Input>,
+    /// Where each input's items end, as read (taken by the audit).
+    ends: std::cell::Cell<Vec<ItemEnds>>,
     pub(crate) keyring: Keyring,
     options: AuditOptions,
 }
@@ -134,7 +138,7 @@ impl Read {
         } else {
             None
         };
-        audit_compact(&self.inputs, &self.keyring, &self.options)
+        audit_compact_read(&self.inputs, self.ends.take(), &self.keyring, &self.options)
     }
 }
 
@@ -169,17 +173,23 @@ pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
         log_policy,
         ..AuditOptions::default()
     };
+    let mut ends = Vec::with_capacity(opts.files.len());
     let mut inputs = opts
         .files
         .iter()
         .map(|path| {
+            let (bytes, items) = input::read_sequence_items(path, options.max_envelopes)?;
+            ends.push(items);
             Ok(Input {
                 name: path.display().to_string(),
-                bytes: input::read_sequence(path, options.max_envelopes)?,
+                bytes,
             })
         })
         .collect::<Result<Vec<_>, CliError>>()?;
     if let Some(heralds) = &heralds {
+        // Inputs of certifications leave the list: the ends no longer
+        // line up with it (the audit walks every input).
+        ends.clear();
         // PROFILE P14: certifications given as inputs and fetched from the
         // Heralds; certified keys resolve their sigils (key_source herald).
         let given = crate::heralds::take_items(&mut inputs)?;
@@ -192,6 +202,7 @@ pub(crate) fn read(opts: &Options) -> Result<Read, CliError> {
     }
     Ok(Read {
         inputs,
+        ends: std::cell::Cell::new(ends),
         keyring,
         options,
     })

@@ -13,7 +13,7 @@ use alloc::vec::Vec;
 use core::fmt;
 use std::io::{self, Read};
 
-use super::{SplitError, item_end};
+use super::{Open, SplitError, item_end_in};
 
 /// What [`read`] may read and what the audit after it will use.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -90,21 +90,79 @@ pub fn read_expecting(
     limits: &ReadLimits,
     expected: u64,
 ) -> Result<Vec<u8>, ReadError> {
+    read_recording(reader, limits, expected, false).map(|(bytes, _)| bytes)
+}
+
+/// Where the items [`read_items`] read end, so that the audit of what was
+/// read cuts them there instead of walking them again (`audit_compact_read`):
+/// the ends of the well-formed items from offset 0 on, as the audit's
+/// splitter finds them with the same limits (an item it reads under the
+/// bundle limit and that fits `max_item` ends where that splitter says:
+/// every check the walk makes is met with room to spare).
+#[derive(Clone, Debug, Default)]
+pub struct ItemEnds {
+    ends: Vec<u32>,
+    /// The length of the bytes the ends are of.
+    len: usize,
+    max_item: usize,
+    max_depth: usize,
+}
+
+impl ItemEnds {
+    /// The ends, when they are of `bytes` read with these limits.
+    pub(crate) fn of(&self, bytes: &[u8], max_item: usize, max_depth: usize) -> Option<&[u32]> {
+        let fits = self.len == bytes.len()
+            && self.max_item == max_item
+            && self.max_depth == max_depth
+            && self
+                .ends
+                .last()
+                .is_none_or(|&end| end as usize <= bytes.len());
+        fits.then_some(&self.ends[..])
+    }
+}
+
+/// [`read_expecting`], also giving where each item read ends.
+pub fn read_items(
+    reader: &mut dyn Read,
+    limits: &ReadLimits,
+    expected: u64,
+) -> Result<(Vec<u8>, ItemEnds), ReadError> {
+    read_recording(reader, limits, expected, true)
+}
+
+/// [`read_items`], the ends recorded only when `record`.
+fn read_recording(
+    reader: &mut dyn Read,
+    limits: &ReadLimits,
+    expected: u64,
+    record: bool,
+) -> Result<(Vec<u8>, ItemEnds), ReadError> {
     let exact = usize::try_from(expected.min(limits.max_bytes)).unwrap_or(0);
     let mut buf = Vec::with_capacity(exact);
     let mut scan = Scan {
         end: 0,
         items: 0,
         bundle: false,
+        open: Open::default(),
+        ends: record.then(Vec::new),
     };
     loop {
         let want = ROUND.max(buf.len() - scan.end);
         let at_end = fill(reader, &mut buf, want, limits.max_bytes)?;
-        if !scan.bundle && scan.advance(&buf, limits) == Next::Stop {
-            return Ok(buf);
-        }
-        if at_end {
-            return Ok(buf);
+        if (!scan.bundle && scan.advance(&buf, limits) == Next::Stop) || at_end {
+            let mut ends = scan.ends.unwrap_or_default();
+            if scan.bundle {
+                ends.clear();
+            }
+            ends.shrink_to_fit();
+            let ends = ItemEnds {
+                ends,
+                len: buf.len(),
+                max_item: limits.max_item,
+                max_depth: limits.max_depth,
+            };
+            return Ok((buf, ends));
         }
     }
 }
@@ -140,6 +198,11 @@ struct Scan {
     items: usize,
     /// The stream is a bundle: read it to the end.
     bundle: bool,
+    /// The splitter's stack, one for every item.
+    open: Open,
+    /// The end of every complete item (`None` once one lies past
+    /// `u32::MAX`: then none are given).
+    ends: Option<Vec<u32>>,
 }
 
 impl Scan {
@@ -151,7 +214,7 @@ impl Scan {
             } else {
                 limits.max_item
             };
-            match item_end(buf, self.end, max, limits.max_depth) {
+            match item_end_in(buf, self.end, max, limits.max_depth, &mut self.open) {
                 Ok(end) => {
                     if first_map {
                         if crate::bundle::is_bundle(buf.get(..end).unwrap_or_default()) {
@@ -164,6 +227,12 @@ impl Scan {
                     }
                     self.end = end;
                     self.items += 1;
+                    if let Some(ends) = &mut self.ends {
+                        match u32::try_from(end) {
+                            Ok(end) => ends.push(end),
+                            Err(_) => self.ends = None,
+                        }
+                    }
                     if self.items > limits.max_items {
                         return Next::Stop;
                     }

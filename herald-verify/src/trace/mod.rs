@@ -29,6 +29,7 @@ mod group;
 mod links;
 
 use alloc::{collections::BTreeMap, vec::Vec};
+use core::ops::ControlFlow;
 use std::collections::{HashMap, HashSet};
 
 use herald_core::attestation::BirthAttestation;
@@ -45,7 +46,7 @@ use crate::keyring::{Keyring, Provenance};
 use crate::lifecycle::{self, Identity, identity};
 use crate::reasons::ReasonList;
 use crate::report::{EnvelopeReport, Report, Source, Summary};
-use crate::sequence::{Piece, not_envelopes, pieces};
+use crate::sequence::{ItemEnds, Piece, for_each_piece, not_envelopes};
 use crate::verdicts::{Memo, Tally, Verdict};
 use check::{Record, Signatures, Step3, block_len, check_block};
 pub(crate) use entry::named_fields;
@@ -126,8 +127,23 @@ pub fn audit_compact<'a>(
     keyring: &Keyring,
     opts: &AuditOptions,
 ) -> CompactReport<'a> {
+    audit_compact_read(inputs, Vec::new(), keyring, opts)
+}
+
+/// As [`audit_compact`], each input's items cut where the reader found
+/// them end (`ends[n]` from [`crate::read_sequence_items`] for `inputs[n]`),
+/// instead of walked again; an input without its ends, or whose ends are
+/// not of its bytes and the audit's limits, is walked here. The report is
+/// [`audit_compact`]'s.
+pub fn audit_compact_read<'a>(
+    inputs: &'a [Input],
+    ends: Vec<ItemEnds>,
+    keyring: &Keyring,
+    opts: &AuditOptions,
+) -> CompactReport<'a> {
     audit_with(
         inputs,
+        ends,
         keyring,
         opts,
         Signatures::Parallel,
@@ -141,6 +157,7 @@ pub fn audit_compact<'a>(
 pub fn audit_sequential(inputs: &[Input], keyring: &Keyring, opts: &AuditOptions) -> Report {
     audit_with(
         inputs,
+        Vec::new(),
         keyring,
         opts,
         Signatures::Sequential,
@@ -164,12 +181,13 @@ pub fn audit_counted(
     } else {
         Signatures::Sequential
     };
-    let report = audit_with(inputs, keyring, opts, signatures, &tally).into_report();
+    let report = audit_with(inputs, Vec::new(), keyring, opts, signatures, &tally).into_report();
     (report, tally.get())
 }
 
 fn audit_with<'a>(
     inputs: &'a [Input],
+    known: Vec<ItemEnds>,
     keyring: &Keyring,
     opts: &AuditOptions,
     signatures: Signatures,
@@ -182,7 +200,7 @@ fn audit_with<'a>(
         required_scopes: &opts.required_scopes,
         learn_birth_keys: opts.learn_birth_keys,
     };
-    let mut items = split(inputs, opts);
+    let mut items = split(inputs, known, opts);
     let learned = learn_keys(keyring, &mut items, &check_opts, tally);
     let step3 = Step3 {
         keys: &learned.keys,
@@ -298,7 +316,7 @@ struct Items<'a> {
 
 /// 1. Split every input into items, in argument order then file order. A
 ///    bundle contributes its envelopes as items, its keys and its proofs.
-fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
+fn split<'a>(inputs: &'a [Input], mut known: Vec<ItemEnds>, opts: &AuditOptions) -> Items<'a> {
     let mut items = Items {
         entries: Vec::new(),
         unsplittable: Vec::new(),
@@ -313,7 +331,7 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
         let detail = std::format!("more than {} envelopes in one audit", opts.max_envelopes);
         (position, unparsed(source, detail))
     };
-    for input in inputs {
+    for (n, input) in inputs.iter().enumerate() {
         let position = |items: &Items<'_>| items.entries.len() + items.unsplittable.len();
         if let Some(what) = not_envelopes(&input.bytes) {
             let source = Source {
@@ -362,7 +380,22 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
             }
             continue;
         }
-        for piece in pieces(&input.bytes, opts.limits.max_size, MAX_NESTING) {
+        // The items past the cap are not used: the cap's entry is the last.
+        let usable = opts
+            .max_envelopes
+            .saturating_sub(items.entries.len())
+            .saturating_add(1);
+        let max_size = opts.limits.max_size;
+        let ends = known.get_mut(n).map(core::mem::take);
+        let ends = ends
+            .as_ref()
+            .and_then(|e| e.of(&input.bytes, max_size, MAX_NESTING));
+        // As many entries as the reader found, at once: grown by doubling,
+        // the vector would hold up to twice their room through step 3
+        // (the memory bound).
+        let found = ends.map_or(0, <[u32]>::len).min(usable);
+        items.entries.reserve_exact(found);
+        let mut each = |piece| {
             let at = position(&items);
             match piece {
                 Piece::Item { bytes, .. } if items.entries.len() < opts.max_envelopes => {
@@ -370,7 +403,7 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
                 }
                 Piece::Item { offset, .. } => {
                     items.unsplittable.push(cap(at, input, offset));
-                    break;
+                    return ControlFlow::Break(());
                 }
                 Piece::Unsplittable { offset, error } => {
                     let source = Source {
@@ -381,6 +414,23 @@ fn split<'a>(inputs: &'a [Input], opts: &AuditOptions) -> Items<'a> {
                     items.unsplittable.push((at, unparsed(source, detail)));
                 }
             }
+            ControlFlow::Continue(())
+        };
+        // The items the reader found, then the rest walked here.
+        let mut from = 0;
+        let mut known_ends = ends.unwrap_or_default().iter();
+        let flow = known_ends.try_for_each(|&end| {
+            let end = end as usize;
+            let bytes = input.bytes.get(from..end).unwrap_or_default();
+            let flow = each(Piece::Item {
+                offset: from,
+                bytes,
+            });
+            from = end;
+            flow
+        });
+        if flow.is_continue() {
+            for_each_piece(&input.bytes, from, max_size, MAX_NESTING, usable, &mut each);
         }
     }
     items
