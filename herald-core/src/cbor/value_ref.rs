@@ -153,9 +153,7 @@ impl<'a> ArrayRef<'a> {
     /// The items in order.
     pub fn iter(&self) -> ArrayIter<'a> {
         ArrayIter {
-            input: self.input,
-            pos: self.start,
-            left: self.len,
+            raw: self.raw_iter(),
         }
     }
 
@@ -198,22 +196,14 @@ impl<'a> IntoIterator for ArrayRef<'a> {
 /// Iterator over an [`ArrayRef`].
 #[derive(Clone, Debug)]
 pub struct ArrayIter<'a> {
-    input: &'a [u8],
-    pos: usize,
-    left: usize,
+    raw: RawItems<'a>,
 }
 
 impl<'a> ArrayIter<'a> {
     /// The next item with its offsets in the decoded input.
     pub fn next_spanned(&mut self) -> Option<(Range<usize>, ValueRef<'a>)> {
-        if self.left == 0 {
-            return None;
-        }
-        let start = self.pos;
-        let (value, end) = read(self.input, start)?;
-        self.pos = end;
-        self.left -= 1;
-        Some((start..end, value))
+        let (span, raw) = self.raw.next_spanned()?;
+        Some((span, raw.value()?))
     }
 }
 
@@ -223,7 +213,7 @@ impl<'a> Iterator for ArrayIter<'a> {
         self.next_spanned().map(|(_, v)| v)
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        (self.raw.left, Some(self.raw.left))
     }
 }
 
@@ -259,9 +249,7 @@ impl<'a> MapRef<'a> {
     /// The entries in canonical key order.
     pub fn iter(&self) -> MapIter<'a> {
         MapIter {
-            input: self.input,
-            pos: self.start,
-            left: self.len,
+            raw: self.raw_entries(),
         }
     }
 
@@ -329,27 +317,19 @@ pub struct Entry<'a> {
 /// Iterator over a [`MapRef`].
 #[derive(Clone, Debug)]
 pub struct MapIter<'a> {
-    input: &'a [u8],
-    pos: usize,
-    left: usize,
+    raw: RawEntries<'a>,
 }
 
 impl<'a> MapIter<'a> {
-    /// The next entry with its offsets.
+    /// The next entry with its offsets: [`MapRef::raw_entries`]' entry,
+    /// its key and a text value made `&str`.
     pub fn next_entry(&mut self) -> Option<Entry<'a>> {
-        if self.left == 0 {
-            return None;
-        }
-        let start = self.pos;
-        let (key, value_start) = read(self.input, start)?;
-        let (value, end) = read(self.input, value_start)?;
-        self.pos = end;
-        self.left -= 1;
+        let e = self.raw.next()?;
         Some(Entry {
-            key: key.as_text()?,
-            value,
-            span: start..end,
-            value_span: value_start..end,
+            key: core::str::from_utf8(e.key).ok()?,
+            value: e.value.value()?,
+            span: e.span,
+            value_span: e.value_span,
         })
     }
 }
@@ -360,7 +340,7 @@ impl<'a> Iterator for MapIter<'a> {
         self.next_entry().map(|e| (e.key, e.value))
     }
     fn size_hint(&self) -> (usize, Option<usize>) {
-        (self.left, Some(self.left))
+        (self.raw.left, Some(self.raw.left))
     }
 }
 
@@ -538,13 +518,6 @@ fn read_head(input: &[u8], pos: usize) -> Option<(u8, u8, u64, usize)> {
     Some((major, ai, arg, pos + 1 + width))
 }
 
-/// Read one item from validated bytes, returning it and its end offset.
-/// Returns `None` only on bytes the strict decoder would not have accepted.
-pub(crate) fn read(input: &[u8], pos: usize) -> Option<(ValueRef<'_>, usize)> {
-    let (raw, end) = read_raw(input, pos)?;
-    Some((raw.value()?, end))
-}
-
 /// The text string at `pos` of validated bytes, as bytes, and its end.
 fn text_at(input: &[u8], pos: usize) -> Option<(&[u8], usize)> {
     let (major, _, arg, next) = read_head(input, pos)?;
@@ -555,7 +528,9 @@ fn text_at(input: &[u8], pos: usize) -> Option<(&[u8], usize)> {
     Some((input.get(next..end)?, end))
 }
 
-/// [`read`], a text left as its bytes (see [`RawRef`]).
+/// Read one item from validated bytes, a text left as its bytes (see
+/// [`RawRef`]), returning it and its end offset. Returns `None` only on
+/// bytes the strict decoder would not have accepted.
 pub(crate) fn read_raw(input: &[u8], pos: usize) -> Option<(RawRef<'_>, usize)> {
     let (major, ai, arg, next) = read_head(input, pos)?;
     let len = usize::try_from(arg).ok();
