@@ -135,56 +135,51 @@ pub(crate) fn write_report(
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
         .min(report.len().div_ceil(CHUNK));
-    if threads <= 1 {
-        let lines = Lines::of(report, opts);
-        let mut certified = Vec::new();
-        lines.write(out, 0..report.len(), &mut certified)?;
-        let drawn = if opts.tree {
-            draw_tree(report, opts)?
-        } else {
-            Vec::new()
-        };
-        return write_rest(out, report, opts, &certified, &drawn);
-    }
     let lines = Lines::of(report, opts);
     std::thread::scope(|scope| {
-        let tree = opts.tree.then(|| scope.spawn(|| draw_tree(report, opts)));
+        // The tree beside the lines when there is a core to spare.
+        let tree = (opts.tree && threads > 1).then(|| scope.spawn(|| draw_tree(report, opts)));
         let mut certified = Vec::new();
-        let mut start = 0;
-        while start < report.len() {
-            let round: Vec<_> = (0..threads)
-                .map(|t| start + t * CHUNK..(start + (t + 1) * CHUNK).min(report.len()))
-                .filter(|chunk| !chunk.is_empty())
-                .collect();
-            start = round.last().map_or(report.len(), |chunk| chunk.end);
-            let lines = &lines;
-            let helpers: Vec<_> = round
-                .iter()
-                .skip(1)
-                .map(|chunk| {
-                    let part = chunk.clone();
-                    (chunk.clone(), scope.spawn(move || lines.render(part)))
-                })
-                .collect();
-            if let Some(first) = round.first() {
-                let (text, claims) = lines.render(first.clone())?;
-                out.write_all(&text)?;
-                merge_certified(&mut certified, claims);
-            }
-            for (chunk, handle) in helpers {
-                // A thread that failed is rendered again here.
-                let (text, claims) = match handle.join() {
-                    Ok(rendered) => rendered?,
-                    Err(_) => lines.render(chunk)?,
-                };
-                out.write_all(&text)?;
-                merge_certified(&mut certified, claims);
+        if threads <= 1 {
+            lines.write(out, 0..report.len(), &mut certified)?;
+        } else {
+            let mut start = 0;
+            while start < report.len() {
+                let round: Vec<_> = (0..threads)
+                    .map(|t| start + t * CHUNK..(start + (t + 1) * CHUNK).min(report.len()))
+                    .filter(|chunk| !chunk.is_empty())
+                    .collect();
+                start = round.last().map_or(report.len(), |chunk| chunk.end);
+                let lines = &lines;
+                let helpers: Vec<_> = round
+                    .iter()
+                    .skip(1)
+                    .map(|chunk| {
+                        let part = chunk.clone();
+                        (chunk.clone(), scope.spawn(move || lines.render(part)))
+                    })
+                    .collect();
+                if let Some(first) = round.first() {
+                    let (text, claims) = lines.render(first.clone())?;
+                    out.write_all(&text)?;
+                    merge_certified(&mut certified, claims);
+                }
+                for (chunk, handle) in helpers {
+                    // A thread that failed is rendered again here.
+                    let (text, claims) = match handle.join() {
+                        Ok(rendered) => rendered?,
+                        Err(_) => lines.render(chunk)?,
+                    };
+                    out.write_all(&text)?;
+                    merge_certified(&mut certified, claims);
+                }
             }
         }
         let drawn = match tree.map(|t| t.join()) {
-            None => Vec::new(),
+            None if !opts.tree => Vec::new(),
             Some(Ok(drawn)) => drawn?,
-            Some(Err(_)) => draw_tree(report, opts)?,
+            // Drawn here: on one core, or after its thread failed.
+            None | Some(Err(_)) => draw_tree(report, opts)?,
         };
         write_rest(out, report, opts, &certified, &drawn)
     })
