@@ -93,7 +93,8 @@ pub fn read_expecting(
     read_recording(reader, limits, expected, false).map(|(bytes, _)| bytes)
 }
 
-/// Where the items [`read_items`] read end, so that the audit of what was
+/// Where the items of a CBOR sequence (RFC 8742, CLI.md) that
+/// [`read_items`] read end, so that the audit of what was
 /// read cuts them there instead of walking them again (`audit_compact_read`):
 /// the ends of the well-formed items from offset 0 on, as the audit's
 /// splitter finds them with the same limits (an item it reads under the
@@ -122,7 +123,8 @@ impl ItemEnds {
     }
 }
 
-/// [`read_expecting`], also giving where each item read ends.
+/// [`read_expecting`], also giving where each item of the sequence
+/// (RFC 8742, CLI.md) read ends.
 pub fn read_items(
     reader: &mut dyn Read,
     limits: &ReadLimits,
