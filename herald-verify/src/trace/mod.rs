@@ -134,7 +134,7 @@ pub fn audit_compact<'a>(
 /// them end (`ends[n]` from [`crate::read_sequence_items`] for `inputs[n]`),
 /// instead of walked again; an input without its ends, or whose ends are
 /// not of its bytes and the audit's limits, is walked here. The report is
-/// [`audit_compact`]'s (spec §3.3a, PROFILE P8–P13, as every audit).
+/// [`audit_compact`]'s (CLI.md: all files form one set).
 pub fn audit_compact_read<'a>(
     inputs: &'a [Input],
     ends: Vec<ItemEnds>,
