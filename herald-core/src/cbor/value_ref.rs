@@ -321,8 +321,8 @@ pub struct MapIter<'a> {
 }
 
 impl<'a> MapIter<'a> {
-    /// The next entry with its offsets: [`MapRef::raw_entries`]' entry,
-    /// its key and a text value made `&str`.
+    /// The next entry: its text key as `&str`, its value, and the byte
+    /// ranges of both.
     pub fn next_entry(&mut self) -> Option<Entry<'a>> {
         let e = self.raw.next()?;
         Some(Entry {
