@@ -6,15 +6,18 @@
 //! cofactored equation. Chunks of [`BatchOptions::chunk`] signatures are
 //! handed to the threads; each chunk is one batch equation
 //! ([`herald_core::verify_batch`], coefficients from the operating
-//! system's CSPRNG). A chunk whose equation fails is verified one
-//! signature at a time ([`Prepared::verify`]), so every verdict names its
-//! own signature. Batch and single verification evaluate the same
+//! system's CSPRNG). A chunk whose equation fails is batched again in
+//! pieces of [`RETRY_CHUNK`], and a piece whose equation fails is verified
+//! one signature at a time ([`Prepared::verify`]), so every verdict names
+//! its own signature. Batch and single verification evaluate the same
 //! cofactored equation, so the verdicts are those of [`Prepared::verify`]
 //! on every input (tests/batch.rs), however the work is scheduled.
 //!
-//! One by one, not bisection: a hostile chunk of bad signatures then costs
-//! one batch plus one single verification each, never a logarithmic factor
-//! more.
+//! Two levels, not bisection: a lone bad signature in a large chunk costs
+//! the pieces' equations and [`RETRY_CHUNK`] single verifications, not one
+//! per signature of the chunk; a hostile chunk of bad signatures costs
+//! two batch passes plus one single verification each, never a
+//! logarithmic factor more.
 
 use alloc::vec::Vec;
 use std::sync::Mutex;
@@ -35,6 +38,18 @@ pub struct BatchOptions {
 impl BatchOptions {
     /// The default chunk size (docs/performance.md, target 5).
     pub const DEFAULT_CHUNK: usize = 1024;
+}
+
+/// The pieces a failed chunk is batched again in: small enough that a lone
+/// bad signature costs few single verifications, large enough that their
+/// equations cost little more than the chunk's.
+pub(crate) const RETRY_CHUNK: usize = 64;
+
+/// The cores this process may use, asked once: the answer reads the
+/// scheduler's affinity and the cgroup's quota, several system calls.
+pub(crate) fn cores() -> usize {
+    static CORES: std::sync::OnceLock<usize> = std::sync::OnceLock::new();
+    *CORES.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()))
 }
 
 impl Default for BatchOptions {
@@ -64,7 +79,7 @@ pub fn verify_all_counted(items: &[Prepared], opts: &BatchOptions) -> (Vec<bool>
     let mut out = alloc::vec![false; items.len()];
     let jobs = items.len().div_ceil(chunk);
     let threads = match opts.threads {
-        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        0 => cores(),
         n => n,
     }
     .min(jobs);
@@ -124,17 +139,30 @@ impl Tally {
         self.failed += other.failed;
     }
 
-    /// The verdicts of one chunk: one batch equation, and one by one when
-    /// it fails.
+    /// The verdicts of one chunk: one batch equation; when it fails, one
+    /// for each piece of [`RETRY_CHUNK`]; and one by one in a piece whose
+    /// equation fails.
     fn run(&mut self, items: &[Prepared], out: &mut [bool]) {
+        if self.batch(items, out) || items.len() <= RETRY_CHUNK {
+            return;
+        }
+        for (items, out) in items.chunks(RETRY_CHUNK).zip(out.chunks_mut(RETRY_CHUNK)) {
+            self.batch(items, out);
+        }
+    }
+
+    /// One batch equation over `items`: every verdict `true` when it holds,
+    /// else each signature's own verdict. Whether it held.
+    fn batch(&mut self, items: &[Prepared], out: &mut [bool]) -> bool {
         self.chunks += 1;
         if verify_batch(items, &mut OsRng) {
             out.iter_mut().for_each(|v| *v = true);
-            return;
+            return true;
         }
         self.failed += 1;
         for (verdict, item) in out.iter_mut().zip(items) {
             *verdict = item.verify().is_ok();
         }
+        false
     }
 }

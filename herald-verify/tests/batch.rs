@@ -254,6 +254,44 @@ fn one_bad_signature_fails_its_chunk_only() {
     assert_eq!(failed, 1);
 }
 
+/// A failed chunk larger than the retry piece (64) is batched again in
+/// pieces: a lone bad signature then fails its chunk and its piece only,
+/// and the other pieces hold.
+#[test]
+fn a_failed_chunk_is_batched_again_in_pieces() {
+    let mut items = pool().to_vec();
+    items[130].msg.push(0);
+    // 200 in one chunk: the chunk, then pieces of 64, 64, 64 and 8; the
+    // third holds the bad one.
+    let (chunks, failed) = assert_agrees(
+        &items,
+        &[BatchOptions {
+            chunk: 200,
+            threads: 1,
+        }],
+    );
+    assert_eq!((chunks, failed), (1 + 4, 2));
+    // Two bad signatures in two pieces: both pieces fail, the others hold.
+    items[3].sig[40] ^= 1;
+    let (chunks, failed) = assert_agrees(
+        &items,
+        &[BatchOptions {
+            chunk: 200,
+            threads: 1,
+        }],
+    );
+    assert_eq!((chunks, failed), (1 + 4, 3));
+    // A chunk of at most 64 that fails goes one by one at once.
+    let (chunks, failed) = assert_agrees(
+        &items[..64],
+        &[BatchOptions {
+            chunk: 64,
+            threads: 1,
+        }],
+    );
+    assert_eq!((chunks, failed), (1, 1));
+}
+
 #[test]
 fn empty_input() {
     assert!(verify_prepared(&[]).is_empty());

@@ -158,20 +158,21 @@ pub(super) fn block_len(entries: &[Entry<'_>]) -> usize {
 }
 
 /// Step 3 for every entry of `block`, whose first entry is entry number
-/// `first`: its record, exactly as [`herald_core::check`] would give it one
-/// after the other.
+/// `first`: its records in order, in one or more runs, exactly as
+/// [`herald_core::check`] would give them one after the other.
 ///
 /// With [`Signatures::Parallel`] the block is cut into one contiguous part
 /// per core, and each part is checked on its own thread by
 /// [`check_part`]: the records are independent of one another, so the
-/// parts only have to be put back in order. A part whose thread died (a
-/// bug, or out of memory) is checked again here, one entry after the
-/// other: no verdict is ever guessed.
+/// parts are handed back in order, each as its thread made it (not copied
+/// into one vector). A part whose thread died (a bug, or out of memory) is
+/// checked again here, one entry after the other: no verdict is ever
+/// guessed.
 pub(super) fn check_block<'a>(
     first: usize,
     block: &[Entry<'a>],
     step: &Step3<'_>,
-) -> Vec<Record<'a>> {
+) -> Vec<Vec<Record<'a>>> {
     let one_by_one = |first: usize, part: &[Entry<'a>]| -> Vec<Record<'a>> {
         part.iter()
             .enumerate()
@@ -179,13 +180,11 @@ pub(super) fn check_block<'a>(
             .collect()
     };
     if step.signatures == Signatures::Sequential {
-        return one_by_one(first, block);
+        return alloc::vec![one_by_one(first, block)];
     }
-    let threads = std::thread::available_parallelism()
-        .map_or(1, |n| n.get())
-        .min(block.len().div_ceil(PART_MIN));
+    let threads = batch::cores().min(block.len().div_ceil(PART_MIN));
     if threads <= 1 {
-        return check_part(first, block, step);
+        return alloc::vec![check_part(first, block, step)];
     }
     let per = block.len().div_ceil(threads);
     std::thread::scope(|scope| {
@@ -197,19 +196,23 @@ pub(super) fn check_block<'a>(
                 (at, part, scope.spawn(move || check_part(at, part, step)))
             })
             .collect();
-        let mut out = Vec::with_capacity(block.len());
-        for (at, part, handle) in handles {
-            match handle.join() {
-                Ok(records) => out.extend(records),
-                Err(_) => out.extend(one_by_one(at, part)),
-            }
-        }
-        out
+        handles
+            .into_iter()
+            .map(|(at, part, handle)| handle.join().unwrap_or_else(|_| one_by_one(at, part)))
+            .collect()
     })
 }
 
 /// Fewest entries worth a thread of their own in [`check_block`].
 const PART_MIN: usize = 64;
+
+/// Signatures per batch equation in [`check_part`]. Its part is already one
+/// thread's share, so the chunk balances nothing: larger than
+/// [`batch::BatchOptions::DEFAULT_CHUNK`], it spreads the multiplication's
+/// fixed cost (the bucket sums of every window) over more points
+/// (docs/performance.md *(26)*), and a failed chunk is batched again in
+/// small pieces before anything is verified alone.
+const PART_CHUNK: usize = 4096;
 
 /// A [`SignatureVerifier`] that gives again, in order, the verdicts found
 /// for one entry, and keeps them: [`check_with`] asks about the same
@@ -262,7 +265,7 @@ fn check_part<'a>(first: usize, part: &[Entry<'a>], step: &Step3<'_>) -> Vec<Rec
     step.tally.add(collect.prepared.len());
     let one_thread = batch::BatchOptions {
         threads: 1,
-        ..batch::BatchOptions::default()
+        chunk: PART_CHUNK,
     };
     let verdicts = batch::verify_all_with(&collect.prepared, &one_thread);
     for (((j, slot), e), asked) in out.iter_mut().enumerate().zip(part).zip(&collect.asked) {

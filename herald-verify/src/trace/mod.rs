@@ -552,7 +552,8 @@ fn check_each<'a>(items: &mut Items<'a>, step: &Step3<'_>) -> Checked<'a> {
     while !rest.is_empty() {
         let (block, next) = rest.split_at(block_len(rest));
         rest = next;
-        for (r, entry) in check_block(index, block, step).into_iter().zip(block) {
+        let records = check_block(index, block, step).into_iter().flatten();
+        for (r, entry) in records.zip(block) {
             place_pieces(&mut items.unsplittable, &mut placed, index, set.dropped);
             index += 1;
             if r.facts.is_none() {
