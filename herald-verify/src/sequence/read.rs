@@ -63,8 +63,10 @@ impl std::error::Error for ReadError {
 /// Bytes asked of the reader per round, at least: more than the splitter's
 /// JSON sniff, so a stop at offset 0 has what that needs. A round also asks
 /// for as many bytes as the unfinished item holds, so re-scanning it stays
-/// linear in its size.
-const ROUND: usize = 8 << 10;
+/// linear in its size. 64 KiB: a stop reads at most that much past the
+/// item it stops at, and a file of many megabytes takes a few hundred
+/// system calls, not thousands.
+const ROUND: usize = 64 << 10;
 const _: () = assert!(ROUND > super::JSON_SNIFF);
 
 /// Read a CBOR sequence (or a proof bundle) from `reader`: everything up to
