@@ -12,6 +12,7 @@
 //! the body, which names the parent, so no parent chain can close on
 //! itself: every decoded envelope is reached from a root or an orphan.
 
+use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet};
 use std::io::{self, Write};
 
@@ -73,7 +74,7 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
     // map took about 20): of entries carrying one id, the first owns it
     // and the later ones are repeats.
     let mut owners: Vec<u32> = (0..n).filter(|&i| owns(i)).map(at).collect();
-    owners.sort_unstable_by(|&a, &b| id(a).cmp(&id(b)).then(a.cmp(&b)));
+    owners.sort_unstable_by(|&a, &b| by_id(id(a), id(b)).then(a.cmp(&b)));
     let mut repeat = vec![false; n];
     owners.dedup_by(|later, earlier| {
         let same = id(*later) == id(*earlier);
@@ -84,7 +85,7 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
     });
     let owner = |parent: &[u8; 32]| {
         owners
-            .binary_search_by(|&j| id(j).cmp(&Some(parent)))
+            .binary_search_by(|&j| by_id(id(j), Some(parent)))
             .ok()
             .map(|k| owners[k])
     };
@@ -132,6 +133,21 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
         roots,
         orphans,
         repeat,
+    }
+}
+
+/// Ids in their byte order (`None` first), the first eight bytes compared
+/// as one number: for hashes that decides nearly every comparison, without
+/// a call to `memcmp` (the sort and the searches above make about 2n log n).
+fn by_id(a: Option<&[u8; 32]>, b: Option<&[u8; 32]>) -> Ordering {
+    let head = |id: &[u8; 32]| {
+        let mut h = [0u8; 8];
+        h.copy_from_slice(&id[..8]);
+        u64::from_be_bytes(h)
+    };
+    match (a, b) {
+        (Some(a), Some(b)) => head(a).cmp(&head(b)).then_with(|| a.cmp(b)),
+        _ => a.cmp(&b),
     }
 }
 
@@ -311,4 +327,33 @@ pub(crate) fn write(
         return Ok(());
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::by_id;
+
+    /// `by_id` is the byte order of `Option<&[u8; 32]>`, also when the
+    /// first eight bytes tie and the difference is past them, or in the
+    /// eighth byte's high bit.
+    #[test]
+    fn by_id_is_the_byte_order() {
+        let mut ids = vec![[0u8; 32], [0xff; 32]];
+        for at in [0, 7, 8, 31] {
+            for byte in [0x01, 0x7f, 0x80, 0xfe] {
+                let mut low = [0u8; 32];
+                low[at] = byte;
+                let mut high = [0xffu8; 32];
+                high[at] = byte;
+                ids.extend([low, high]);
+            }
+        }
+        let mut all: Vec<Option<&[u8; 32]>> = ids.iter().map(Some).collect();
+        all.push(None);
+        for a in &all {
+            for b in &all {
+                assert_eq!(by_id(*a, *b), a.cmp(b), "{a:02x?} {b:02x?}");
+            }
+        }
+    }
 }
