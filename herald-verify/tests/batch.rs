@@ -259,37 +259,17 @@ fn one_bad_signature_fails_its_chunk_only() {
 /// and the other pieces hold.
 #[test]
 fn a_failed_chunk_is_batched_again_in_pieces() {
+    let one_chunk = |chunk| [BatchOptions { chunk, threads: 1 }];
     let mut items = pool().to_vec();
     items[130].msg.push(0);
     // 200 in one chunk: the chunk, then pieces of 64, 64, 64 and 8; the
     // third holds the bad one.
-    let (chunks, failed) = assert_agrees(
-        &items,
-        &[BatchOptions {
-            chunk: 200,
-            threads: 1,
-        }],
-    );
-    assert_eq!((chunks, failed), (1 + 4, 2));
+    assert_eq!(assert_agrees(&items, &one_chunk(200)), (1 + 4, 2));
     // Two bad signatures in two pieces: both pieces fail, the others hold.
     items[3].sig[40] ^= 1;
-    let (chunks, failed) = assert_agrees(
-        &items,
-        &[BatchOptions {
-            chunk: 200,
-            threads: 1,
-        }],
-    );
-    assert_eq!((chunks, failed), (1 + 4, 3));
+    assert_eq!(assert_agrees(&items, &one_chunk(200)), (1 + 4, 3));
     // A chunk of at most 64 that fails goes one by one at once.
-    let (chunks, failed) = assert_agrees(
-        &items[..64],
-        &[BatchOptions {
-            chunk: 64,
-            threads: 1,
-        }],
-    );
-    assert_eq!((chunks, failed), (1, 1));
+    assert_eq!(assert_agrees(&items[..64], &one_chunk(64)), (1, 1));
 }
 
 #[test]
