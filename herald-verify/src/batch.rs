@@ -71,10 +71,23 @@ pub fn verify_all_with(items: &[Prepared], opts: &BatchOptions) -> Vec<bool> {
     verify_all_counted(items, opts).0
 }
 
-/// As [`verify_all_with`], also counting the batch equations computed and
-/// those that failed (for tests and benchmarks).
+/// What [`verify_all_counted`] did to reach its verdicts (for tests and
+/// benchmarks).
 #[doc(hidden)]
-pub fn verify_all_counted(items: &[Prepared], opts: &BatchOptions) -> (Vec<bool>, usize, usize) {
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct BatchCounts {
+    /// Batch equations computed.
+    pub equations: usize,
+    /// Those that did not hold.
+    pub failed: usize,
+    /// Signatures verified one by one.
+    pub singles: usize,
+}
+
+/// As [`verify_all_with`], also counting the batch equations computed, those
+/// that failed, and the signatures verified one by one.
+#[doc(hidden)]
+pub fn verify_all_counted(items: &[Prepared], opts: &BatchOptions) -> (Vec<bool>, BatchCounts) {
     let chunk = opts.chunk.max(1);
     let mut out = alloc::vec![false; items.len()];
     let jobs = items.len().div_ceil(chunk);
@@ -83,21 +96,21 @@ pub fn verify_all_counted(items: &[Prepared], opts: &BatchOptions) -> (Vec<bool>
         n => n,
     }
     .min(jobs);
-    let mut tally = Tally::default();
+    let mut tally = BatchCounts::default();
 
     if threads <= 1 {
         for (items, out) in items.chunks(chunk).zip(out.chunks_mut(chunk)) {
             tally.run(items, out);
         }
-        return (out, tally.chunks, tally.failed);
+        return (out, tally);
     }
 
     let queue = Mutex::new(items.chunks(chunk).zip(out.chunks_mut(chunk)));
-    let tallies: Option<Vec<Tally>> = std::thread::scope(|scope| {
+    let tallies: Option<Vec<BatchCounts>> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..threads)
             .map(|_| {
                 scope.spawn(|| {
-                    let mut tally = Tally::default();
+                    let mut tally = BatchCounts::default();
                     loop {
                         // Taking the next chunk cannot panic, so the lock is
                         // never poisoned; take it over if it were.
@@ -111,7 +124,7 @@ pub fn verify_all_counted(items: &[Prepared], opts: &BatchOptions) -> (Vec<bool>
             .collect();
         // Join every worker (an unjoined one that panicked would make the
         // scope panic), then keep them all or none.
-        let joined: Vec<Option<Tally>> = handles.into_iter().map(|h| h.join().ok()).collect();
+        let joined: Vec<Option<BatchCounts>> = handles.into_iter().map(|h| h.join().ok()).collect();
         joined.into_iter().collect()
     });
     match tallies {
@@ -123,46 +136,53 @@ pub fn verify_all_counted(items: &[Prepared], opts: &BatchOptions) -> (Vec<bool>
             }
         }
     }
-    (out, tally.chunks, tally.failed)
+    (out, tally)
 }
 
-/// What one thread did.
-#[derive(Default)]
-struct Tally {
-    chunks: usize,
-    failed: usize,
-}
-
-impl Tally {
+impl BatchCounts {
     fn add(&mut self, other: &Self) {
-        self.chunks += other.chunks;
+        self.equations += other.equations;
         self.failed += other.failed;
+        self.singles += other.singles;
     }
 
     /// The verdicts of one chunk: one batch equation; when it fails, one
     /// for each piece of [`RETRY_CHUNK`]; and one by one in a piece whose
-    /// equation fails.
+    /// equation fails (or in a failed chunk no larger than a piece). Each
+    /// signature is verified alone at most once.
     fn run(&mut self, items: &[Prepared], out: &mut [bool]) {
-        if self.batch(items, out) || items.len() <= RETRY_CHUNK {
+        if self.holds(items, out) {
+            return;
+        }
+        if items.len() <= RETRY_CHUNK {
+            self.one_by_one(items, out);
             return;
         }
         for (items, out) in items.chunks(RETRY_CHUNK).zip(out.chunks_mut(RETRY_CHUNK)) {
-            self.batch(items, out);
+            if !self.holds(items, out) {
+                self.one_by_one(items, out);
+            }
         }
     }
 
-    /// One batch equation over `items`: every verdict `true` when it holds,
-    /// else each signature's own verdict. Whether it held.
-    fn batch(&mut self, items: &[Prepared], out: &mut [bool]) -> bool {
-        self.chunks += 1;
-        if verify_batch(items, &mut OsRng) {
+    /// One batch equation over `items`; when it holds, every verdict `true`.
+    /// Whether it held.
+    fn holds(&mut self, items: &[Prepared], out: &mut [bool]) -> bool {
+        self.equations += 1;
+        let holds = verify_batch(items, &mut OsRng);
+        if holds {
             out.iter_mut().for_each(|v| *v = true);
-            return true;
+        } else {
+            self.failed += 1;
         }
-        self.failed += 1;
+        holds
+    }
+
+    /// Each signature's own verdict.
+    fn one_by_one(&mut self, items: &[Prepared], out: &mut [bool]) {
+        self.singles += items.len();
         for (verdict, item) in out.iter_mut().zip(items) {
             *verdict = item.verify().is_ok();
         }
-        false
     }
 }

@@ -19,7 +19,8 @@ use ed25519_dalek::hazmat::ExpandedSecretKey;
 use ed25519_dalek::{Signer, SigningKey};
 use herald_core::cbor::Value;
 use herald_core::{EnvelopeBuilder, Kind, Nonce, Prepared, PublicKey, SigningKey as HeraldKey};
-use herald_verify::{BatchOptions, internal::verify_all_counted, verify_prepared};
+use herald_verify::internal::{BatchCounts, verify_all_counted};
+use herald_verify::{BatchOptions, verify_prepared};
 use proptest::prelude::*;
 use serde_json::Value as Json;
 use sha2::{Digest, Sha512};
@@ -69,19 +70,19 @@ impl Owned {
     }
 }
 
-/// The verdicts of `items` with the prepared ones in batches, and the
-/// numbers of batch equations computed and failed.
-fn batched(items: &[Owned], opts: &BatchOptions) -> (Vec<bool>, usize, usize) {
+/// The verdicts of `items` with the prepared ones in batches, and what the
+/// batches did.
+fn batched(items: &[Owned], opts: &BatchOptions) -> (Vec<bool>, BatchCounts) {
     let prepared: Vec<Option<Prepared>> = items.iter().map(Owned::prepared).collect();
     let list: Vec<Prepared> = prepared.iter().flatten().copied().collect();
-    let (verdicts, chunks, failed) = verify_all_counted(&list, opts);
+    let (verdicts, counts) = verify_all_counted(&list, opts);
     let mut verdicts = verdicts.into_iter();
     let out = prepared
         .iter()
         .map(|p| p.is_some() && verdicts.next().unwrap())
         .collect();
     assert!(verdicts.next().is_none());
-    (out, chunks, failed)
+    (out, counts)
 }
 
 fn load(path: &str) -> Json {
@@ -186,12 +187,12 @@ fn pool() -> &'static [Owned] {
 }
 
 /// Every option combination gives the single verdict on every item;
-/// returns the batch equations computed and failed with the last one.
-fn assert_agrees(items: &[Owned], configs: &[BatchOptions]) -> (usize, usize) {
+/// returns what the batches did with the last one.
+fn assert_agrees(items: &[Owned], configs: &[BatchOptions]) -> BatchCounts {
     let expected: Vec<bool> = items.iter().map(Owned::single).collect();
-    let mut last = (0, 0);
+    let mut last = BatchCounts::default();
     for opts in configs {
-        let (got, chunks, failed) = batched(items, opts);
+        let (got, counts) = batched(items, opts);
         for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
             assert_eq!(
                 g,
@@ -201,7 +202,7 @@ fn assert_agrees(items: &[Owned], configs: &[BatchOptions]) -> (usize, usize) {
                 items.len()
             );
         }
-        last = (chunks, failed);
+        last = counts;
     }
     last
 }
@@ -235,49 +236,68 @@ fn planted(case: &Owned, len: usize, pos: usize) -> Vec<Owned> {
 #[test]
 fn valid_signatures_all_go_through_batches() {
     let items = pool();
-    let (chunks, failed) = assert_agrees(items, &CONFIGS[..1]);
-    assert_eq!(failed, 0);
-    assert_eq!(chunks, items.len().div_ceil(64));
+    let counts = assert_agrees(items, &CONFIGS[..1]);
+    assert_eq!(counts.failed, 0);
+    assert_eq!(counts.singles, 0);
+    assert_eq!(counts.equations, items.len().div_ceil(64));
 }
 
 #[test]
 fn one_bad_signature_fails_its_chunk_only() {
     let mut items = pool().to_vec();
     items[70].msg.push(0);
-    let (_, failed) = assert_agrees(
+    let counts = assert_agrees(
         &items,
         &[BatchOptions {
             chunk: 64,
             threads: 2,
         }],
     );
-    assert_eq!(failed, 1);
+    assert_eq!((counts.failed, counts.singles), (1, 64));
 }
 
 /// A failed chunk larger than the retry piece (64) is batched again in
 /// pieces: a lone bad signature then fails its chunk and its piece only,
-/// and the other pieces hold.
+/// only that piece is verified one by one, and no signature is verified
+/// alone twice.
 #[test]
 fn a_failed_chunk_is_batched_again_in_pieces() {
     let one_chunk = |chunk| [BatchOptions { chunk, threads: 1 }];
+    let counts = |equations, failed, singles| BatchCounts {
+        equations,
+        failed,
+        singles,
+    };
     let mut items = pool().to_vec();
     items[130].msg.push(0);
     // 200 in one chunk: the chunk, then pieces of 64, 64, 64 and 8; the
     // third holds the bad one.
-    assert_eq!(assert_agrees(&items, &one_chunk(200)), (1 + 4, 2));
+    assert_eq!(assert_agrees(&items, &one_chunk(200)), counts(1 + 4, 2, 64));
     // Two bad signatures in two pieces: both pieces fail, the others hold.
     items[3].sig[40] ^= 1;
-    assert_eq!(assert_agrees(&items, &one_chunk(200)), (1 + 4, 3));
+    assert_eq!(
+        assert_agrees(&items, &one_chunk(200)),
+        counts(1 + 4, 3, 128)
+    );
+    // The last piece, 8 long, holds one: 8 more alone.
+    items[197].sig[40] ^= 1;
+    assert_eq!(
+        assert_agrees(&items, &one_chunk(200)),
+        counts(1 + 4, 4, 136)
+    );
     // A chunk of at most 64 that fails goes one by one at once.
-    assert_eq!(assert_agrees(&items[..64], &one_chunk(64)), (1, 1));
+    assert_eq!(
+        assert_agrees(&items[..64], &one_chunk(64)),
+        counts(1, 1, 64)
+    );
 }
 
 #[test]
 fn empty_input() {
     assert!(verify_prepared(&[]).is_empty());
-    let (v, chunks, failed) = verify_all_counted(&[], &BatchOptions::default());
+    let (v, counts) = verify_all_counted(&[], &BatchOptions::default());
     assert!(v.is_empty());
-    assert_eq!((chunks, failed), (0, 0));
+    assert_eq!(counts, BatchCounts::default());
 }
 
 #[test]
@@ -520,8 +540,8 @@ fn planted_faults_are_what_they_claim() {
     for pos in 0..16 {
         let mut items = pool()[..16].to_vec();
         plant(&mut items[pos], Fault::TorsionR, pos as u64, pos);
-        let (_, failed) = assert_agrees(&items, &CONFIGS[..1]);
-        assert_eq!(failed, 0);
+        let counts = assert_agrees(&items, &CONFIGS[..1]);
+        assert_eq!(counts.failed, 0);
     }
 }
 
@@ -554,7 +574,7 @@ proptest! {
             plant(&mut items[pos], *f, *aux, pos);
         }
         let expected: Vec<bool> = items.iter().map(Owned::single).collect();
-        let (got, _, _) = batched(&items, &BatchOptions { chunk, threads });
+        let (got, _) = batched(&items, &BatchOptions { chunk, threads });
         for (i, (g, e)) in got.iter().zip(&expected).enumerate() {
             prop_assert_eq!(g, e, "{} at {}", items[i].name, i);
         }
