@@ -199,15 +199,17 @@ impl CompactEnvelope {
             .chain(formed.into_iter().flatten())
     }
 
+    /// A decoded envelope's report without any reason (most envelopes of
+    /// a good set).
+    pub(crate) fn no_reasons(&self) -> bool {
+        matches!(self, Self::AsCodes(c)
+            if c.reasons.all().is_empty() && !c.missing_parent && c.replayed == NOT_REPLAYED)
+    }
+
     /// The verdict (P13), as [`EnvelopeReport::status`].
     pub(crate) fn status(&self) -> Status {
-        // No reason at all (most envelopes of a good set): valid, without
-        // walking the chain of reasons.
-        if let Self::AsCodes(c) = self
-            && c.reasons.all().is_empty()
-            && !c.missing_parent
-            && c.replayed == NOT_REPLAYED
-        {
+        // No reason at all: valid, without walking the chain of reasons.
+        if self.no_reasons() {
             return Status::Valid;
         }
         self.all_codes()

@@ -126,6 +126,15 @@ impl<'a> CompactReport<'a> {
         self.kept.get(k).map(CompactEnvelope::status)
     }
 
+    /// Whether envelope `k` decoded and its report has no reason at all
+    /// (so it is valid, P13): formed, it would say no more than its ids
+    /// ([`Self::links`]), its sender ([`Self::from`]) and where its key
+    /// came from. The line of most envelopes of a good set, without forming
+    /// the report.
+    pub fn no_reasons(&self, k: usize) -> bool {
+        self.kept.get(k).is_some_and(CompactEnvelope::no_reasons)
+    }
+
     /// Whether envelope `k`'s report has a reason with `code`.
     pub fn has(&self, k: usize, code: ReasonCode) -> bool {
         self.kept.get(k).is_some_and(|e| e.has(code))
