@@ -72,27 +72,47 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
     let id = |i: u32| report.links(i as usize).map(|l| l.id);
     // The owners of ids, sorted by id (4 bytes an envelope where a hash
     // map took about 20): of entries carrying one id, the first owns it
-    // and the later ones are repeats.
-    let mut owners: Vec<u32> = (0..n).filter(|&i| owns(i)).map(at).collect();
-    owners.sort_unstable_by(|&a, &b| by_id(id(a), id(b)).then(a.cmp(&b)));
+    // and the later ones are repeats. Until the children are counted,
+    // `first` holds each owner's first four id bytes, read in one pass in
+    // input order: the sort and the searches compare those, and go to the
+    // report (three reads far apart) only where they tie.
+    let mut first = vec![0u32; n + 1];
+    let mut owners: Vec<u32> = Vec::new();
+    for (i, prefix) in first.iter_mut().take(n).enumerate() {
+        if let Some(links) = report.links(i).filter(|_| owns(i)) {
+            *prefix = head(links.id);
+            owners.push(at(i));
+        }
+    }
+    let by_owner = |a: u32, b: u32| {
+        first[a as usize]
+            .cmp(&first[b as usize])
+            .then_with(|| by_id(id(a), id(b)))
+            .then(a.cmp(&b))
+    };
+    owners.sort_unstable_by(|&a, &b| by_owner(a, b));
     let mut repeat = vec![false; n];
     owners.dedup_by(|later, earlier| {
-        let same = id(*later) == id(*earlier);
+        let same = first[*later as usize] == first[*earlier as usize] && id(*later) == id(*earlier);
         if same {
             repeat[*later as usize] = true;
         }
         same
     });
     let owner = |parent: &[u8; 32]| {
+        let target = head(parent);
         owners
-            .binary_search_by(|&j| by_id(id(j), Some(parent)))
+            .binary_search_by(|&j| {
+                first[j as usize]
+                    .cmp(&target)
+                    .then_with(|| by_id(id(j), Some(parent)))
+            })
             .ok()
             .map(|k| owners[k])
     };
-    // Each entry's parent entry (u32::MAX: none in the set), its children
-    // counted, then placed.
+    // Each entry's parent entry (u32::MAX: none in the set), then the
+    // children counted and placed.
     let mut parent = vec![u32::MAX; n];
-    let mut first = vec![0u32; n + 1];
     let (mut roots, mut orphans) = (Vec::new(), Vec::new());
     for (i, p) in parent.iter_mut().enumerate() {
         let Some(links) = report.links(i) else {
@@ -101,15 +121,18 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
         match links.parent {
             None => roots.push(at(i)),
             Some(pid) => match owner(pid) {
-                Some(j) => {
-                    *p = j;
-                    first[j as usize + 1] += 1;
-                }
+                Some(j) => *p = j,
                 None => orphans.push(at(i)),
             },
         }
     }
     drop(owners);
+    first.fill(0);
+    for &p in &parent {
+        if let Some(count) = first.get_mut((p as usize).saturating_add(1)) {
+            *count += 1;
+        }
+    }
     for i in 0..n {
         first[i + 1] += first[i];
     }
@@ -134,6 +157,11 @@ pub(crate) fn forest(report: &CompactReport<'_>) -> Forest {
         orphans,
         repeat,
     }
+}
+
+/// An id's first four bytes as one number, in their byte order.
+fn head(id: &[u8; 32]) -> u32 {
+    u32::from_be_bytes([id[0], id[1], id[2], id[3]])
 }
 
 /// Ids in their byte order (`None` first), the first eight bytes compared
