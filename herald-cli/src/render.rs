@@ -2,7 +2,10 @@
 //! from, status, reasons as `code[index]`), a summary line, then the trace
 //! tree. Colour only on a terminal without `NO_COLOR` (no-color.org).
 
+use std::collections::HashSet;
+use std::fmt::Write as _;
 use std::io::{self, IsTerminal, Write};
+use std::sync::mpsc::{Receiver, sync_channel};
 
 use herald_core::{ReasonCode, Status};
 use herald_verify::{CompactReport, EnvelopeReport, KeyOrigin, ProofReport, ReportReason};
@@ -31,17 +34,31 @@ impl Style {
 
     /// `status`, padded to the longest name, coloured green / yellow / red.
     pub(crate) fn status(&self, status: Status) -> String {
+        let mut s = String::new();
+        self.push_status(&mut s, status);
+        s
+    }
+
+    /// [`Self::status`], written at the end of `line`.
+    fn push_status(&self, line: &mut String, status: Status) {
         let name = status.name();
-        let pad = " ".repeat(7usize.saturating_sub(name.len()));
-        if !self.colour {
-            return format!("{name}{pad}");
-        }
         let colour = match status {
             Status::Valid => "32",
             Status::Partial => "33",
             Status::Invalid => "31",
         };
-        format!("\x1b[{colour}m{name}\x1b[0m{pad}")
+        if self.colour {
+            line.push_str("\x1b[");
+            line.push_str(colour);
+            line.push('m');
+        }
+        line.push_str(name);
+        if self.colour {
+            line.push_str("\x1b[0m");
+        }
+        for _ in name.len()..7 {
+            line.push(' ');
+        }
     }
 }
 
@@ -114,67 +131,67 @@ fn labels(reasons: &[ReportReason]) -> Vec<String> {
     out
 }
 
-/// Envelopes whose lines one thread renders at a time (a chunk). The
-/// chunks are rendered in rounds of one per core and written in order, so
-/// the output is the serial rendering's, byte for byte, and what is held
-/// at once is a round of chunks, whatever the report's length.
+/// Envelopes whose lines one thread renders at a time (a chunk). Every
+/// core renders every so many chunks and hands each over in order, so the
+/// output is the serial rendering's, byte for byte, and what is held at
+/// once is at most two chunks a core, whatever the report's length.
 const CHUNK: usize = 512;
 
 /// What Heralds certify about a sender (PROFILE P14), as its first
 /// envelope with claims reports them.
 type Certified = (String, Vec<herald_verify::ReportedClaim>);
 
+/// A chunk's lines, and the claims of its senders.
+type Rendered = io::Result<(Vec<u8>, Vec<Certified>)>;
+
 /// Write the whole human report, each envelope's formed as it is written.
 /// A report of more than one [`CHUNK`] is rendered on every core: its
-/// lines in chunks, and the trace tree beside them.
+/// lines in chunks (one thread a core, started once), and the trace tree
+/// beside them.
 pub(crate) fn write_report(
     out: &mut dyn Write,
     report: &CompactReport<'_>,
     opts: &Options,
 ) -> io::Result<()> {
+    let chunks = report.len().div_ceil(CHUNK);
     let threads = std::thread::available_parallelism()
         .map_or(1, |n| n.get())
-        .min(report.len().div_ceil(CHUNK));
+        .min(chunks)
+        .max(1);
     let lines = Lines::of(report, opts);
+    let chunks = Chunks {
+        count: chunks,
+        threads,
+        len: report.len(),
+    };
     std::thread::scope(|scope| {
         // The tree beside the lines when there is a core to spare.
         let tree = (opts.tree && threads > 1).then(|| scope.spawn(|| draw_tree(report, opts)));
-        let mut certified = Vec::new();
-        if threads <= 1 {
-            lines.write(out, 0..report.len(), &mut certified)?;
-        } else {
-            let mut start = 0;
-            while start < report.len() {
-                let round: Vec<_> = (0..threads)
-                    .map(|t| start + t * CHUNK..(start + (t + 1) * CHUNK).min(report.len()))
-                    .filter(|chunk| !chunk.is_empty())
-                    .collect();
-                start = round.last().map_or(report.len(), |chunk| chunk.end);
+        // Helper `t` renders chunks t, t + threads, …: each waits in its
+        // channel until this thread has written the ones before it.
+        let (mut helpers, handles): (Vec<_>, Vec<_>) = (1..threads)
+            .map(|t| {
+                let (send, receive) = sync_channel(1);
                 let lines = &lines;
-                let helpers: Vec<_> = round
-                    .iter()
-                    .skip(1)
-                    .map(|chunk| {
-                        let part = chunk.clone();
-                        (chunk.clone(), scope.spawn(move || lines.render(part)))
-                    })
-                    .collect();
-                if let Some(first) = round.first() {
-                    let (text, claims) = lines.render(first.clone())?;
-                    out.write_all(&text)?;
-                    merge_certified(&mut certified, claims);
-                }
-                for (chunk, handle) in helpers {
-                    // A thread that failed is rendered again here.
-                    let (text, claims) = match handle.join() {
-                        Ok(rendered) => rendered?,
-                        Err(_) => lines.render(chunk)?,
-                    };
-                    out.write_all(&text)?;
-                    merge_certified(&mut certified, claims);
-                }
-            }
+                let handle = scope.spawn(move || {
+                    for c in (t..chunks.count).step_by(threads) {
+                        if send.send(lines.render(chunks.range(c))).is_err() {
+                            break;
+                        }
+                    }
+                });
+                (Some(receive), handle)
+            })
+            .unzip();
+        let written = write_lines(out, &lines, chunks, &mut helpers);
+        // Joined here, so that a helper that failed is not the scope's
+        // panic (its chunks were rendered on this thread). Their channels
+        // are closed first, so none waits to hand a chunk over.
+        drop(helpers);
+        for handle in handles {
+            let _ = handle.join();
         }
+        let certified = written?;
         let drawn = match tree.map(|t| t.join()) {
             None if !opts.tree => Vec::new(),
             Some(Ok(drawn)) => drawn?,
@@ -183,6 +200,53 @@ pub(crate) fn write_report(
         };
         write_rest(out, report, opts, &certified, &drawn)
     })
+}
+
+/// How a report's lines are cut into chunks and dealt to the cores.
+#[derive(Clone, Copy, Debug)]
+struct Chunks {
+    count: usize,
+    threads: usize,
+    /// Envelopes in the report.
+    len: usize,
+}
+
+impl Chunks {
+    /// The envelopes of chunk `c`.
+    fn range(self, c: usize) -> core::ops::Range<usize> {
+        c * CHUNK..((c + 1) * CHUNK).min(self.len)
+    }
+}
+
+/// Every chunk's lines written in order: this thread's own, and the
+/// helpers' as they hand them over (a helper that failed has its chunks
+/// rendered here). The claims of the senders, each sender once.
+fn write_lines(
+    out: &mut dyn Write,
+    lines: &Lines<'_, '_>,
+    chunks: Chunks,
+    helpers: &mut [Option<Receiver<Rendered>>],
+) -> io::Result<Vec<Certified>> {
+    let mut certified = Vec::new();
+    for c in 0..chunks.count {
+        let helper = (c % chunks.threads)
+            .checked_sub(1)
+            .and_then(|t| helpers.get_mut(t));
+        let rendered = match helper {
+            None => lines.render(chunks.range(c)),
+            Some(slot) => match slot.as_ref().map(Receiver::recv) {
+                Some(Ok(rendered)) => rendered,
+                _ => {
+                    *slot = None;
+                    lines.render(chunks.range(c))
+                }
+            },
+        };
+        let (text, claims) = rendered?;
+        out.write_all(&text)?;
+        merge_certified(&mut certified, claims);
+    }
+    Ok(certified)
 }
 
 /// The trace tree, drawn into a buffer (written after the summary, when
@@ -227,7 +291,7 @@ impl<'r, 'a> Lines<'r, 'a> {
 
     /// The lines of the envelopes in `range`, and what Heralds certify
     /// about their senders, each sender once.
-    fn render(&self, range: core::ops::Range<usize>) -> io::Result<(Vec<u8>, Vec<Certified>)> {
+    fn render(&self, range: core::ops::Range<usize>) -> Rendered {
         let mut text = Vec::new();
         let mut certified = Vec::new();
         self.write(&mut text, range, &mut certified)?;
@@ -241,17 +305,35 @@ impl<'r, 'a> Lines<'r, 'a> {
         certified: &mut Vec<Certified>,
     ) -> io::Result<()> {
         let mut names = SignerMemo::new(self.opts.names);
+        let mut line = String::new();
+        // Senders of reasonless envelopes whose claims this range has
+        // asked for (they are a sender's, whichever envelope reports them).
+        let mut asked: HashSet<&str> = HashSet::new();
         for k in range {
+            // Most envelopes of a good set: the line from the ids and the
+            // sender, the report formed only for a sender's claims.
+            if self.report.no_reasons(k)
+                && let Some(links) = self.report.links(k)
+            {
+                let from = self.report.from(k);
+                let plain = Plain {
+                    id: links.id,
+                    signer: names.signer(from),
+                };
+                plain.write(out, &mut line, self.width, &self.opts.style)?;
+                if let Some(from) = from
+                    && asked.insert(from)
+                    && let Some(e) = self.report.envelope(k)
+                {
+                    keep_certified(certified, &e);
+                }
+                continue;
+            }
             let Some(e) = self.report.envelope(k) else {
                 continue;
             };
-            write_envelope(out, &e, self.width, self.opts, &mut names)?;
-            if let Some(from) = &e.from
-                && !e.certified.is_empty()
-                && !certified.iter().any(|(f, _)| f == from)
-            {
-                certified.push((from.clone(), e.certified.clone()));
-            }
+            write_envelope(out, &mut line, &e, self.width, self.opts, &mut names)?;
+            keep_certified(certified, &e);
         }
         Ok(())
     }
@@ -364,8 +446,46 @@ fn write_proofs(out: &mut dyn Write, proofs: &[ProofReport], opts: &Options) -> 
     )
 }
 
+/// `e`'s claims added to `certified` when its sender has none there yet.
+fn keep_certified(certified: &mut Vec<Certified>, e: &EnvelopeReport) {
+    if let Some(from) = &e.from
+        && !e.certified.is_empty()
+        && !certified.iter().any(|(f, _)| f == from)
+    {
+        certified.push((from.clone(), e.certified.clone()));
+    }
+}
+
+/// The line of an envelope whose report has no reason: its short id, its
+/// sender and `valid`, as [`write_envelope`] writes the formed report.
+struct Plain<'a> {
+    id: &'a [u8; 32],
+    signer: &'a str,
+}
+
+impl Plain<'_> {
+    fn write(
+        &self,
+        out: &mut dyn Write,
+        line: &mut String,
+        width: usize,
+        style: &Style,
+    ) -> io::Result<()> {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        line.clear();
+        for &b in self.id.iter().take(SHORT_ID / 2) {
+            line.push(char::from(DIGITS[usize::from(b >> 4)]));
+            line.push(char::from(DIGITS[usize::from(b & 0x0f)]));
+        }
+        let _ = write!(line, "  {:<width$}  ", self.signer);
+        style.push_status(line, Status::Valid);
+        writeln!(out, "{}", line.trim_end())
+    }
+}
+
 fn write_envelope(
     out: &mut dyn Write,
+    line: &mut String,
     e: &EnvelopeReport,
     width: usize,
     opts: &Options,
@@ -375,19 +495,22 @@ fn write_envelope(
     for u in &e.unlisted_reasons {
         reasons.push(format!("+{} more {}", u.count, u.code.name()));
     }
-    let mut line = format!(
-        "{:<SHORT_ID$}  {:<width$}  {}  {}",
+    line.clear();
+    let _ = write!(
+        line,
+        "{:<SHORT_ID$}  {:<width$}  ",
         short(e.id.as_deref()),
         names.signer(e.from.as_deref()),
-        opts.style.status(e.status()),
-        reasons.join(", ")
     );
+    opts.style.push_status(line, e.status());
+    line.push_str("  ");
+    line.push_str(&reasons.join(", "));
     if e.id.is_none() {
         // Nothing else identifies it: say where it is and what is wrong.
-        match e.reasons.first().filter(|r| !r.detail.is_empty()) {
-            Some(r) if !opts.verbose => line.push_str(&format!("  ({})", r.detail)),
-            _ => line.push_str(&format!("  ({}, byte {})", e.source.input, e.source.offset)),
-        }
+        let _ = match e.reasons.first().filter(|r| !r.detail.is_empty()) {
+            Some(r) if !opts.verbose => write!(line, "  ({})", r.detail),
+            _ => write!(line, "  ({}, byte {})", e.source.input, e.source.offset),
+        };
     }
     writeln!(out, "{}", line.trim_end())?;
     if opts.verbose {
@@ -408,4 +531,94 @@ fn write_envelope(
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Lines, Options, Plain, Style, write_envelope};
+    use crate::names::{Names, SignerMemo};
+    use herald_core::{SigningKey, Status};
+    use herald_testkit::{T0, genesis, key, reply};
+    use herald_verify::{AuditOptions, Input, Keyring, audit_compact, key_line};
+
+    #[test]
+    fn statuses_are_padded_and_coloured_as_before() {
+        let plain = Style { colour: false };
+        let colour = Style { colour: true };
+        assert_eq!(plain.status(Status::Valid), "valid  ");
+        assert_eq!(plain.status(Status::Partial), "partial");
+        assert_eq!(colour.status(Status::Valid), "\x1b[32mvalid\x1b[0m  ");
+        assert_eq!(colour.status(Status::Partial), "\x1b[33mpartial\x1b[0m");
+        assert_eq!(colour.status(Status::Invalid), "\x1b[31minvalid\x1b[0m");
+    }
+
+    /// An envelope whose report has no reason gets the line its formed
+    /// report would get, coloured or not; one with reasons is formed.
+    #[test]
+    fn a_reasonless_line_is_the_formed_reports_line() {
+        let (a, b, stranger) = (key(1), key(2), SigningKey::from_seed(&[9; 32]));
+        let g = genesis(&a, 1);
+        let r = reply(&g, &b, 2);
+        let unknown = reply(&g, &stranger, 3);
+        let bytes: Vec<u8> = [&g, &r, &unknown]
+            .iter()
+            .flat_map(|e| e.as_bytes().to_vec())
+            .collect();
+        let inputs = [Input {
+            name: "set.cbor".into(),
+            bytes,
+        }];
+        let mut keyring = Keyring::new();
+        let lines = format!(
+            "{}\n{}\n",
+            key_line(&a.public_key()),
+            key_line(&b.public_key())
+        );
+        keyring.parse(&lines, "test").unwrap();
+        let opts = AuditOptions {
+            now: Some(T0 + 10),
+            ..AuditOptions::default()
+        };
+        let report = audit_compact(&inputs, &keyring, &opts);
+        assert!(report.no_reasons(0) && report.no_reasons(1));
+        assert!(!report.no_reasons(2), "the stranger's key is unknown");
+        let names = Names::of(&report, &keyring);
+        for colour in [false, true] {
+            let opts = Options {
+                names: &names,
+                style: Style { colour },
+                verbose: false,
+                tree: false,
+                keyring_given: true,
+            };
+            let lines = Lines::of(&report, &opts);
+            for k in 0..2 {
+                let e = report.envelope(k).unwrap();
+                let mut memo = SignerMemo::new(&names);
+                let (mut formed, mut line) = (Vec::new(), String::new());
+                write_envelope(&mut formed, &mut line, &e, lines.width, &opts, &mut memo).unwrap();
+                let links = report.links(k).unwrap();
+                let plain = Plain {
+                    id: links.id,
+                    signer: memo.signer(report.from(k)),
+                };
+                let mut fast = Vec::new();
+                plain
+                    .write(&mut fast, &mut line, lines.width, &opts.style)
+                    .unwrap();
+                assert_eq!(
+                    String::from_utf8(fast).unwrap(),
+                    String::from_utf8(formed).unwrap()
+                );
+            }
+            // The whole chunk: the stranger's line is formed, with its reason.
+            let (text, _) = lines.render(0..report.len()).unwrap();
+            let text = String::from_utf8(text).unwrap();
+            assert_eq!(text.lines().count(), 3);
+            assert!(
+                text.lines().nth(2).unwrap().contains("unknown_signer"),
+                "{text}"
+            );
+        }
+    }
 }

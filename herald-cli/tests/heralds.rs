@@ -171,7 +171,43 @@ fn two_of_three_heralds_resolve_a_signer_and_the_liar_certifies_nothing() {
     let key = herald_verify::hex(alice().public_key().as_bytes());
     assert_eq!(
         claims(entry),
-        vec![("key".into(), key, 2), ("model".into(), "m-1".into(), 2)]
+        vec![
+            ("key".into(), key.clone(), 2),
+            ("model".into(), "m-1".into(), 2)
+        ]
+    );
+    // The human report states the claims once for the sender, from the
+    // line of an envelope without any reason.
+    let now = NOW.to_string();
+    let human = herald(
+        d,
+        &[
+            "verify",
+            "trace.cbor",
+            "--now",
+            &now,
+            "certs.cbor",
+            "--heralds",
+            "heralds.txt",
+            "--log-policy",
+            "policy.txt",
+        ],
+    );
+    human.expect(0);
+    let text = human.out();
+    let stated: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with("certified: "))
+        .collect();
+    assert_eq!(stated.len(), 2, "{text}");
+    // Each value as its JSON text.
+    assert!(
+        stated[0].ends_with(&format!(" key \"{key}\" by 2 Heralds")),
+        "{stated:?}"
+    );
+    assert!(
+        stated[1].ends_with(" model {\"name\":\"m-1\"} by 2 Heralds"),
+        "{stated:?}"
     );
     // The liar's key does not hash to the sigil: named, never used.
     assert!(
