@@ -471,16 +471,28 @@ impl Plain<'_> {
         width: usize,
         style: &Style,
     ) -> io::Result<()> {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        line.clear();
-        for &b in self.id.iter().take(SHORT_ID / 2) {
-            line.push(char::from(DIGITS[usize::from(b >> 4)]));
-            line.push(char::from(DIGITS[usize::from(b & 0x0f)]));
-        }
-        let _ = write!(line, "  {:<width$}  ", self.signer);
-        style.push_status(line, Status::Valid);
+        let mut hex = [0u8; SHORT_ID];
+        let (shown, _) = self.id.split_at(SHORT_ID / 2);
+        data_encoding::HEXLOWER.encode_mut(shown, &mut hex);
+        let id = core::str::from_utf8(&hex).unwrap_or("-");
+        line_head(line, id, self.signer, width, style, Status::Valid);
         writeln!(out, "{}", line.trim_end())
     }
+}
+
+/// What every envelope line opens with, in `line` (cleared first): the
+/// short id, the sender padded to `width`, the status.
+fn line_head(
+    line: &mut String,
+    id: &str,
+    signer: &str,
+    width: usize,
+    style: &Style,
+    status: Status,
+) {
+    line.clear();
+    let _ = write!(line, "{id:<SHORT_ID$}  {signer:<width$}  ");
+    style.push_status(line, status);
 }
 
 fn write_envelope(
@@ -495,14 +507,14 @@ fn write_envelope(
     for u in &e.unlisted_reasons {
         reasons.push(format!("+{} more {}", u.count, u.code.name()));
     }
-    line.clear();
-    let _ = write!(
+    line_head(
         line,
-        "{:<SHORT_ID$}  {:<width$}  ",
         short(e.id.as_deref()),
         names.signer(e.from.as_deref()),
+        width,
+        &opts.style,
+        e.status(),
     );
-    opts.style.push_status(line, e.status());
     line.push_str("  ");
     line.push_str(&reasons.join(", "));
     if e.id.is_none() {

@@ -165,8 +165,8 @@ fn head(id: &[u8; 32]) -> u32 {
 }
 
 /// Ids in their byte order (`None` first), the first eight bytes compared
-/// as one number: for hashes that decides nearly every comparison, without
-/// a call to `memcmp` (the sort and the searches above make about 2n log n).
+/// as one number: the forest asks only where the first four tie, and for
+/// hashes the next four then decide all but the match itself.
 fn by_id(a: Option<&[u8; 32]>, b: Option<&[u8; 32]>) -> Ordering {
     let head = |id: &[u8; 32]| {
         let mut h = [0u8; 8];
