@@ -15,7 +15,7 @@ use std::hint::black_box;
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use ed25519_dalek::{Signature, VerifyingKey};
 use herald_benches::{OwnedItem, TraceSet};
-use herald_core::rand_core::OsRng;
+use herald_core::SysRng;
 use herald_core::{EnvelopeRef, Prepared, PublicKey, verify_batch};
 use herald_verify::{
     AuditOptions, BatchOptions, Input, audit, internal::audit_sequential, verify_prepared,
@@ -131,7 +131,7 @@ fn trace(c: &mut Criterion) {
     for chunk in [64usize, 256, 1024] {
         let part = &prepared[..chunk];
         g.bench_function(format!("verify_batch_{chunk}"), |b| {
-            b.iter(|| verify_batch(black_box(part), &mut OsRng))
+            b.iter(|| verify_batch(black_box(part), &mut SysRng))
         });
     }
     g.finish();

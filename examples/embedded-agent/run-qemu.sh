@@ -26,7 +26,8 @@ command -v qemu-system-arm >/dev/null ||
 # The firmware is its own workspace; its own target directory unless the
 # caller chose one.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$here/target}"
-build_json=$(cargo build --manifest-path "$here/Cargo.toml" --release --target "$target" \
+build_json=$(cargo build --manifest-path "$here/Cargo.toml" --config "$here/.cargo/config.toml" \
+    --release --target "$target" \
     "${features[@]}" --message-format=json-render-diagnostics)
 elf=$(printf '%s\n' "$build_json" | grep -o '"executable":"[^"]*"' | tail -n 1 |
     sed 's/^"executable":"//; s/"$//')

@@ -37,3 +37,9 @@ pub use verify::{
 
 /// Re-exported so callers can supply their own RNG (P10 nonces, key generation).
 pub use rand_core;
+
+/// The operating system's CSPRNG (getrandom), for `verify_batch`'s
+/// coefficients and, wrapped in [`rand_core::UnwrapErr`], for a caller's
+/// own draws.
+#[cfg(feature = "getrandom")]
+pub use getrandom::SysRng;

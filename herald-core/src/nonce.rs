@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use rand_core::{CryptoRng, RngCore};
+use rand_core::CryptoRng;
 
 /// A 128-bit envelope nonce. Senders draw it from a CSPRNG, never from
 /// `ts` or `id` (spec §3.7).
@@ -11,7 +11,7 @@ pub struct Nonce(pub [u8; 16]);
 
 impl Nonce {
     /// A nonce from the caller's CSPRNG (for targets without an OS RNG).
-    pub fn from_rng<R: CryptoRng + RngCore>(rng: &mut R) -> Self {
+    pub fn from_rng<R: CryptoRng + ?Sized>(rng: &mut R) -> Self {
         let mut bytes = [0u8; 16];
         rng.fill_bytes(&mut bytes);
         Self(bytes)
@@ -21,7 +21,7 @@ impl Nonce {
     #[cfg(feature = "getrandom")]
     pub fn generate() -> Result<Self, getrandom::Error> {
         let mut bytes = [0u8; 16];
-        getrandom::getrandom(&mut bytes)?;
+        getrandom::fill(&mut bytes)?;
         Ok(Self(bytes))
     }
 

@@ -615,7 +615,7 @@ fn same_rng_seed_gives_identical_bytes() {
     assert_ne!(a.id(), c.id());
     // The nonce is the RNG's first 16 bytes.
     let mut expected = [0u8; 16];
-    herald_core::rand_core::RngCore::fill_bytes(&mut TestRng::new(7), &mut expected);
+    herald_core::rand_core::Rng::fill_bytes(&mut TestRng::new(7), &mut expected);
     assert_eq!(a.view().nonce(), &expected);
     // An explicit nonce does not draw from the RNG.
     let mut r1 = TestRng::new(1);
@@ -625,8 +625,8 @@ fn same_rng_seed_gives_identical_bytes() {
         .unwrap();
     assert_eq!(d.view().nonce(), &[3; 16]);
     assert_eq!(
-        herald_core::rand_core::RngCore::next_u64(&mut r1),
-        herald_core::rand_core::RngCore::next_u64(&mut TestRng::new(1))
+        herald_core::rand_core::Rng::next_u64(&mut r1),
+        herald_core::rand_core::Rng::next_u64(&mut TestRng::new(1))
     );
 }
 

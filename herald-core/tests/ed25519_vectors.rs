@@ -80,7 +80,7 @@ fn ours(pk: &[u8], msg: &[u8], sig: &[u8]) -> Ours {
     }
 }
 
-/// The reference verdict: ed25519-dalek 2.2 `verify_strict`.
+/// The reference verdict: ed25519-dalek 3.0 `verify_strict`.
 fn dalek_strict(pk: &[u8], msg: &[u8], sig: &[u8]) -> bool {
     let (Ok(pk), Ok(sig)) = (<[u8; 32]>::try_from(pk), <[u8; 64]>::try_from(sig)) else {
         return false;

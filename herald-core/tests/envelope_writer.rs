@@ -105,7 +105,7 @@ fn default_payload_is_null_like_the_builder() {
 fn result_verifies_and_nonce_comes_from_the_rng() {
     let mut rng = TestRng::new(99);
     let mut expected = [0u8; 16];
-    rand_core::RngCore::fill_bytes(&mut TestRng::new(99), &mut expected);
+    rand_core::Rng::fill_bytes(&mut TestRng::new(99), &mut expected);
     let mut buf = [0u8; 512];
     let env = EnvelopeWriter::genesis(TS)
         .sign_into(&alice(), &mut rng, &mut buf)

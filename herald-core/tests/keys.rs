@@ -9,7 +9,7 @@
 
 use std::collections::BTreeSet;
 
-use herald_core::rand_core::{CryptoRng, Error as RandError, RngCore};
+use herald_core::rand_core::{Infallible, TryCryptoRng, TryRng, utils};
 use herald_core::{KeyError, PublicKey, SigilForm, SigningKey};
 use sha2::{Digest, Sha512};
 use zeroize::Zeroizing;
@@ -270,30 +270,25 @@ fn seeds_round_trip_in_zeroizing() {
 /// An RNG that hands out a fixed byte sequence.
 struct Fixed(u8);
 
-impl RngCore for Fixed {
-    fn next_u32(&mut self) -> u32 {
-        let mut b = [0u8; 4];
-        self.fill_bytes(&mut b);
-        u32::from_le_bytes(b)
+impl TryRng for Fixed {
+    type Error = Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        utils::next_word_via_fill(self)
     }
-    fn next_u64(&mut self) -> u64 {
-        let mut b = [0u8; 8];
-        self.fill_bytes(&mut b);
-        u64::from_le_bytes(b)
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        utils::next_word_via_fill(self)
     }
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
         for d in dest {
             *d = self.0;
             self.0 = self.0.wrapping_add(1);
         }
-    }
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), RandError> {
-        self.fill_bytes(dest);
         Ok(())
     }
 }
 
-impl CryptoRng for Fixed {}
+impl TryCryptoRng for Fixed {}
 
 #[test]
 fn generate_uses_the_rng_as_the_seed() {

@@ -22,7 +22,7 @@
 use alloc::vec::Vec;
 use std::sync::Mutex;
 
-use herald_core::rand_core::OsRng;
+use herald_core::SysRng;
 use herald_core::{Prepared, verify_batch};
 
 /// How [`verify_all_with`] splits the work.
@@ -169,7 +169,7 @@ impl BatchCounts {
     /// Whether it held.
     fn holds(&mut self, items: &[Prepared], out: &mut [bool]) -> bool {
         self.equations += 1;
-        let holds = verify_batch(items, &mut OsRng);
+        let holds = verify_batch(items, &mut SysRng);
         if holds {
             out.iter_mut().for_each(|v| *v = true);
         } else {

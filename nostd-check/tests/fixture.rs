@@ -7,37 +7,32 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use herald_core::cbor::Value;
-use herald_core::rand_core::{CryptoRng, Error, RngCore};
+use herald_core::rand_core::{Infallible, TryCryptoRng, TryRng, utils};
 use herald_core::{EnvelopeBuilder, SigningKey};
 use herald_nostd_check::{ENVELOPE, PAYLOAD, PUBLIC_KEY, TS};
 
 /// A counter, not a CSPRNG: only so the nonce (hence the fixture) is fixed.
 struct Counter(u8);
 
-impl RngCore for Counter {
-    fn next_u32(&mut self) -> u32 {
-        let mut b = [0u8; 4];
-        self.fill_bytes(&mut b);
-        u32::from_le_bytes(b)
+impl TryRng for Counter {
+    type Error = Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        utils::next_word_via_fill(self)
     }
-    fn next_u64(&mut self) -> u64 {
-        let mut b = [0u8; 8];
-        self.fill_bytes(&mut b);
-        u64::from_le_bytes(b)
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        utils::next_word_via_fill(self)
     }
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
         for b in dest {
             *b = self.0;
             self.0 = self.0.wrapping_add(1);
         }
-    }
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Error> {
-        self.fill_bytes(dest);
         Ok(())
     }
 }
 
-impl CryptoRng for Counter {}
+impl TryCryptoRng for Counter {}
 
 fn key() -> SigningKey {
     SigningKey::from_seed(&[1u8; 32])

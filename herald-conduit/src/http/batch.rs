@@ -26,7 +26,7 @@
 
 use std::sync::{Arc, Mutex, PoisonError};
 
-use herald_core::rand_core::OsRng;
+use herald_core::SysRng;
 use herald_core::{Prepared, verify_batch};
 use tokio::sync::oneshot;
 
@@ -132,7 +132,7 @@ pub(crate) fn verdicts(items: &[Prepared]) -> (Vec<bool>, Tally) {
         return (vec![one.verify().is_ok()], tally);
     }
     tally.batches = 1;
-    if verify_batch(items, &mut OsRng) {
+    if verify_batch(items, &mut SysRng) {
         return (vec![true; items.len()], tally);
     }
     tally.failed = 1;

@@ -6,7 +6,7 @@
 
 use alloc::{string::String, vec::Vec};
 
-use rand_core::{CryptoRng, RngCore};
+use rand_core::CryptoRng;
 
 use super::owned::{BuildError, Envelope};
 use super::seal::{OpenParts, P3_KEYS, seal, wire_len, write_body};
@@ -154,7 +154,7 @@ impl EnvelopeBuilder {
     }
 
     /// Sign with `key` as `from`, drawing the nonce (if none was set) from `rng`.
-    pub fn sign_with_rng<R: CryptoRng + RngCore>(
+    pub fn sign_with_rng<R: CryptoRng + ?Sized>(
         self,
         key: &SigningKey,
         rng: &mut R,

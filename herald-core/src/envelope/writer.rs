@@ -5,7 +5,7 @@
 
 use core::fmt;
 
-use rand_core::{CryptoRng, RngCore};
+use rand_core::CryptoRng;
 
 use super::seal::{Fields, OpenParts, seal, wire_len, write_body};
 use super::{EnvelopeError, EnvelopeRef};
@@ -186,7 +186,7 @@ impl<'p> EnvelopeWriter<'p> {
     /// set) from `rng`, which must be a CSPRNG: on a microcontroller, its
     /// hardware RNG (P10: a repeated nonce makes the envelope a replay).
     /// Returns the envelope, decoded, borrowing its bytes in `buf`.
-    pub fn sign_into<'b, R: CryptoRng + RngCore>(
+    pub fn sign_into<'b, R: CryptoRng + ?Sized>(
         &self,
         key: &SigningKey,
         rng: &mut R,

@@ -24,7 +24,7 @@ use curve25519_dalek::constants::ED25519_BASEPOINT_POINT;
 use curve25519_dalek::edwards::EdwardsPoint;
 use curve25519_dalek::scalar::Scalar;
 use curve25519_dalek::traits::{IsIdentity, VartimeMultiscalarMul};
-use rand_core::{CryptoRng, RngCore};
+use rand_core::TryCryptoRng;
 
 use super::Prepared;
 
@@ -33,7 +33,7 @@ use super::Prepared;
 /// items. A `false` does not say which (ask [`Prepared::verify`] of each,
 /// or split the batch); it is also the answer, failing closed, when `rng`
 /// cannot give randomness.
-pub fn verify_batch<R: RngCore + CryptoRng>(items: &[Prepared], rng: &mut R) -> bool {
+pub fn verify_batch<R: TryCryptoRng + ?Sized>(items: &[Prepared], rng: &mut R) -> bool {
     if items.is_empty() {
         return true;
     }

@@ -13,7 +13,7 @@ use core::fmt;
 
 use curve25519_dalek::edwards::EdwardsPoint;
 use ed25519_dalek::hazmat::ExpandedSecretKey;
-use rand_core::{CryptoRng, RngCore};
+use rand_core::CryptoRng;
 use sha2::Sha512;
 use zeroize::Zeroizing;
 
@@ -175,16 +175,21 @@ pub struct SigningKey {
 
 impl SigningKey {
     /// A fresh key from `rng` (an embedded caller supplies its own CSPRNG).
-    pub fn generate<R: CryptoRng + RngCore>(rng: &mut R) -> Self {
+    pub fn generate<R: CryptoRng + ?Sized>(rng: &mut R) -> Self {
         let mut seed = Zeroizing::new([0u8; 32]);
         rng.fill_bytes(seed.as_mut());
         Self::from_seed(&seed)
     }
 
     /// A fresh key from the operating system's CSPRNG.
+    ///
+    /// # Panics
+    ///
+    /// If the operating system cannot give randomness (no key is better
+    /// than a guessable one).
     #[cfg(feature = "getrandom")]
     pub fn generate_os() -> Self {
-        Self::generate(&mut rand_core::OsRng)
+        Self::generate(&mut rand_core::UnwrapErr(getrandom::SysRng))
     }
 
     /// The key whose RFC 8032 secret seed is `seed`.

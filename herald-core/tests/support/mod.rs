@@ -9,7 +9,7 @@
 #![allow(dead_code, unreachable_pub)]
 
 use herald_core::cbor::{Map, Value};
-use herald_core::rand_core::{CryptoRng, Error as RandError, RngCore};
+use herald_core::rand_core::{Infallible, TryCryptoRng, TryRng};
 use herald_core::{
     CheckOptions, Checked, KeyResolver, PublicKey, Reason, ReasonCode, SigningKey, Status, check,
 };
@@ -59,33 +59,37 @@ impl TestRng {
     }
 }
 
-impl RngCore for TestRng {
-    fn next_u32(&mut self) -> u32 {
-        (self.next_u64() >> 32) as u32
-    }
-
-    fn next_u64(&mut self) -> u64 {
+impl TestRng {
+    fn step(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9e37_79b9_7f4a_7c15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
         z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
         z ^ (z >> 31)
     }
+}
 
-    fn fill_bytes(&mut self, dest: &mut [u8]) {
-        for chunk in dest.chunks_mut(8) {
-            let n = self.next_u64().to_le_bytes();
-            chunk.copy_from_slice(&n[..chunk.len()]);
-        }
+impl TryRng for TestRng {
+    type Error = Infallible;
+
+    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
+        Ok((self.step() >> 32) as u32)
     }
 
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), RandError> {
-        self.fill_bytes(dest);
+    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
+        Ok(self.step())
+    }
+
+    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
+        for chunk in dest.chunks_mut(8) {
+            let n = self.step().to_le_bytes();
+            chunk.copy_from_slice(&n[..chunk.len()]);
+        }
         Ok(())
     }
 }
 
-impl CryptoRng for TestRng {}
+impl TryCryptoRng for TestRng {}
 
 // ---------------------------------------------------------------------------
 // Independent tables (PROFILE.md P6, P7), written out rather than read from
