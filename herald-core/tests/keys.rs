@@ -9,8 +9,8 @@
 
 use std::collections::BTreeSet;
 
-use herald_core::rand_core::{Infallible, TryCryptoRng, TryRng, utils};
 use herald_core::{KeyError, PublicKey, SigilForm, SigningKey};
+use herald_testkit::rng::CountingRng;
 use sha2::{Digest, Sha512};
 use zeroize::Zeroizing;
 
@@ -267,32 +267,9 @@ fn seeds_round_trip_in_zeroizing() {
     }
 }
 
-/// An RNG that hands out a fixed byte sequence.
-struct Fixed(u8);
-
-impl TryRng for Fixed {
-    type Error = Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        utils::next_word_via_fill(self)
-    }
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        utils::next_word_via_fill(self)
-    }
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
-        for d in dest {
-            *d = self.0;
-            self.0 = self.0.wrapping_add(1);
-        }
-        Ok(())
-    }
-}
-
-impl TryCryptoRng for Fixed {}
-
 #[test]
 fn generate_uses_the_rng_as_the_seed() {
-    let sk = SigningKey::generate(&mut Fixed(5));
+    let sk = SigningKey::generate(&mut CountingRng(5));
     let seed: [u8; 32] = core::array::from_fn(|i| 5 + i as u8);
     assert_eq!(*sk.to_seed(), seed);
     assert_eq!(sk.public_key(), SigningKey::from_seed(&seed).public_key());

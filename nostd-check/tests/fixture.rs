@@ -7,32 +7,10 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use herald_core::cbor::Value;
-use herald_core::rand_core::{Infallible, TryCryptoRng, TryRng, utils};
 use herald_core::{EnvelopeBuilder, SigningKey};
 use herald_nostd_check::{ENVELOPE, PAYLOAD, PUBLIC_KEY, TS};
-
-/// A counter, not a CSPRNG: only so the nonce (hence the fixture) is fixed.
-struct Counter(u8);
-
-impl TryRng for Counter {
-    type Error = Infallible;
-
-    fn try_next_u32(&mut self) -> Result<u32, Infallible> {
-        utils::next_word_via_fill(self)
-    }
-    fn try_next_u64(&mut self) -> Result<u64, Infallible> {
-        utils::next_word_via_fill(self)
-    }
-    fn try_fill_bytes(&mut self, dest: &mut [u8]) -> Result<(), Infallible> {
-        for b in dest {
-            *b = self.0;
-            self.0 = self.0.wrapping_add(1);
-        }
-        Ok(())
-    }
-}
-
-impl TryCryptoRng for Counter {}
+// A counter, not a CSPRNG: only so the nonce (hence the fixture) is fixed.
+use herald_testkit::rng::CountingRng;
 
 fn key() -> SigningKey {
     SigningKey::from_seed(&[1u8; 32])
@@ -42,7 +20,7 @@ fn generate() -> Vec<u8> {
     EnvelopeBuilder::genesis(TS)
         .attest("model", Value::text("claude-opus-4-7"))
         .payload(Value::text(PAYLOAD))
-        .sign_with_rng(&key(), &mut Counter(0))
+        .sign_with_rng(&key(), &mut CountingRng(0))
         .expect("the fixture envelope builds")
         .into_bytes()
 }

@@ -3,9 +3,9 @@
 //! their envelopes from, defined once; the counting allocator ([`alloc`]),
 //! the fuzz corpus replay ([`corpus`]), the SIGKILL harness ([`crash`]),
 //! the finding (or skipping for want) of programs outside Rust
-//! ([`external`]), Heralds with their logs ([`heralds`]) and a crate's
-//! public surface read from its sources
-//! ([`surface`]).
+//! ([`external`]), Heralds with their logs ([`heralds`]), a counting
+//! stand-in for a CSPRNG ([`rng`]) and a crate's public surface read from
+//! its sources ([`surface`]).
 // Only `alloc` has unsafe code (forwarding to `System`), and allows it there.
 #![deny(unsafe_code)]
 // Scaffolding: a failure here is the calling test failing.
@@ -17,6 +17,7 @@ pub mod crash;
 pub mod external;
 pub mod heralds;
 pub mod protocols;
+pub mod rng;
 pub mod surface;
 
 use herald_core::cbor::Value;
