@@ -39,7 +39,8 @@ pub use verify::{
 pub use rand_core;
 
 /// The operating system's CSPRNG (getrandom), for `verify_batch`'s
-/// coefficients and, wrapped in [`rand_core::UnwrapErr`], for a caller's
-/// own draws.
+/// coefficients (P5 revision 2: drawn by the verifier, never from the
+/// inputs) and, wrapped in [`rand_core::UnwrapErr`], for a caller's own
+/// draws (P10 nonces, key generation).
 #[cfg(feature = "getrandom")]
 pub use getrandom::SysRng;

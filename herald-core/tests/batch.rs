@@ -11,7 +11,7 @@ use herald_core::{Prepared, SigningKey, SysRng, verify_batch};
 
 /// Signatures by three keys over distinct messages, prepared.
 fn prepared(n: usize) -> Vec<Prepared> {
-    let keys: Vec<SigningKey> = (1..=3u8).map(|i| SigningKey::from_seed(&[i; 32])).collect();
+    let keys: Vec<SigningKey> = (1..=3).map(herald_testkit::key).collect();
     (0..n)
         .map(|i| {
             let key = &keys[i % keys.len()];
@@ -35,7 +35,7 @@ fn valid_signatures_hold_and_no_items_hold() {
 #[test]
 fn one_signature_over_another_message_fails_the_batch() {
     let mut items = prepared(40);
-    let key = SigningKey::from_seed(&[2; 32]);
+    let key = herald_testkit::key(2);
     let signature = key.sign(b"what was signed");
     let forged = key
         .public_key()
